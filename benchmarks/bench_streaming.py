@@ -18,8 +18,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import kernelviz as kv  # noqa: E402
-from _measure import peak_rss, summary, timings  # noqa: E402
+from _measure import peak_rss, summary, timings
+
+import kernelviz as kv
 
 MB = 1024 * 1024
 
@@ -65,9 +66,12 @@ def main() -> None:
 
     print(f"streaming Nadaraya–Watson, {args.queries:,} queries × {args.keys:,} keys (float64)")
     print(f"  one dense q×n matrix would be      {args.queries * args.keys * 8 / MB:9.0f} MB")
-    print(f"  kernelviz first call (incl. compile) peak RSS growth {(first['peak'] - first['start']) / MB:7.1f} MB")
-    print(f"  kernelviz warm calls                 peak RSS growth {(steady['peak'] - steady['start']) / MB:7.1f} MB")
-    print(f"  NumPy chunked (64 queries)           peak RSS growth {(np_mem['peak'] - np_mem['start']) / MB:7.1f} MB")
+    for label, mem in (
+        ("kernelviz first call (incl. compile)", first),
+        ("kernelviz warm calls", steady),
+        ("NumPy chunked (64 queries)", np_mem),
+    ):
+        print(f"  {label:<37} peak RSS growth {(mem['peak'] - mem['start']) / MB:7.1f} MB")
     print(f"  kernelviz  {summary(t_kv)}")
     print(f"  NumPy      {summary(t_np)}")
     print(f"  speed-up (median NumPy / median kernelviz): {np.median(t_np) / np.median(t_kv):.1f}x")
