@@ -1,0 +1,769 @@
+"""Masked (hold-out) training of kernel lengthscales and of multi-head kernel regression.
+
+The model (the blog post's multi-head kernel regression) predicts
+
+    f̂(x) = Σ_h u_h m_h(x),     m_h(x) = Σ_i softmax_i(log K((x − x_i)/ℓ_h)) y_i,
+
+with H heads (1 … ``HEADS_MAX``), lengthscales ℓ_h > 0 and mixing weights u_h, unconstrained as in the post
+(they need not be positive nor sum to 1). One training step holds out ``holdout`` random points, predicts
+them from the remaining points and takes an Adam step (optax) on (log ℓ_h, u_h) for the loss
+
+    L = (1/k) Σ_{j held out} (y_j − f̂_{−held}(x_j))².
+
+Hold-out 1 with many steps is a stochastic version of leave-one-out cross-validation; ``fit_parametric`` is
+d2l's deterministic full-batch leave-one-out training of a single w = 1/ℓ.
+
+Lengthscale convention: the Gaussian kernel is K(u) = exp(−u²/2), u = (x − x′)/ℓ. The blog post writes
+exp(−((x − x′)/ℓ_post)²), so ℓ_post = √2 ℓ. Initial values follow the post, converted: one head starts at
+ℓ_post = 1 (ℓ = 1/√2 ≈ 0.707), H ≥ 2 heads at ℓ_post = linspace(0.1, 3, H) (ℓ = linspace(0.1, 3, H)/√2),
+u_h = 1/H. The post's data span 6 units (x ∈ [−3, 3]); for other data the initial lengthscales are scaled by
+span/6, so the start is the same fraction of the data whatever its units (exactly the post's on its data).
+
+How it stays live (``shared/DESIGN.md``, "Speed"):
+
+* one ``jax.jit`` call per fit; the steps run inside ``lax.while_loop`` with a *dynamic* step count that
+  writes into fixed-size buffers of ``STEPS_MAX`` losses and ``STEPS_MAX + 1`` trajectory rows. A
+  ``lax.scan`` would need a static length (one program per step count) or would always run ``STEPS_MAX``
+  steps; the while loop runs exactly ``steps`` steps, and stops at the first non-finite step (divergence)
+  without a wasted iteration. The gradient is taken inside the loop body, so nothing differentiates
+  through the loop;
+* static shapes: the data are padded to ``bucket(n)`` with a mask, the hold-out rows to a power of two
+  ≥ ``holdout`` with a row mask, the heads to ``HEADS_MAX`` with a head mask; the kernel is a traced index
+  (``lax.switch`` in ``log_kernel``); learning rate, seed, hold-out size and step count are traced. So the
+  compiled programs are one per (data bucket, hold-out bucket);
+* only the k held-out rows of the kernel matrix are formed (k × n per head, never n × n);
+* held-out and padded keys are masked with a large finite negative (``MASKED``), far below any log-kernel
+  value a real key can take (out-of-support keys of compact kernels sit at ``OUTSIDE``). A held-out point
+  whose window holds no remaining key therefore gets uniform weight over the remaining keys (their mean,
+  a constant in ℓ: no gradient, never NaN) and never weight on a masked key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import Array
+
+from kernelviz.kernels import get_kernel, kernel_index, log_kernel
+from kernelviz.smoothing import bucket, loo_bounds, softmax_rows
+
+__all__ = [
+    "HEADS_MAX",
+    "SEEDS_MAX",
+    "STEPS_MAX",
+    "TRAIN_MAX_POINTS",
+    "FitResult",
+    "HeadsPrediction",
+    "fit",
+    "fit_parametric",
+    "fit_seeds",
+    "holdout_bucket",
+    "holdout_buckets",
+    "holdout_range",
+    "initial_lengthscales",
+    "predict_heads",
+]
+
+HEADS_MAX = 8  # heads are padded to this many with a mask: the head count never recompiles
+STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
+TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
+SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one vmapped call (always padded to it)
+SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
+OUTSIDE = -1e4  # log-kernel of an out-of-support key of a compact kernel inside training
+LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here inside the float32 block
+U_MAX_F32 = 1e18  # scaled distances are clipped here inside the float32 block
+LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run counts as diverged
+SQRT2 = math.sqrt(2.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A trained (multi-head) kernel smoother and the record of its training.
+
+    ``lengthscales`` ℓ_h and ``mixing`` u_h have shape (heads,) in the Gaussian convention K = exp(−u²/2)
+    (multiply by √2 for the blog post's ℓ). ``losses[t]`` is the hold-out loss at step t (before that
+    step's update), ``trajectory[t]`` the lengthscales after t updates (row 0 the start), for drawing the
+    path on the leave-one-out curve. A diverged run stops at its last finite parameters: ``losses`` and
+    ``trajectory`` are then *truncated* to the ``steps_run`` completed steps (``steps_run`` and
+    ``steps_run + 1`` rows), so they never hold NaN. ``method`` is "adam", "search" (kernels with a zero
+    gradient in ℓ) or "leave-one-out" (``fit_parametric``); ``message`` is a sentence for the page, "" when
+    there is nothing to say.
+    """
+
+    lengthscales: np.ndarray
+    mixing: np.ndarray
+    losses: np.ndarray
+    trajectory: np.ndarray
+    method: str
+    diverged: bool
+    message: str
+    steps_run: int
+    kernel: str
+    holdout: int
+    learning_rate: float
+    seed: int
+
+    @property
+    def heads(self) -> int:
+        return int(self.lengthscales.shape[0])
+
+
+@dataclass(frozen=True)
+class HeadsPrediction:
+    """A multi-head prediction: ``mean`` Σ_h u_h m_h (q,), its band ``std`` (q,), the heads' own
+    ``head_means`` and ``head_stds`` (H, q) and their weights (H, q, n) or None."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    head_means: np.ndarray
+    head_stds: np.ndarray
+    weights: np.ndarray | None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Validation and set-up (plain Python / NumPy: nothing here compiles)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def holdout_range(n: int) -> tuple[int, int]:
+    """The hold-out sizes allowed for n points: 1 … n − 2 (at least two points must remain to predict from).
+
+    For more than ``TRAIN_MAX_POINTS`` points training uses a subsample, so n is that size then.
+    """
+    m = min(int(n), TRAIN_MAX_POINTS)
+    return 1, max(1, m - 2)
+
+
+def holdout_bucket(holdout: int) -> int:
+    """Rows computed for a hold-out of this size: the next power of two (extra rows are masked)."""
+    return bucket(int(holdout), minimum=1)
+
+
+def holdout_buckets(n: int) -> tuple[int, ...]:
+    """Every hold-out bucket a slider over ``holdout_range(n)`` can reach (one compiled program each)."""
+    lo, hi = holdout_range(n)
+    return tuple(sorted({holdout_bucket(k) for k in range(lo, hi + 1)}))
+
+
+def _vector(name: str, a: object) -> np.ndarray:
+    arr = np.asarray(a, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite numbers; found NaN or infinity")
+    return arr
+
+
+def _check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = _vector("x", x), _vector("y", y)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
+    if xs.shape[0] < 3:
+        raise ValueError("training needs at least three points (one to hold out, two to predict from)")
+    if float(np.ptp(xs)) <= 0:
+        raise ValueError("training needs at least two distinct x values")
+    return xs, ys
+
+
+def _check_int(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, not {value!r}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {v}")
+    return v
+
+
+def _check_rate(learning_rate: object) -> float:
+    lr = float(learning_rate)  # type: ignore[arg-type]
+    if not (math.isfinite(lr) and lr > 0):
+        raise ValueError(f"the learning rate must be a finite positive number, not {learning_rate!r}")
+    return lr
+
+
+def initial_lengthscales(heads: int, x: object | None = None) -> np.ndarray:
+    """The blog post's starting lengthscales, in this package's Gaussian convention (ℓ = ℓ_post/√2).
+
+    One head: ℓ_post = 1. H ≥ 2 heads: ℓ_post = linspace(0.1, 3, H). With data ``x`` the values are scaled
+    by span(x)/6, the post's data span, so on the post's data they are exactly the post's.
+    """
+    h = _check_int("heads", heads, 1, HEADS_MAX)
+    post = np.array([1.0]) if h == 1 else np.linspace(0.1, 3.0, h)
+    scale = 1.0 if x is None else float(np.ptp(_vector("x", x))) / 6.0
+    return post / SQRT2 * (scale if scale > 0 else 1.0)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    x: np.ndarray  # padded training inputs (N,)
+    xt: np.ndarray  # the same, standardised: (x − center)/span, so ℓ̃ = ℓ/span inside the compiled loop
+    y: np.ndarray  # padded, divided by ``scale``
+    mask: np.ndarray  # (N,) real points
+    n: int
+    scale: float
+    span: float
+    note: str  # subsampling sentence or ""
+
+
+def _prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> _Prepared:
+    note = ""
+    n_all = xs.shape[0]
+    if n_all > TRAIN_MAX_POINTS:
+        pick = np.sort(np.random.default_rng(seed).choice(n_all, TRAIN_MAX_POINTS, replace=False))
+        xs, ys = xs[pick], ys[pick]
+        note = f"Trained on a random subsample of {TRAIN_MAX_POINTS} of the {n_all} points."
+    n = xs.shape[0]
+    size = bucket(n)
+    top = float(np.max(np.abs(ys)))
+    scale = top if top > 0 else 1.0
+    xp = np.zeros(size)
+    yp = np.zeros(size)
+    xp[:n] = xs
+    yp[:n] = ys / scale
+    # padded keys sit at a real x so no distance is ever huge for a padded slot; they are masked anyway
+    xp[n:] = xs[0]
+    center = 0.5 * (float(np.max(xs)) + float(np.min(xs)))
+    span = float(np.ptp(xs))
+    return _Prepared(xp, (xp - center) / span, yp, np.arange(size) < n, n, scale, span, note)
+
+
+def _heads_padded(values: np.ndarray) -> np.ndarray:
+    out = np.ones(HEADS_MAX)
+    out[: values.shape[0]] = values
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The traced pieces
+# ---------------------------------------------------------------------------------------------------------
+
+
+def masked_softmax(logits: Array, available: Array) -> Array:
+    """softmax over the available keys: unavailable keys get logit ``MASKED`` and so exactly zero weight.
+
+    ``MASKED`` is half the most negative number of the logits' dtype: finite (no NaN gradient), and below
+    every value a real key can take (log-kernels are ≥ −1e36 after clipping, ``OUTSIDE`` outside the
+    support), so exp(MASKED − max) is exactly 0. The caller guarantees at least one available key per row,
+    so every row sums to 1 and nothing is NaN.
+    """
+    masked = jnp.finfo(logits.dtype).min / 2
+    z = jnp.where(available, logits, masked)
+    top = jax.lax.stop_gradient(jnp.max(z, axis=-1, keepdims=True))
+    e = jnp.exp(z - top)
+    return e / jnp.sum(e, axis=-1, keepdims=True)
+
+
+def _scaled(log_ell: Array, d: Array) -> Array:
+    """u = d/ℓ_h in float32 for every head: (H, k, n), clipped to ±``U_MAX_F32``."""
+    inv = jnp.exp(-jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32)).astype(jnp.float32)
+    return jnp.clip(d[None, :, :] * inv[:, None, None], -U_MAX_F32, U_MAX_F32)
+
+
+@jax.custom_vjp
+def _nw_rows(log_ell: Array, d: Array, y: Array, available: Array, kernel: Array) -> Array:
+    """m_h(x_j) = Σ_i w_hji y_i, w_hj = softmax over the available keys of log K(d_ji/ℓ_h): (H, k).
+
+    A custom VJP keeps the backward pass to one fused sweep: with g = ∂L/∂m,
+
+        ∂L/∂log ℓ_h = Σ_{j,i} g_hj w_hji (y_i − m_hj) · ∂ log K(u)/∂u · (−u_hji),
+
+    the last factor a forward-mode derivative of the log-kernel (0 outside a compact support, where u is
+    clipped, and on masked keys, whose weight is 0).
+    """
+    return _nw_rows_fwd(log_ell, d, y, available, kernel)[0]
+
+
+def _nw_rows_fwd(log_ell, d, y, available, kernel):
+    w = masked_softmax(log_kernel(_scaled(log_ell, d), kernel, OUTSIDE), available)
+    m = w @ y
+    return m, (log_ell, d, y, kernel, w, m)
+
+
+def _nw_rows_bwd(res, g):
+    log_ell, d, y, kernel, w, m = res
+    u = _scaled(log_ell, d)
+    _, slope = jax.jvp(lambda v: log_kernel(v, kernel, OUTSIDE), (u,), (-u,))
+    coef = g.astype(jnp.float32)[:, :, None] * w * (y[None, None, :] - m[:, :, None])
+    grad = jnp.sum(coef * slope, axis=(1, 2)).astype(log_ell.dtype)
+    inside = jnp.abs(log_ell) < LOG_ELL_F32
+    return jnp.where(inside, grad, 0.0), None, None, None, None
+
+
+_nw_rows.defvjp(_nw_rows_fwd, _nw_rows_bwd)
+
+
+def _head_predictions(
+    log_ell: Array, xq: Array, x: Array, y: Array, available: Array, kernel: Array
+) -> Array:
+    """m_h(x_j) for every head h and query row j: (H, k).
+
+    The (H, k, n) block, the only large one, runs in float32 (exp is several times faster than in float64
+    on CPU); parameters, optimiser state and losses stay float64. Inputs are standardised, scaled
+    distances are clipped to ±1e18 (u² stays finite in float32) and log ℓ to ±``LOG_ELL_F32``: beyond
+    that every weight is already 0/1 or uniform, and the gradient there is 0, never NaN.
+    """
+    d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
+    return _nw_rows(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
+
+
+def _mixture_loss(params, xq, yq, row_weight, x, y, available, head_mask, kernel):
+    log_ell, u = params
+    m = _head_predictions(log_ell, xq, x, y, available, kernel)
+    pred = (u * head_mask) @ m
+    return jnp.sum(row_weight * jnp.square(pred - yq))
+
+
+def _holdout_split(key: Array, mask: Array, rows: int, holdout: Array):
+    """``holdout`` random real points as the first rows of a (rows,) index vector, and the keys left.
+
+    Every real point gets a uniform random number (padded points 2, never drawn); the ``rows`` smallest
+    are the rows (``lax.top_k``, a uniformly random ordered subset) and the ``holdout`` smallest are held
+    out, found by comparing with the holdout-th smallest number (no scatter). Returns (row indices (rows,),
+    row weights 1/holdout or 0 for the padded rows, available keys (N,)).
+    """
+    r = jnp.where(mask, jax.random.uniform(key, mask.shape), 2.0)
+    neg, idx = jax.lax.top_k(-r, rows)
+    held = r <= -neg[jnp.minimum(holdout, rows) - 1]
+    row_weight = jnp.where(jnp.arange(rows) < holdout, 1.0 / holdout, 0.0)
+    return idx, row_weight, mask & ~held
+
+
+def _finite_params(log_ell: Array, u: Array) -> Array:
+    return jnp.all(jnp.abs(log_ell) < LOG_ELL_LIMIT) & jnp.all(jnp.isfinite(u))
+
+
+def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seed, rows):
+    """Masked training: ``steps`` Adam steps in one while loop, stopping early at a non-finite step."""
+    key = jax.random.key(seed)
+    opt = optax.adam(learning_rate)
+    params0 = (log_ell0, u0)
+    state0 = opt.init(params0)
+    losses0 = jnp.zeros(STEPS_MAX)
+    traj0 = jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0))
+    grad_fn = jax.value_and_grad(_mixture_loss)
+
+    def cond(c):
+        i, ok = c[0], c[1]
+        return (i < steps) & ok
+
+    def body(c):
+        i, _, params, state, losses, traj = c
+        idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
+        loss, grads = grad_fn(params, x[idx], y[idx], row_weight, x, y, available, head_mask, kernel)
+        grads = (grads[0] * head_mask, grads[1] * head_mask)
+        updates, new_state = opt.update(grads, state, params)
+        new = optax.apply_updates(params, updates)
+        good = (
+            jnp.isfinite(loss)
+            & jnp.all(jnp.isfinite(grads[0]))
+            & jnp.all(jnp.isfinite(grads[1]))
+            & _finite_params(*new)
+        )
+        params = jax.tree.map(lambda a, b: jnp.where(good, a, b), new, params)
+        state = jax.tree.map(lambda a, b: jnp.where(good, a, b), new_state, state)
+        losses = losses.at[i].set(jnp.where(good, loss, 0.0))
+        traj = traj.at[i + 1].set(jnp.where(good, jnp.exp(params[0]), 0.0))
+        return i + good.astype(i.dtype), good, params, state, losses, traj
+
+    init = (jnp.asarray(0, jnp.int32), jnp.asarray(True), params0, state0, losses0, traj0)
+    steps_run, ok, (log_ell, u), _, losses, traj = jax.lax.while_loop(cond, body, init)
+    return jnp.exp(log_ell), u, losses, traj, steps_run, ~ok
+
+
+def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seed, rows):
+    """Search over a common scale of the lengthscales on the same random hold-out sets, loss averaged.
+
+    Grid point g uses ℓ_h = grid_g · ℓ_h(0)/ℓ_1(0). Step t draws the hold-out set Adam's step t would draw
+    (same seed, same split), adds each grid point's loss to a running sum, and records the running best.
+    """
+    key = jax.random.key(seed)
+    ladder = log_ell0 - log_ell0[0]
+    log_grid = jnp.log(grid)[:, None] + ladder[None, :]  # (G, H)
+    loss_g = jax.vmap(_mixture_loss, in_axes=((0, None), None, None, None, None, None, None, None, None))
+
+    def cond(c):
+        return c[0] < steps
+
+    def body(c):
+        i, total, losses, traj = c
+        idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
+        per = loss_g((log_grid, u0), x[idx], y[idx], row_weight, x, y, available, head_mask, kernel)
+        total = total + per
+        best = jnp.argmin(total)
+        losses = losses.at[i].set(per[best])
+        traj = traj.at[i + 1].set(jnp.exp(log_grid[best]))
+        return i + 1, total, losses, traj
+
+    total0 = jnp.zeros(grid.shape[0])
+    init = (
+        jnp.asarray(0, jnp.int32),
+        total0,
+        jnp.zeros(STEPS_MAX),
+        jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0)),
+    )
+    steps_run, total, losses, traj = jax.lax.while_loop(cond, body, init)
+    best = jnp.argmin(total)
+    return jnp.exp(log_grid[best]), u0, losses, traj, steps_run, jnp.asarray(False)
+
+
+_adam_one = jax.jit(_adam_loop, static_argnames=("rows",))
+_search_one = jax.jit(_search_loop, static_argnames=("rows",))
+_SEED_AXES = (None, None, None, None, None, None, None, None, None, None, 0)
+
+
+@partial(jax.jit, static_argnames=("rows",))
+def _adam_many(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds, rows):
+    f = partial(_adam_loop, rows=rows)
+    return jax.vmap(f, in_axes=_SEED_AXES)(
+        x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds
+    )
+
+
+@partial(jax.jit, static_argnames=("rows",))
+def _search_many(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seeds, rows):
+    f = partial(_search_loop, rows=rows)
+    return jax.vmap(f, in_axes=_SEED_AXES)(
+        x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seeds
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Public entry points
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _search_grid(prep: _Prepared) -> np.ndarray:
+    """``SEARCH_GRID`` log-spaced lengthscales over ``loo_bounds``, in standardised units."""
+    lo, hi = loo_bounds(prep.x[: prep.n])
+    return np.geomspace(lo, hi, SEARCH_GRID) / prep.span
+
+
+def _result(out, i: int | None, heads: int, prep: _Prepared, method: str, kernel: str, holdout: int,
+            learning_rate: float, seed: int, steps: int, extra: str) -> FitResult:
+    ell, u, losses, traj, steps_run, diverged = (
+        np.asarray(a) if i is None else np.asarray(a)[i] for a in out
+    )
+    run = int(steps_run)
+    bad = bool(diverged)
+    sentences = [s for s in (extra, prep.note) if s]
+    if bad:
+        sentences.insert(0, (
+            f"Training diverged at step {run + 1} of {steps} (the learning rate {learning_rate:g} is too "
+            f"high for this loss); the fit stops at the last finite parameters, after {run} steps."
+        ))
+    return FitResult(
+        lengthscales=np.array(ell[:heads]) * prep.span,
+        mixing=np.array(u[:heads]),
+        losses=np.array(losses[:run]) * prep.scale**2,
+        trajectory=np.array(traj[: run + 1, :heads]) * prep.span,
+        method=method,
+        diverged=bad,
+        message=" ".join(sentences),
+        steps_run=run,
+        kernel=kernel,
+        holdout=holdout,
+        learning_rate=learning_rate,
+        seed=seed,
+    )
+
+
+def _search_message(kernel: str, heads: int) -> str:
+    label = get_kernel(kernel).label
+    text = (
+        f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was chosen "
+        f"by a search over {SEARCH_GRID} lengthscales on the same random hold-out sets, loss averaged."
+    )
+    if heads > 1:
+        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
+    return text
+
+
+def _setup(x, y, heads, kernel, holdout, steps, learning_rate, seed):
+    k = get_kernel(kernel)
+    xs, ys = _check_data(x, y)
+    h = _check_int("heads", heads, 1, HEADS_MAX)
+    st = _check_int("steps", steps, 1, STEPS_MAX)
+    lo, hi = holdout_range(xs.shape[0])
+    ho = _check_int("holdout", holdout, lo, hi)
+    lr = _check_rate(learning_rate)
+    prep = _prepare(xs, ys, 0 if seed is None else int(seed))
+    ell0 = initial_lengthscales(h, prep.x[: prep.n])
+    head_mask = (np.arange(HEADS_MAX) < h).astype(np.float64)
+    log_ell0 = np.log(_heads_padded(ell0) / prep.span)  # standardised units
+    u0 = np.where(head_mask > 0, 1.0 / h, 0.0)
+    return k, xs, h, st, ho, lr, prep, ell0, head_mask, log_ell0, u0
+
+
+def fit(
+    x: object,
+    y: object,
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+    seed: int = 0,
+) -> FitResult:
+    """Masked training of H-head kernel regression f̂(x) = Σ_h u_h m_h(x) (see the module docstring).
+
+    Each of ``steps`` steps holds out ``holdout`` random points (1 … n − 2) and predicts them from the rest;
+    Adam (``learning_rate``) moves log ℓ_h and u_h down the hold-out squared error. Kernels whose gradient
+    in ℓ is zero almost everywhere (``get_kernel(kernel).differentiable is False``: the boxcar) are fitted by
+    a search over ℓ on the same hold-out sets instead (``method="search"``). One compiled call.
+    """
+    k, _, h, st, ho, lr, prep, _, head_mask, log_ell0, u0 = _setup(
+        x, y, heads, kernel, holdout, steps, learning_rate, seed
+    )
+    args = (prep.xt, prep.y, prep.mask, head_mask, log_ell0, u0, kernel_index(kernel), ho, st)
+    rows = holdout_bucket(ho)
+    if k.differentiable:
+        out = _adam_one(*args, lr, int(seed), rows=rows)
+        return _result(out, None, h, prep, "adam", k.name, ho, lr, int(seed), st, "")
+    out = _search_one(*args, _search_grid(prep), int(seed), rows=rows)
+    return _result(out, None, h, prep, "search", k.name, ho, lr, int(seed), st, _search_message(k.name, h))
+
+
+def fit_seeds(
+    x: object,
+    y: object,
+    seeds: Sequence[int],
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+) -> list[FitResult]:
+    """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled, vmapped call; one FitResult per seed.
+
+    The seeds are padded to ``SEEDS_MAX`` so their number never recompiles. With more than
+    ``TRAIN_MAX_POINTS`` points every seed trains on the subsample drawn for the first seed.
+    """
+    seed_list = [int(s) for s in seeds]
+    if not 1 <= len(seed_list) <= SEEDS_MAX:
+        raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
+    k, _, h, st, ho, lr, prep, _, head_mask, log_ell0, u0 = _setup(
+        x, y, heads, kernel, holdout, steps, learning_rate, seed_list[0]
+    )
+    padded = np.array(seed_list + [seed_list[0]] * (SEEDS_MAX - len(seed_list)), dtype=np.int64)
+    args = (prep.xt, prep.y, prep.mask, head_mask, log_ell0, u0, kernel_index(kernel), ho, st)
+    rows = holdout_bucket(ho)
+    if k.differentiable:
+        out = _adam_many(*args, lr, padded, rows=rows)
+        method, extra = "adam", ""
+    else:
+        out = _search_many(*args, _search_grid(prep), padded, rows=rows)
+        method, extra = "search", _search_message(k.name, h)
+    out = tuple(np.asarray(a) for a in out)
+    return [_result(out, i, h, prep, method, k.name, ho, lr, s, st, extra) for i, s in enumerate(seed_list)]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# d2l's parametric attention pooling: one learnable w = 1/ℓ, trained leave-one-out, full batch
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _loo_loss(w, x, y, mask, n, kernel):
+    """(1/n) Σ_i (y_i − Σ_{j≠i} softmax_j(log K((x_i − x_j) w)) y_j)²: every row predicted from the others."""
+    available = mask[None, :] & mask[:, None] & ~jnp.eye(x.shape[0], dtype=bool)
+    u = (x[:, None] - x[None, :]) * w
+    wts = masked_softmax(log_kernel(u, kernel, OUTSIDE), available)
+    err = jnp.where(mask, jnp.square(wts @ y - y), 0.0)
+    return jnp.sum(err) / n
+
+
+def _inverse_w(w):
+    return 1.0 / jnp.maximum(jnp.abs(w), 1e-300)
+
+
+@jax.jit
+def _parametric_loop(x, y, mask, n, w0, kernel, steps, learning_rate):
+    opt = optax.adam(learning_rate)
+    state0 = opt.init(w0)
+    grad_fn = jax.value_and_grad(_loo_loss)
+
+    def cond(c):
+        return (c[0] < steps) & c[1]
+
+    def body(c):
+        i, _, w, state, losses, traj = c
+        loss, g = grad_fn(w, x, y, mask, n, kernel)
+        updates, new_state = opt.update(g, state, w)
+        new = optax.apply_updates(w, updates)
+        good = jnp.isfinite(loss) & jnp.isfinite(g) & jnp.isfinite(new) & (jnp.abs(new) < 1e300)
+        w = jnp.where(good, new, w)
+        state = jax.tree.map(lambda a, b: jnp.where(good, a, b), new_state, state)
+        losses = losses.at[i].set(jnp.where(good, loss, 0.0))
+        traj = traj.at[i + 1].set(jnp.where(good, _inverse_w(w), 0.0))
+        return i + good.astype(i.dtype), good, w, state, losses, traj
+
+    init = (
+        jnp.asarray(0, jnp.int32),
+        jnp.asarray(True),
+        w0,
+        state0,
+        jnp.zeros(STEPS_MAX),
+        jnp.zeros(STEPS_MAX + 1).at[0].set(_inverse_w(w0)),
+    )
+    steps_run, ok, w, _, losses, traj = jax.lax.while_loop(cond, body, init)
+    return w, losses, traj, steps_run, ~ok
+
+
+def fit_parametric(
+    x: object,
+    y: object,
+    kernel: str = "gaussian",
+    steps: int = 200,
+    learning_rate: float = 0.1,
+    w0: float = 1.0,
+) -> FitResult:
+    """d2l's parametric attention pooling f(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i with one learnable w.
+
+    w plays 1/ℓ (ℓ = 1/|w|), starts at ``w0`` and is trained by Adam on the deterministic, full-batch
+    leave-one-out loss (1/n) Σ_i (y_i − f_{−i}(x_i))² (d2l: each training input is predicted from the
+    key-value pairs of all the other examples), ``steps`` steps in one compiled call. ``method`` is
+    "leave-one-out"; ``holdout`` is 1 and ``seed`` 0 (nothing is random). Data above
+    ``TRAIN_MAX_POINTS`` points use a random subsample.
+    """
+    k = get_kernel(kernel)
+    xs, ys = _check_data(x, y)
+    st = _check_int("steps", steps, 1, STEPS_MAX)
+    lr = _check_rate(learning_rate)
+    w_start = float(w0)
+    if not (math.isfinite(w_start) and w_start != 0):
+        raise ValueError(f"w0 must be a finite non-zero number, not {w0!r}")
+    prep = _prepare(xs, ys, 0)
+    w, losses, traj, steps_run, diverged = (
+        np.asarray(a)
+        for a in _parametric_loop(
+            prep.x, prep.y, prep.mask, float(prep.n), w_start, kernel_index(kernel), st, lr
+        )
+    )
+    run = int(steps_run)
+    sentences = []
+    if bool(diverged):
+        sentences.append(
+            f"Training diverged at step {run + 1} of {st} (the learning rate {lr:g} is too high for this "
+            f"loss); the fit stops at the last finite w, after {run} steps."
+        )
+    if not k.differentiable:
+        sentences.append(
+            f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is zero), so w stays "
+            "where it starts; the hold-out fit searches ℓ instead."
+        )
+    if prep.note:
+        sentences.append(prep.note)
+    return FitResult(
+        lengthscales=np.array([float(_inverse_w(w))]),
+        mixing=np.array([1.0]),
+        losses=np.array(losses[:run]) * prep.scale**2,
+        trajectory=np.array(traj[: run + 1]).reshape(-1, 1),
+        method="leave-one-out",
+        diverged=bool(diverged),
+        message=" ".join(sentences),
+        steps_run=run,
+        kernel=k.name,
+        holdout=1,
+        learning_rate=lr,
+        seed=0,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Prediction with a fitted multi-head model
+# ---------------------------------------------------------------------------------------------------------
+
+
+@jax.jit
+def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mask, kernel):
+    """Per-head NW weights (H, q, n), head means/stds (H, q), the mixture mean and band (q,)."""
+    u = (queries[None, :, None] - keys[None, None, :]) / lengthscales[:, None, None]
+    logits = jnp.where(key_mask[None, None, :], log_kernel(u, kernel), -jnp.inf)
+    w = softmax_rows(logits)  # empty windows: a zero row
+    empty = jnp.sum(w, axis=-1) <= 0  # (H, q)
+    head_means = w @ values
+    head_var = jnp.sum(w * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+    active = head_mask * (mixing != 0)
+    mean = jnp.sum((mixing * head_mask)[:, None] * head_means, axis=0)
+    absu = jnp.abs(mixing) * head_mask
+    total = jnp.sum(absu)
+    pooled = jnp.einsum("h,hqn->qn", absu / jnp.where(total > 0, total, 1.0), w)
+    var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+    missing = jnp.any(empty & (active[:, None] > 0), axis=0)
+    nan = jnp.nan
+    return (
+        jnp.where(missing | (total <= 0), nan, mean),
+        jnp.where(missing | (total <= 0), nan, jnp.sqrt(jnp.maximum(var, 0.0))),
+        jnp.where(empty, nan, head_means),
+        jnp.where(empty, nan, jnp.sqrt(jnp.maximum(head_var, 0.0))),
+        w,
+    )
+
+
+def predict_heads(
+    queries: object,
+    x: object,
+    y: object,
+    lengthscales: object,
+    mixing: object,
+    kernel: str = "gaussian",
+    with_weights: bool = True,
+) -> HeadsPrediction:
+    """Multi-head kernel regression at ``queries``: mean(x) = Σ_h u_h m_h(x) with a local band.
+
+    Each head is a Nadaraya–Watson smoother m_h with weights w_h(x) (rows sum to 1). Because u_h may be
+    negative, the band uses the pooled weights w̄_i(x) = Σ_h |u_h| w_hi(x) / Σ_h |u_h| (non-negative, summing
+    to 1; equal to Σ_h u_h w_h when every u_h ≥ 0 and Σ u_h = 1):
+
+        s²(x) = Σ_i w̄_i(x) (y_i − mean(x))²,
+
+    always finite and ≥ 0. Where a head with u_h ≠ 0 has an empty window (compact kernels) the mixture's
+    mean and std are NaN, like the head's own; its weight row is zero. ``weights`` is (H, q, n) or None.
+    """
+    k = get_kernel(kernel)
+    q = _vector("queries", queries)
+    xs, ys = _vector("x", x), _vector("y", y)
+    if xs.shape != ys.shape or xs.shape[0] == 0:
+        raise ValueError("x and y must be non-empty and of the same length")
+    ell = _vector("lengthscales", lengthscales)
+    u = _vector("mixing", mixing)
+    h = ell.shape[0]
+    if not 1 <= h <= HEADS_MAX or u.shape != ell.shape:
+        raise ValueError(f"give 1 … {HEADS_MAX} lengthscales and as many mixing weights")
+    if not np.all(ell > 0):
+        raise ValueError("lengthscales must be positive")
+    nq, n = q.shape[0], xs.shape[0]
+    qp, kp = bucket(nq), bucket(n)
+    top = float(np.max(np.abs(ys)))
+    scale = top if top > 0 else 1.0
+    qpad = np.zeros(qp)
+    qpad[:nq] = q
+    xp = np.full(kp, xs[0])
+    xp[:n] = xs
+    yp = np.zeros(kp)
+    yp[:n] = ys / scale
+    head_mask = (np.arange(HEADS_MAX) < h).astype(np.float64)
+    mix = np.zeros(HEADS_MAX)
+    mix[:h] = u
+    mean, std, hm, hs, w = (
+        np.asarray(a)
+        for a in _heads_dense(
+            qpad, xp, yp, np.arange(kp) < n, _heads_padded(ell), mix, head_mask, kernel_index(k.name)
+        )
+    )
+    return HeadsPrediction(
+        mean=mean[:nq] * scale,
+        std=std[:nq] * scale,
+        head_means=hm[:h, :nq] * scale,
+        head_stds=hs[:h, :nq] * scale,
+        weights=np.array(w[:h, :nq, :n]) if with_weights else None,
+    )
