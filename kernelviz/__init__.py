@@ -8,18 +8,44 @@ The public API used by the pages, the tests and the benchmarks::
 """
 
 from kernelviz import _jax  # noqa: F401  (float64 and the compilation cache, before anything else)
+from kernelviz.data import (
+    DATASETS,
+    MAX_CSV_BYTES,
+    MAX_CSV_MB,
+    MAX_CSV_ROWS,
+    DataError,
+    Dataset,
+    blog_data,
+    d2l_data,
+    dataset_from_arrays,
+    load_csv,
+    make_dataset,
+    subsample,
+)
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
 from kernelviz.smoothing import Smooth, knn_average, loo_curve, loo_lengthscale, nadaraya_watson
 
 __all__ = [
+    "DATASETS",
     "KERNELS",
+    "MAX_CSV_BYTES",
+    "MAX_CSV_MB",
+    "MAX_CSV_ROWS",
+    "DataError",
+    "Dataset",
     "Kernel",
     "Smooth",
+    "blog_data",
+    "d2l_data",
+    "dataset_from_arrays",
     "get_kernel",
     "kernel_value",
     "knn_average",
+    "load_csv",
     "log_kernel",
     "loo_curve",
     "loo_lengthscale",
+    "make_dataset",
     "nadaraya_watson",
+    "subsample",
 ]
