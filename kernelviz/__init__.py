@@ -24,21 +24,44 @@ from kernelviz.data import (
 )
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
 from kernelviz.smoothing import Smooth, knn_average, loo_curve, loo_lengthscale, nadaraya_watson
+from kernelviz.training import (
+    HEADS_MAX,
+    SEEDS_MAX,
+    STEPS_MAX,
+    TRAIN_MAX_POINTS,
+    FitResult,
+    HeadsPrediction,
+    fit,
+    fit_parametric,
+    fit_seeds,
+    holdout_range,
+    predict_heads,
+)
 
 __all__ = [
     "DATASETS",
+    "HEADS_MAX",
     "KERNELS",
     "MAX_CSV_BYTES",
     "MAX_CSV_MB",
     "MAX_CSV_ROWS",
+    "SEEDS_MAX",
+    "STEPS_MAX",
+    "TRAIN_MAX_POINTS",
     "DataError",
     "Dataset",
+    "FitResult",
+    "HeadsPrediction",
     "Kernel",
     "Smooth",
     "blog_data",
     "d2l_data",
     "dataset_from_arrays",
+    "fit",
+    "fit_parametric",
+    "fit_seeds",
     "get_kernel",
+    "holdout_range",
     "kernel_value",
     "knn_average",
     "load_csv",
@@ -47,5 +70,6 @@ __all__ = [
     "loo_lengthscale",
     "make_dataset",
     "nadaraya_watson",
+    "predict_heads",
     "subsample",
 ]
