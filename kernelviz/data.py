@@ -453,8 +453,9 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
 
     Encoding: UTF-8 (with or without BOM), UTF-16/32 with BOM, UTF-16 without BOM, else Windows-1252 /
     Latin-1. Delimiter: the one of comma, semicolon, tab, pipe or runs of whitespace that splits the first
-    lines most consistently into numbers. With a delimiter other than the comma, decimal commas (1,5) are
-    read as 1.5. Blank lines and lines starting with ``#`` are skipped.
+    lines most consistently into numbers (or the one an Excel "sep=;" first line names). With a delimiter
+    other than the comma, decimal commas (1,5) are read as 1.5. Blank lines and lines starting with ``#``
+    are skipped.
 
     Header: the first row is a header when it has text in a column that holds numbers below it; otherwise
     the columns are called "column 1", "column 2", …. A column is numeric when, among its first 1,000
@@ -805,7 +806,14 @@ def _parse_csv(
 ) -> Dataset:
     if "\r" in text:  # Windows and classic Mac line ends
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    delimiter = _sniff(_iter_lines(text))
+    first_line = text[: text.find("\n")] if "\n" in text else text
+    declared = first_line.strip(" ").lower()
+    if declared.startswith("sep=") and declared[4:] in (",", ";", "\t", "|"):
+        # Excel's "sep=;" line names the delimiter; made a comment, it keeps the line numbers right.
+        delimiter: str | None = declared[4:]
+        text = "#" + text
+    else:
+        delimiter = _sniff(_iter_lines(text))
     decimal_comma = delimiter != ","
     how = _DELIMITER_NAMES[delimiter]
 

@@ -269,6 +269,8 @@ GOOD_CSV = [
     ("semicolon decimal comma no header", b"1,0;2,0\n2,0;4,0\n3,0;8,0\n", X3, Y3),
     ("tab", b"x\ty\n1\t2\n2\t4\n3\t8\n", X3, Y3),
     ("pipe", b"x|y\n1|2\n2|4\n3|8\n", X3, Y3),
+    ("Excel sep line", b"sep=;\r\nx;y\r\n1;2\r\n2;4\r\n3;8\r\n", X3, Y3),
+    ("Excel sep line with tab", b"sep=\t\nx\ty\n1\t2\n2\t4\n3\t8\n", X3, Y3),
     ("whitespace", b"x   y\n 1  2\n2 4\n3\t 8\n", X3, Y3),
     ("quoted fields", b'"x","y"\n"1","2"\n"2","4"\n"3","8"\n', X3, Y3),
     ("quoted text with delimiter", b'label,x,y\n"a, b",1,2\n"c",2,4\n"d ""e""",3,8\n', X3, Y3),
@@ -316,6 +318,11 @@ def test_csv_notes_count_dropped_rows_and_describe_the_file() -> None:
     )
     assert "Read 6 data rows in 2 columns separated by semicolons, with a header row." in ds.notes
     np.testing.assert_array_equal(ds.x, [1, 3, 5])
+
+
+def test_line_numbers_in_notes_count_every_physical_line() -> None:
+    ds = kv.load_csv(b"sep=,\n# comment\nx,y\n\n1,2\n2,4\nbad,1\n3,8\n")
+    assert any("(the first at line 7)" in n for n in ds.notes)
 
 
 def test_csv_notes_mention_decimal_commas_and_encoding() -> None:
