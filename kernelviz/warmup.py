@@ -32,6 +32,7 @@ from kernelviz.training import (
     fit_parametric,
     fit_seeds,
     holdout_buckets,
+    holdout_range,
     predict_heads,
 )
 
@@ -114,7 +115,9 @@ def _warm_one(n: int) -> None:
     dot_product_attention(queries, x, y, g.w_q, g.w_k, g.score_scale)
     fit_parametric(x, y, steps=1)
     seeds = list(range(SEEDS_MAX))
-    for k in holdout_buckets(n):
+    top = holdout_range(n)[1]
+    for bucket_size in holdout_buckets(n):
+        k = min(bucket_size, top)  # a hold-out size in this bucket
         for kernel in ("gaussian", "boxcar"):  # the gradient path and the search path
             fit(x, y, kernel=kernel, holdout=k, steps=1)
             fit_seeds(x, y, seeds, kernel=kernel, holdout=k, steps=1)
