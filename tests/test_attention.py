@@ -1,4 +1,4 @@
-"""Dot-product attention as a kernel smoother: the Gaussian identity, training, prediction, the learned kernel."""
+"""Dot-product attention as a kernel smoother: the Gaussian identity, training, prediction, kernel."""
 
 from __future__ import annotations
 
