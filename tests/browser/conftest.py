@@ -30,6 +30,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+# The test modules import these helpers as ``kvbrowser``: a name of their own, so another conftest.py
+# elsewhere under tests/ (which pytest also imports as ``conftest``) can never shadow them.
+sys.modules.setdefault("kvbrowser", sys.modules[__name__])
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_PATH = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -234,13 +238,29 @@ PAGE_STATE_JS = """
 }
 """
 
-# The same test as `is_idle` below, as a predicate for page.wait_for_function (polled every frame).
+# The same test as `is_idle` below, as a predicate for page.wait_for_function (polled every frame); it also
+# stops the wait as soon as a finished run left an exception box, which no amount of waiting will fix.
 IDLE_AND_CHANGED_JS = (
     "(before) => { const s = (" + PAGE_STATE_JS + ")();"
+    " if (s.connection === 'CONNECTED' && s.script === 'notRunning' && s.exceptions > 0) return true;"
     " return s.connection === 'CONNECTED' && s.script === 'notRunning' && s.stale === 0"
     " && s.skeletons === 0 && s.charts > 0 && !s.signature.includes('undrawn')"
     " && (before === null || s.signature !== before); }"
 )
+
+
+class AppExceptionError(AssertionError):
+    """The page shows Streamlit's exception box; the message carries its text."""
+
+
+def exception_texts(page: Any) -> list[str]:
+    """The text of every exception box on the page (Streamlit's red traceback boxes)."""
+    return [t.strip() for t in page.locator('[data-testid="stException"]').all_inner_texts()]
+
+
+def _raise_on_exception(page: Any, state: dict) -> None:
+    if state["exceptions"]:
+        raise AppExceptionError(f"{page.url} shows an exception:\n" + "\n---\n".join(exception_texts(page)))
 
 
 def page_state(page: Any) -> dict:
@@ -267,8 +287,10 @@ def wait_until_drawn(page: Any, timeout: float = RERUN_TIMEOUT_S, settle: float 
         remaining = max(deadline - time.monotonic(), 0.1)
         page.wait_for_function(IDLE_AND_CHANGED_JS, arg=None, polling="raf", timeout=remaining * 1e3)
         first = page_state(page)
+        _raise_on_exception(page, first)
         page.wait_for_timeout(settle * 1e3)
         second = page_state(page)
+        _raise_on_exception(page, second)
         if is_idle(second) and second["signature"] == first["signature"]:
             return second
         if time.monotonic() > deadline:
@@ -278,7 +300,9 @@ def wait_until_drawn(page: Any, timeout: float = RERUN_TIMEOUT_S, settle: float 
 def wait_for_repaint(page: Any, before: str, timeout: float = RERUN_TIMEOUT_S) -> dict:
     """Waits until the chart signature differs from ``before`` and Streamlit is idle with charts drawn."""
     page.wait_for_function(IDLE_AND_CHANGED_JS, arg=before, polling="raf", timeout=timeout * 1e3)
-    return page_state(page)
+    state = page_state(page)
+    _raise_on_exception(page, state)
+    return state
 
 
 def sliders(page: Any) -> Any:
@@ -329,14 +353,88 @@ def slider_values(page: Any) -> dict[str, str]:
     return out
 
 
+# Label → value of every widget the user sees (sliders, select boxes, radios, checkboxes, number inputs),
+# sidebar widgets prefixed with "sidebar: ". Values are what the page displays, e.g. "0.50" or "Gaussian".
+WIDGETS_JS = """
+() => {
+  const kinds = ['stSlider', 'stSelectSlider', 'stSelectbox', 'stRadio', 'stCheckbox', 'stToggle',
+                 'stNumberInput', 'stMultiSelect', 'stTextInput'];
+  const selector = kinds.map((k) => `[data-testid="stApp"] [data-testid="${k}"]`).join(',');
+  const out = {};
+  for (const w of document.querySelectorAll(selector)) {
+    if (w.closest('[data-stale="true"]')) continue;
+    const kind = w.getAttribute('data-testid');
+    const labelEl = w.querySelector('[data-testid="stWidgetLabel"]');
+    let label = (labelEl ? labelEl.innerText : w.innerText).trim();
+    let value;
+    if (kind === 'stSlider' || kind === 'stSelectSlider') {
+      value = [...w.querySelectorAll('input[type="range"], [role="slider"]')]
+        .map((e) => e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.value)
+        .join(' – ');
+    } else if (kind === 'stSelectbox' || kind === 'stMultiSelect') {
+      const box = w.querySelector('[data-baseweb="select"]');
+      value = (box ? box.innerText : '').trim();
+    } else if (kind === 'stRadio') {
+      const c = w.querySelector('input:checked');
+      value = c ? (c.closest('label') || c.parentElement).innerText.trim() : '';
+    } else if (kind === 'stCheckbox' || kind === 'stToggle') {
+      const c = w.querySelector('input');
+      value = String(!!(c && c.checked));
+    } else {
+      const i = w.querySelector('input');
+      value = i ? i.value : '';
+    }
+    if (w.closest('[data-testid="stSidebar"]')) label = 'sidebar: ' + label;
+    out[label] = value;
+  }
+  return out;
+}
+"""
+
+
+def widget_values(page: Any) -> dict[str, str]:
+    """Label → displayed value of every widget on the page (see WIDGETS_JS)."""
+    return page.evaluate(WIDGETS_JS)
+
+
+def choose_option(page: Any, label: str, option: str) -> None:
+    """Opens the select box labelled ``label`` and picks the option whose text is ``option``."""
+    box = page.locator('[data-testid="stApp"] [data-testid="stSelectbox"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)
+    ).first
+    box.locator('[data-baseweb="select"]').click()
+    page.get_by_role("option", name=option, exact=True).first.click()
+
+
+def select_options(page: Any, label: str) -> list[str]:
+    """The option texts of the select box labelled ``label`` (opens it, reads, closes with Escape)."""
+    box = page.locator('[data-testid="stApp"] [data-testid="stSelectbox"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)
+    ).first
+    box.locator('[data-baseweb="select"]').click()
+    options = page.get_by_role("option")
+    options.first.wait_for()
+    texts = [t.strip() for t in options.all_inner_texts()]
+    page.keyboard.press("Escape")
+    return texts
+
+
 @dataclass
 class BrowserErrors:
     """Console errors and uncaught exceptions of one page, minus known harmless noise."""
 
     messages: list[str] = field(default_factory=list)
 
-    # Known harmless noise, each with a specific pattern and the reason it is harmless (none so far).
-    IGNORED: ClassVar[tuple[re.Pattern[str], ...]] = ()
+    # Known harmless noise, each with a specific pattern and the reason it is harmless.
+    IGNORED: ClassVar[tuple[re.Pattern[str], ...]] = (
+        # Opened directly at a page's URL (/kernel_regression), Streamlit's frontend finds the server's base
+        # path by probing <page URL>/_stcore/health and /host-config first; those 404 before it tries the
+        # root, and Chromium logs each 404. Only these two endpoints under a non-root path are ignored.
+        re.compile(
+            r"^console\.error: Failed to load resource: the server responded with a status of 404"
+            r" \(Not Found\) \(http://127\.0\.0\.1:\d+/[^/?#()]+(?:/[^/?#()]+)*/_stcore/(?:health|host-config)\)$"
+        ),
+    )
 
     def attach(self, page: Any) -> BrowserErrors:
         page.on("console", self._on_console)

@@ -1,0 +1,147 @@
+"""How live is the dashboard: key press to repainted chart against a bare Streamlit page; cold and warm start.
+
+In one run this script
+
+1. starts the app with an empty JAX compilation cache (``KERNELVIZ_JAX_CACHE`` → a fresh temporary folder)
+   and times server start → first chart drawn in Chromium (the cold start: every program compiles);
+2. stops it and starts it again on the now filled cache (the warm start: compiled programs load from disk);
+3. keeps that server, starts the bare page (benchmarks/bare_app.py: one slider, two Plotly charts of the
+   dashboard's size) next to it, and measures N times, alternating between the two, the time from an
+   ArrowRight on a slider to the repainted charts (chart data changed and Streamlit idle): the "Hold-out
+   size" slider of the masked-training chapter (each press retrains ℓ and the seed spread) and the bare
+   page's "Width" slider.
+
+It prints the median and the worst of each, and the ratio of the medians (target: at most 1.5).
+
+    python benchmarks/bench_repaint.py [--repeat 20] [--page /masked_training] [--slider "Hold-out size"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
+from _measure import summary  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+TARGET_RATIO = 1.5
+
+
+def timed_start(playwright, path: str, env: dict[str, str]) -> tuple[float, float, kvb.StreamlitServer]:
+    """Starts the app and opens ``path`` in a fresh browser: (s to healthy, s to charts drawn, server)."""
+    t0 = time.perf_counter()
+    server = kvb.start_streamlit("app.py", env=env, health_timeout=120)
+    healthy = time.perf_counter() - t0
+    browser = kvb.launch_chromium(playwright)
+    try:
+        page = browser.new_page(viewport=kvb.VIEWPORT)
+        page.goto(server.url + path)
+        kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S, settle=0.0)
+        drawn = time.perf_counter() - t0
+    except BaseException:
+        server.stop()
+        raise
+    finally:
+        browser.close()
+    return healthy, drawn, server
+
+
+def press_and_wait(page, thumb, direction: list[str]) -> float:
+    """One key press on ``thumb``; seconds until the charts hold new data and Streamlit is idle again.
+
+    Keeps pressing the same way (so every value is new and nothing is served from Streamlit's cache)
+    until the thumb reaches an end, then turns around.
+    """
+    value = thumb.evaluate("(el) => [Number(el.getAttribute('aria-valuenow') ?? el.value), Number(el.max)]")
+    low = thumb.evaluate("(el) => Number(el.min)")
+    if direction[0] == "ArrowRight" and value[0] >= value[1]:
+        direction[0] = "ArrowLeft"
+    elif direction[0] == "ArrowLeft" and value[0] <= low:
+        direction[0] = "ArrowRight"
+    before = kvb.page_state(page)["signature"]
+    thumb.focus()
+    t = time.perf_counter()
+    page.keyboard.press(direction[0])
+    kvb.wait_for_repaint(page, before)
+    return time.perf_counter() - t
+
+
+def describe(name: str, seconds: list[float]) -> str:
+    return f"{name:<34} {summary(seconds)}  worst {max(seconds) * 1e3:.1f} ms  (n = {len(seconds)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20, help="key presses per page")
+    parser.add_argument("--page", default="/masked_training", help="the app page with the slider")
+    parser.add_argument("--slider", default="Hold-out size", help="label of the app slider")
+    parser.add_argument("--start-page", default="/", help="page opened for the cold and warm start")
+    parser.add_argument("--skip-cold", action="store_true", help="only the repaint times (default cache)")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache, sync_playwright() as p:
+        env = {"KERNELVIZ_JAX_CACHE": cache}
+        app = bare = None
+        try:
+            if args.skip_cold:
+                app = kvb.start_streamlit("app.py")
+            else:
+                print(f"cold start (empty JAX cache {cache}) …", flush=True)
+                healthy, cold, app = timed_start(p, args.start_page, env)
+                app.stop()
+                files = sum(1 for f in Path(cache).rglob("*") if f.is_file())
+                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {cold:6.1f} s")
+                print(f"warm start (same cache, {files} compiled programs on disk) …", flush=True)
+                healthy, warm, app = timed_start(p, args.start_page, env)
+                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {warm:6.1f} s")
+            bare = kvb.start_streamlit("benchmarks/bare_app.py")
+
+            browser = kvb.launch_chromium(p)
+            app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            app_page.goto(app.url + args.page)
+            kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+            bare_page.goto(bare.url + "/")
+            kvb.wait_until_drawn(bare_page)
+            app_thumb = kvb.slider_by_label(app_page, args.slider)
+            bare_thumb = kvb.slider_by_label(bare_page, "Width")
+            app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
+            # One press each that is not counted: the first rerun of a page pays for one-off work
+            # (e.g. the sidebar's data set, the loo curve) that later presses find in the cache.
+            press_and_wait(app_page, app_thumb, app_dir)
+            press_and_wait(bare_page, bare_thumb, bare_dir)
+            app_times, bare_times = [], []
+            for _ in range(args.repeat):
+                app_times.append(press_and_wait(app_page, app_thumb, app_dir))
+                bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+            errors = kvb.exception_texts(app_page) + kvb.exception_texts(bare_page)
+            browser.close()
+        finally:
+            for server in (app, bare):
+                if server is not None:
+                    server.stop()
+
+    print()
+    print(f"key press → repainted charts ({args.repeat} presses each, alternating):")
+    print(describe(f"app {args.page} '{args.slider}'", app_times))
+    print(describe("bare page 'Width'", bare_times))
+    ratio = statistics.median(app_times) / statistics.median(bare_times)
+    verdict = "within" if ratio <= TARGET_RATIO else "OVER"
+    print(f"ratio of medians app / bare: {ratio:.2f}x ({verdict} the {TARGET_RATIO}x target)")
+    print(f"ratio of worst cases:        {max(app_times) / max(bare_times):.2f}x")
+    if errors:
+        print("exception boxes seen:", *errors, sep="\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
