@@ -76,6 +76,7 @@ STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … 
 TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
 SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one vmapped call (always padded to it)
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
+SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
 OUTSIDE = -1e4  # log-kernel of an out-of-support key of a compact kernel inside training
 LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here inside the float32 block
 U_MAX_F32 = 1e18  # scaled distances are clipped here inside the float32 block
@@ -97,9 +98,10 @@ class FitResult:
     step's update), ``trajectory[t]`` the lengthscales after t updates (row 0 the start), for drawing the
     path on the leave-one-out curve. A diverged run stops at its last finite parameters: ``losses`` and
     ``trajectory`` are then *truncated* to the ``steps_run`` completed steps (``steps_run`` and
-    ``steps_run + 1`` rows), so they never hold NaN. ``method`` is "adam", "search" (kernels with a zero
-    gradient in ℓ) or "leave-one-out" (``fit_parametric``); ``message`` is a sentence for the page, "" when
-    there is nothing to say.
+    ``steps_run + 1`` rows), so they never hold NaN. The search (below) scores ``search_sets(steps,
+    holdout)`` hold-out sets, so ``steps_run`` and the lengths are that number. ``method`` is "adam",
+    "search" (kernels with a zero gradient in ℓ) or "leave-one-out" (``fit_parametric``); ``message`` is a
+    sentence for the page, "" when there is nothing to say.
     """
 
     lengthscales: np.ndarray
@@ -385,11 +387,11 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, gr
 
     Grid point g uses ℓ_h = grid_g · ℓ_h(0)/ℓ_1(0). Step t draws the hold-out set Adam's step t would draw
     (same seed, same split), adds each grid point's loss to a running sum, and records the running best.
+    ``steps`` here is ``search_sets(steps, holdout)``.
     """
     key = jax.random.key(seed)
     ladder = log_ell0 - log_ell0[0]
     log_grid = jnp.log(grid)[:, None] + ladder[None, :]  # (G, H)
-    loss_g = jax.vmap(_mixture_loss, in_axes=((0, None), None, None, None, None, None, None, None, None))
 
     def cond(c):
         return c[0] < steps
@@ -397,7 +399,11 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, gr
     def body(c):
         i, total, losses, traj = c
         idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
-        per = loss_g((log_grid, u0), x[idx], y[idx], row_weight, x, y, available, head_mask, kernel)
+        xq, yq = x[idx], y[idx]
+        def one(le):  # one grid point at a time: memory stays one (H, k, n) block
+            return _mixture_loss((le, u0), xq, yq, row_weight, x, y, available, head_mask, kernel)
+
+        per = jax.lax.map(one, log_grid)
         total = total + per
         best = jnp.argmin(total)
         losses = losses.at[i].set(per[best])
@@ -477,11 +483,21 @@ def _result(out, i: int | None, heads: int, prep: _Prepared, method: str, kernel
     )
 
 
-def _search_message(kernel: str, heads: int) -> str:
+def search_sets(steps: int, holdout: int) -> int:
+    """Hold-out sets the search scores: the first min(steps, ⌈SEARCH_ROWS/holdout⌉) of the run's sets.
+
+    Every set costs ``SEARCH_GRID`` predictions per held-out point, so the search stops at about
+    ``SEARCH_ROWS`` held-out predictions per lengthscale (1,000 sets of 1 point, 200 of 10, 27 of 75).
+    """
+    return max(1, min(int(steps), -(-SEARCH_ROWS // int(holdout))))
+
+
+def _search_message(kernel: str, heads: int, sets: int) -> str:
     label = get_kernel(kernel).label
     text = (
         f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was chosen "
-        f"by a search over {SEARCH_GRID} lengthscales on the same random hold-out sets, loss averaged."
+        f"by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random hold-out sets "
+        "(loss averaged)."
     )
     if heads > 1:
         text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
@@ -529,8 +545,10 @@ def fit(
     if k.differentiable:
         out = _adam_one(*args, lr, int(seed), rows=rows)
         return _result(out, None, h, prep, "adam", k.name, ho, lr, int(seed), st, "")
-    out = _search_one(*args, _search_grid(prep), int(seed), rows=rows)
-    return _result(out, None, h, prep, "search", k.name, ho, lr, int(seed), st, _search_message(k.name, h))
+    sets = search_sets(st, ho)
+    out = _search_one(*args[:-1], sets, _search_grid(prep), int(seed), rows=rows)
+    message = _search_message(k.name, h, sets)
+    return _result(out, None, h, prep, "search", k.name, ho, lr, int(seed), sets, message)
 
 
 def fit_seeds(
@@ -561,8 +579,9 @@ def fit_seeds(
         out = _adam_many(*args, lr, padded, rows=rows)
         method, extra = "adam", ""
     else:
-        out = _search_many(*args, _search_grid(prep), padded, rows=rows)
-        method, extra = "search", _search_message(k.name, h)
+        sets = search_sets(st, ho)
+        out = _search_many(*args[:-1], sets, _search_grid(prep), padded, rows=rows)
+        method, extra = "search", _search_message(k.name, h, sets)
     out = tuple(np.asarray(a) for a in out)
     return [_result(out, i, h, prep, method, k.name, ho, lr, s, st, extra) for i, s in enumerate(seed_list)]
 

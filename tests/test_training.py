@@ -1,0 +1,315 @@
+"""Masked training, d2l's leave-one-out w, multi-head prediction: against NumPy references."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kernelviz as kv
+from kernelviz import training as tr
+from kernelviz.kernels import KERNELS
+
+
+@pytest.fixture(scope="module")
+def blog() -> tuple[np.ndarray, np.ndarray]:
+    ds = kv.blog_data()
+    return ds.x, ds.y
+
+
+# ---------------------------------------------------------------------------------------------------------
+# NumPy references
+# ---------------------------------------------------------------------------------------------------------
+
+
+def np_log_kernel(u: np.ndarray, kernel: str) -> np.ndarray:
+    a = np.abs(u)
+    with np.errstate(divide="ignore"):
+        return {
+            "gaussian": -0.5 * u * u,
+            "laplace": -a,
+            "cauchy": -np.log1p(u * u),
+            "boxcar": np.where(a <= 1, 0.0, -np.inf),
+            "epanechnikov": np.where(a < 1, np.log(np.clip(1 - u * u, 1e-300, None)), -np.inf),
+            "triangular": np.where(a < 1, np.log(np.clip(1 - a, 1e-300, None)), -np.inf),
+            "tricube": np.where(a < 1, 3 * np.log(np.clip(1 - a**3, 1e-300, None)), -np.inf),
+        }[kernel]
+
+
+def np_weights(queries, x, ell, kernel, available=None) -> np.ndarray:
+    z = np_log_kernel((queries[:, None] - x[None, :]) / ell, kernel)
+    if available is not None:
+        z = np.where(available[None, :], z, -np.inf)
+    top = np.max(z, axis=1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(z - top)
+    s = e.sum(axis=1, keepdims=True)
+    return e / np.where(s > 0, s, 1.0)
+
+
+def np_heads(queries, x, y, ells, u, kernel):
+    """Unpadded multi-head predictor: mean Σ u_h m_h, band with pooled weights Σ|u_h| w_h / Σ|u_h|."""
+    ws = np.stack([np_weights(queries, x, e, kernel) for e in ells])
+    hm = ws @ y
+    hs = np.sqrt(np.sum(ws * (y[None, None, :] - hm[..., None]) ** 2, axis=-1))
+    empty = ws.sum(axis=-1) == 0  # (H, q): no key in a compact kernel's window
+    hm = np.where(empty, np.nan, hm)
+    hs = np.where(empty, np.nan, hs)
+    mean = np.asarray(u) @ hm  # NaN where any head is empty
+    pooled = np.einsum("h,hqn->qn", np.abs(u) / np.abs(u).sum(), ws)
+    std = np.sqrt(np.sum(pooled * (y[None, :] - mean[:, None]) ** 2, axis=1))
+    return mean, std, hm, hs, ws
+
+
+def test_numpy_reference_has_an_empty_window_case():
+    x = np.linspace(-3, 3, 150)
+    mean, *_ = np_heads(np.array([-3.5, 0.0]), x, np.sin(x), [0.05, 1.0], [0.5, 0.5], "triangular")
+    assert np.isnan(mean[0]) and np.isfinite(mean[1])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The loss and its gradient
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _loss_args(n=40, heads=3, holdout=5, seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.sort(rng.uniform(-0.5, 0.5, n))
+    y = np.sin(6 * x) + 0.1 * rng.standard_normal(n)
+    size = kv.smoothing.bucket(n)
+    xp = np.full(size, x[0])
+    xp[:n] = x
+    yp = np.zeros(size)
+    yp[:n] = y
+    mask = np.arange(size) < n
+    rows = tr.holdout_bucket(holdout)
+    idx, row_w, avail = (np.asarray(a) for a in tr._holdout_split(jax.random.key(seed), mask, rows, holdout))
+    head_mask = (np.arange(kv.HEADS_MAX) < heads).astype(float)
+    return x, y, xp, yp, mask, idx, row_w, avail, head_mask
+
+
+def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them():
+    for holdout in (1, 3, 5):
+        _x, _y, _xp, _yp, mask, idx, row_w, avail, _ = _loss_args(holdout=holdout, seed=holdout)
+        held = idx[:holdout]
+        assert len(set(held.tolist())) == holdout and np.all(held < 40)
+        assert set(np.flatnonzero(mask & ~avail).tolist()) == set(held.tolist())
+        assert np.isclose(row_w.sum(), 1.0) and np.count_nonzero(row_w) == holdout
+
+
+@jax.jit
+def _grad(params, xq, yq, row_w, x, y, avail, head_mask, kernel):
+    return jax.value_and_grad(tr._mixture_loss)(params, xq, yq, row_w, x, y, avail, head_mask, kernel)
+
+
+def test_padded_heads_loss_equals_unpadded_numpy_reference():
+    x, y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=3)
+    ells = np.array([0.03, 0.1, 0.4])
+    u = np.array([0.7, -0.2, 0.5])
+    log_ell = np.log(tr._heads_padded(ells))
+    u_pad = np.zeros(kv.HEADS_MAX)
+    u_pad[:3] = u
+    u_pad[3:] = 5.0  # masked heads must not count, whatever their weight
+    for name in ("gaussian", "epanechnikov", "laplace"):
+        loss, _ = _grad(
+            (log_ell, u_pad), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, tr.kernel_index(name)
+        )
+        held = idx[row_w > 0]
+        keep = avail[: x.shape[0]]
+        pred = sum(u[h] * np_weights(x[held], x[keep], ells[h], name) @ y[keep] for h in range(3))
+        ref = np.mean((pred - y[held]) ** 2)
+        assert float(loss) == pytest.approx(ref, rel=1e-5), name
+
+
+@pytest.mark.parametrize("ell", [1e-4, 1e4])
+def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell):
+    _x, _y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=kv.HEADS_MAX, holdout=4)
+    log_ell = np.log(np.full(kv.HEADS_MAX, ell))
+    log_ell[1] = np.log(0.05)  # one ordinary head next to the extreme ones
+    u = np.full(kv.HEADS_MAX, 1.0 / kv.HEADS_MAX)
+    for name in KERNELS:
+        loss, (g_ell, g_u) = _grad(
+            (log_ell, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, tr.kernel_index(name)
+        )
+        assert np.isfinite(float(loss)), name
+        assert np.all(np.isfinite(np.asarray(g_ell))) and np.all(np.isfinite(np.asarray(g_u))), name
+
+
+def test_empty_window_in_training_puts_no_weight_on_masked_keys():
+    # two clusters; the held-out point's compact window holds only masked (held-out) keys
+    x = np.array([-0.5, -0.499, 0.3, 0.31, 0.32, 0.33] + [0.0] * 10)
+    mask = np.arange(16) < 6
+    avail = mask.copy()
+    avail[:2] = False  # both left points held out
+    u = (x[0] - x) / 0.05
+    for name in ("boxcar", "epanechnikov", "tricube"):
+        z = kv.log_kernel(jnp.asarray(u, dtype=jnp.float32), tr.kernel_index(name), tr.OUTSIDE)
+        w = np.asarray(tr.masked_softmax(z, avail))
+        assert np.all(w[~avail] == 0.0), name
+        assert np.allclose(w[avail], 0.25), name  # the mean of the remaining points, finite
+
+
+def test_finite_difference_gradient_matches():
+    _x, _y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=2)
+    log_ell = np.log(tr._heads_padded(np.array([0.05, 0.2])))
+    u = np.zeros(kv.HEADS_MAX)
+    u[:2] = [0.6, 0.5]
+    k = tr.kernel_index("gaussian")
+    _, (g, _) = _grad((log_ell, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)
+    eps = 1e-4
+    for h in range(2):
+        hi, lo = log_ell.copy(), log_ell.copy()
+        hi[h] += eps
+        lo[h] -= eps
+        fd = (
+            float(_grad((hi, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)[0])
+            - float(_grad((lo, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)[0])
+        ) / (2 * eps)
+        assert float(g[h]) == pytest.approx(fd, rel=2e-2, abs=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fit, fit_seeds, fit_parametric
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_fit_holdout_10_lands_near_the_leave_one_out_optimum(blog):
+    x, y = blog
+    best = kv.loo_lengthscale(x, y)
+    fits = kv.fit_seeds(x, y, seeds=[0, 1, 2, 3], holdout=10, steps=1000, learning_rate=0.2)
+    for f in fits:
+        assert f.method == "adam" and not f.diverged
+        assert best / 2 <= f.lengthscales[0] <= best * 2, (f.seed, f.lengthscales, best)
+        assert f.losses[-100:].mean() < f.losses[:100].mean()
+    # fit_seeds is fit, seed by seed
+    single = kv.fit(x, y, holdout=10, steps=1000, learning_rate=0.2, seed=2)
+    np.testing.assert_allclose(single.lengthscales, fits[2].lengthscales, rtol=1e-9)
+    np.testing.assert_allclose(single.losses, fits[2].losses, rtol=1e-9)
+
+
+def test_fit_result_shapes_start_and_record(blog):
+    x, y = blog
+    f = kv.fit(x, y, heads=4, holdout=3, steps=50, learning_rate=0.05, seed=7)
+    assert f.lengthscales.shape == (4,) and f.mixing.shape == (4,)
+    assert f.losses.shape == (50,) and f.trajectory.shape == (51, 4) and f.steps_run == 50
+    assert (f.kernel, f.holdout, f.learning_rate, f.seed, f.message) == ("gaussian", 3, 0.05, 7, "")
+    # the start is the blog post's linspace(0.1, 3, H) in its convention ℓ_post = √2 ℓ (span of x is 6)
+    np.testing.assert_allclose(f.trajectory[0] * np.sqrt(2), np.linspace(0.1, 3, 4), rtol=1e-9)
+    np.testing.assert_allclose(f.trajectory[-1], f.lengthscales)
+    one = kv.fit(x, y, heads=1, steps=1, learning_rate=1e-12)
+    assert one.trajectory[0, 0] * np.sqrt(2) == pytest.approx(1.0)
+    assert np.all(np.isfinite(f.losses)) and np.all(f.losses >= 0)
+
+
+def test_diverging_learning_rate_stops_at_finite_parameters(blog):
+    x, y = blog
+    f = kv.fit(x, y, heads=8, holdout=1, steps=300, learning_rate=1e6, seed=0)
+    assert f.diverged and f.steps_run < 300
+    assert "diverged" in f.message
+    assert np.all(np.isfinite(f.lengthscales)) and np.all(f.lengthscales > 0)
+    assert np.all(np.isfinite(f.mixing))
+    assert f.losses.shape == (f.steps_run,) and np.all(np.isfinite(f.losses))
+    assert f.trajectory.shape == (f.steps_run + 1, 8) and np.all(np.isfinite(f.trajectory))
+
+
+def test_boxcar_is_fitted_by_search(blog):
+    x, y = blog
+    f = kv.fit(x, y, kernel="boxcar", holdout=10, steps=300, seed=0)
+    assert f.method == "search" and not f.diverged
+    assert "search" in f.message and "gradient" in f.message
+    best = kv.loo_lengthscale(x, y, "boxcar")
+    assert best / 2 <= f.lengthscales[0] <= best * 2
+    assert kv.fit(x, y, kernel="epanechnikov", holdout=10, steps=5).method == "adam"
+
+
+def test_fit_parametric_reaches_the_exact_leave_one_out_optimum():
+    ds = kv.d2l_data()
+    f = kv.fit_parametric(ds.x, ds.y, steps=1500, learning_rate=0.1)
+    assert f.method == "leave-one-out" and not f.diverged
+    best = kv.loo_lengthscale(ds.x, ds.y)
+    assert f.lengthscales[0] == pytest.approx(best, rel=0.02)
+    cv = kv.loo_curve(ds.x, ds.y, [f.lengthscales[0]])[0]
+    assert f.losses[-1] == pytest.approx(cv, rel=1e-3)  # the loss is exactly CV(ℓ)
+    assert f.trajectory.shape == (1501, 1) and f.trajectory[0, 0] == pytest.approx(1.0)
+
+
+def test_input_validation(blog):
+    x, y = blog
+    lo, hi = kv.holdout_range(150)
+    assert (lo, hi) == (1, 148)
+    for bad in ({"holdout": 0}, {"holdout": 149}, {"heads": 9}, {"steps": kv.STEPS_MAX + 1},
+                {"learning_rate": -1.0}, {"kernel": "nope"}):
+        with pytest.raises(ValueError):
+            kv.fit(x, y, **bad)
+    with pytest.raises(ValueError):
+        kv.fit_seeds(x, y, seeds=list(range(kv.SEEDS_MAX + 1)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# predict_heads
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_predict_heads_matches_numpy_reference(blog):
+    x, y = blog
+    q = np.linspace(-3.5, 3.5, 37)
+    ells, u = np.array([0.05, 0.3, 1.5]), np.array([1.1, -0.4, 0.3])
+    for name in ("gaussian", "cauchy", "triangular"):
+        p = kv.predict_heads(q, x, y, ells, u, kernel=name)
+        mean, std, hm, hs, ws = np_heads(q, x, y, ells, u, name)
+        np.testing.assert_allclose(p.mean, mean, atol=1e-10)
+        np.testing.assert_allclose(p.std, std, atol=1e-10)
+        np.testing.assert_allclose(p.head_means, hm, atol=1e-10)
+        np.testing.assert_allclose(p.head_stds, hs, atol=1e-10)
+        np.testing.assert_allclose(p.weights, ws, atol=1e-12)
+        assert np.all(p.std[np.isfinite(p.std)] >= 0)
+
+
+def test_one_head_equals_the_single_head_smoother(blog):
+    x, y = blog
+    q = np.linspace(-3, 3, 50)
+    p = kv.predict_heads(q, x, y, [0.2], [1.0], kernel="epanechnikov")
+    s = kv.nadaraya_watson(q, x, y, 0.2, "epanechnikov")
+    np.testing.assert_allclose(p.mean, s.mean, atol=1e-12)
+    np.testing.assert_allclose(p.std, s.std, atol=1e-12)
+    np.testing.assert_allclose(p.weights[0], s.weights, atol=1e-14)
+    # and the masked-training loss of a 1-head model is the single smoother's hold-out error
+    f = kv.fit(x, y, heads=1, holdout=10, steps=1, learning_rate=1e-12, seed=3)
+    assert f.mixing[0] == pytest.approx(1.0)
+
+
+def test_predict_heads_empty_window_is_nan_with_zero_weights():
+    x = np.array([0.0, 0.1, 0.2, 5.0])
+    y = np.array([1.0, 2.0, 3.0, 4.0])
+    p = kv.predict_heads([2.5, 0.1], x, y, [0.5, 1.0], [0.5, 0.5], kernel="boxcar")
+    assert np.isnan(p.mean[0]) and np.isnan(p.std[0]) and np.all(p.weights[:, 0] == 0)
+    assert np.isfinite(p.mean[1]) and p.mean[1] == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Static shapes: nothing recompiles
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_sweep_after_warmup_compiles_nothing():
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 5, 6))  # bucket 16, hold-outs 1 … 4: three hold-out buckets
+    y = np.sin(x)
+    report = kv.warmup(6)
+    assert report.programs > 0 and report.n_points == (6,)
+    q = np.linspace(0, 5, kv.QUERY_POINTS)
+    with kv.count_compilations() as count:
+        for heads in range(1, kv.HEADS_MAX + 1):
+            kv.fit(x, y, heads=heads, holdout=1 + heads % 4, steps=3 + heads, learning_rate=0.01 * heads,
+                   seed=heads, kernel=KERNELS[heads % len(KERNELS)])
+        for kernel in KERNELS:
+            kv.fit_seeds(x, y, seeds=[1, 2, 3], kernel=kernel, holdout=3, steps=kv.STEPS_MAX)
+        kv.fit_parametric(x, y, kernel="laplace", steps=17, learning_rate=0.3)
+        kv.predict_heads(q, x, y, [0.1, 0.2, 0.3], [1.0, -0.5, 0.5], kernel="tricube")
+        kv.predict_heads(x, x, y, [0.4], [1.0])
+        kv.nadaraya_watson(q, x, y, 0.7, "cauchy")
+        att = kv.fit_attention(x, y, heads=3, d_qk=2, holdout=4, steps=9, seed=5)
+        kv.attention_predict(att, q, x, y)
+        kv.attention_kernel(att, np.linspace(0, 5, kv.KERNEL_GRID_POINTS))
+    assert count.requests == 0, count.names
