@@ -1,0 +1,249 @@
+"""The Plotly builders: traces, axis titles, colours per role, NaN drawn as gaps, shapes; no browser "
+"needed."""
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from kernelviz import figures as kf
+
+
+def _names(fig: go.Figure) -> list[str]:
+    return [t.name for t in fig.data]
+
+
+def _trace(fig: go.Figure, name: str):
+    matches = [t for t in fig.data if t.name == name]
+    assert len(matches) == 1, f"expected one trace called {name!r}, got {_names(fig)}"
+    return matches[0]
+
+
+def _none_split(values) -> list[list]:
+    """Split a None-separated list into its pieces."""
+    pieces, cur = [], []
+    for v in values:
+        if v is None:
+            pieces.append(cur)
+            cur = []
+        else:
+            cur.append(v)
+    pieces.append(cur)
+    return pieces
+
+
+def test_rgba_converts_hex():
+    assert kf.rgba("#0072B2", 0.5) == "rgba(0, 114, 178, 0.5)"
+    assert kf.rgba("ffffff", 1) == "rgba(255, 255, 255, 1)"
+
+
+def test_png_config_names_the_download():
+    cfg = kf.png_config("kernelviz-fit")
+    assert cfg["toImageButtonOptions"] == {"format": "png", "filename": "kernelviz-fit", "scale": 2}
+    assert cfg["displaylogo"] is False
+
+
+def test_band_polygon_without_gaps_is_one_closed_ring():
+    x = np.array([0.0, 1.0, 2.0])
+    px, py = kf.band_polygon(x, x - 1, x + 1)
+    assert None not in px
+    # upper edge left→right, lower edge right→left, back to the first upper point
+    assert px == [0.0, 1.0, 2.0, 2.0, 1.0, 0.0, 0.0]
+    assert py == [1.0, 2.0, 3.0, 1.0, 0.0, -1.0, 1.0]
+
+
+def test_band_polygon_splits_at_nan_into_separate_rings():
+    x = np.arange(7.0)
+    lo = np.array([0, 0, np.nan, np.nan, 0, 0, 0], dtype=float)
+    hi = lo + 1
+    px, py = kf.band_polygon(x, lo, hi)
+    pieces = _none_split(px)
+    assert len(pieces) == 2
+    assert pieces[0] == [0.0, 1.0, 1.0, 0.0, 0.0]
+    assert pieces[1] == [4.0, 5.0, 6.0, 6.0, 5.0, 4.0, 4.0]
+    assert all(v is None or np.isfinite(v) for v in py)
+
+
+def test_band_polygon_all_nan_is_empty():
+    assert kf.band_polygon([0, 1], [np.nan, np.nan], [1, 1]) == ([], [])
+
+
+def test_fit_figure_traces_colours_and_axes():
+    x = np.linspace(0, 1, 20)
+    g = np.linspace(0, 1, 50)
+    mean = np.sin(g)
+    fig = kf.fit_figure(
+        x,
+        np.cos(x),
+        g,
+        [kf.Curve("fit m(x)", mean, kf.COLORS["fit"], std=np.full(50, 0.1), band_name="m ± 2s")],
+        truth=np.sin(g),
+        noise_sd=np.full(50, 0.2),
+        x_title="time",
+        y_title="signal",
+    )
+    assert _names(fig) == ["true band f(x) ± 2n(x)", "m ± 2s", "data (xᵢ, yᵢ)", "true mean f(x)", "fit m(x)"]
+    assert fig.layout.xaxis.title.text == "time"
+    assert fig.layout.yaxis.title.text == "signal"
+    assert _trace(fig, "fit m(x)").line.color == kf.COLORS["fit"]
+    assert _trace(fig, "true mean f(x)").line.color == kf.COLORS["truth"]
+    band = _trace(fig, "m ± 2s")
+    assert band.fill == "toself"
+    assert band.fillcolor == kf.rgba(kf.COLORS["fit"], kf.BAND_ALPHA)
+    # the true band is f ± 2n: the first ring point is f(g0) + 2·0.2
+    truth_band = _trace(fig, "true band f(x) ± 2n(x)")
+    assert truth_band.y[0] == pytest.approx(np.sin(g[0]) + 0.4)
+    assert all(t.hovertemplate or t.hoverinfo == "skip" for t in fig.data)
+
+
+def test_fit_figure_nan_is_a_gap_not_a_line():
+    g = np.linspace(0, 1, 10)
+    mean = np.where((g > 0.3) & (g < 0.6), np.nan, g)
+    fig = kf.fit_figure([0.0, 1.0], [0.0, 1.0], g, [kf.Curve("fit", mean, "#000000", std=np.full(10, 0.1))])
+    line = _trace(fig, "fit")
+    assert line.connectgaps is False
+    assert np.isnan(np.asarray(line.y, dtype=float)).sum() == np.isnan(mean).sum()
+    band = _trace(fig, "fit ± 2s(x)")
+    assert len(_none_split(band.x)) == 2  # one ring on each side of the gap
+    # the figure serialises (NaN becomes null, which Plotly leaves undrawn)
+    json.loads(fig.to_json())
+
+
+def test_fit_figure_without_truth_has_no_truth_traces():
+    fig = kf.fit_figure([0, 1, 2], [1, 2, 3], [0, 1, 2], [kf.Curve("fit", np.ones(3), kf.COLORS["fit"])])
+    assert _names(fig) == ["data (xᵢ, yᵢ)", "fit"]
+
+
+def test_data_trace_switches_to_webgl_for_large_data():
+    assert isinstance(kf.data_trace(np.arange(100.0), np.arange(100.0)), go.Scatter)
+    assert isinstance(kf.data_trace(np.arange(6000.0), np.arange(6000.0)), go.Scattergl)
+
+
+def test_heatmap_figure_shape_orientation_and_titles():
+    q = np.linspace(0, 1, 5)
+    k = np.linspace(0, 1, 7)
+    w = np.random.default_rng(0).random((5, 7))
+    w /= w.sum(axis=1, keepdims=True)
+    fig = kf.heatmap_figure(w, q, k, title="weights")
+    (hm,) = fig.data
+    assert np.asarray(hm.z).shape == (5, 7)
+    np.testing.assert_allclose(np.asarray(hm.z), w)
+    np.testing.assert_allclose(hm.x, k)
+    np.testing.assert_allclose(hm.y, q)
+    assert fig.layout.yaxis.autorange == "reversed"  # first query on top, as in d2l
+    assert "keys" in fig.layout.xaxis.title.text and "queries" in fig.layout.yaxis.title.text
+    assert fig.layout.coloraxis.cmin == 0.0
+
+
+def test_heatmap_figure_thins_large_matrices_keeping_exact_values():
+    q = np.linspace(0, 1, 500)
+    k = np.linspace(0, 1, 1000)
+    w = np.outer(np.arange(500.0), np.ones(1000)) + np.arange(1000.0)[None, :] * 1e-3
+    fig = kf.heatmap_figure(w, q, k, max_rows=50, max_cols=100)
+    z = np.asarray(fig.data[0].z)
+    assert z.shape == (50, 100)
+    rows = np.round(np.asarray(fig.data[0].y) * 499).astype(int)
+    cols = np.round(np.asarray(fig.data[0].x) * 999).astype(int)
+    assert rows[0] == 0 and rows[-1] == 499 and cols[0] == 0 and cols[-1] == 999
+    np.testing.assert_allclose(z, w[np.ix_(rows, cols)])
+
+
+def test_heatmap_figure_rejects_mismatched_shapes():
+    with pytest.raises(ValueError, match="shape"):
+        kf.heatmap_figure(np.ones((3, 4)), np.arange(3.0), np.arange(5.0))
+
+
+def test_heatmap_pair_shares_one_colour_scale():
+    q, k = np.arange(3.0), np.arange(4.0)
+    a = np.full((3, 4), 0.25)
+    b = np.eye(3, 4)
+    fig = kf.heatmap_pair_figure(a, b, q, k, ("before", "after"))
+    assert len(fig.data) == 2
+    assert {t.coloraxis for t in fig.data} == {"coloraxis"}
+    assert fig.layout.coloraxis.cmax == pytest.approx(1.0)
+    assert [a.text for a in fig.layout.annotations] == ["before", "after"]
+
+
+def test_kernel_shape_highlights_the_chosen_kernel():
+    u = np.linspace(-2, 2, 41)
+    shapes = {"Gaussian": np.exp(-(u**2) / 2), "Boxcar": (np.abs(u) <= 1).astype(float)}
+    fig = kf.kernel_shape_figure(u, shapes, "Boxcar")
+    assert _names(fig)[-1] == "Boxcar"  # drawn last, on top
+    assert _trace(fig, "Boxcar").line.color == kf.COLORS["fit"]
+    assert fig.layout.xaxis.title.text.startswith("u = ")
+    assert fig.layout.yaxis.title.text == "K(u)"
+    with pytest.raises(ValueError):
+        kf.kernel_shape_figure(u, shapes, "Cauchy")
+
+
+def test_small_multiples_panels_and_single_legend_entries():
+    g = np.linspace(0, 1, 11)
+    panels = [(f"ℓ = {e}", np.sin(g / e)) for e in (1.0, 0.5, 0.25, 0.05)]
+    fig = kf.small_multiples_figure([0.0, 1.0], [0.0, 1.0], g, panels, truth=np.sin(g))
+    assert [a.text for a in fig.layout.annotations] == [t for t, _ in panels]
+    assert len(fig.data) == 4 * 3
+    assert sum(bool(t.showlegend) for t in fig.data) == 3  # data, truth, fit once each
+    assert fig.layout.xaxis3.title.text == "x" and fig.layout.yaxis.title.text == "y"
+
+
+def test_running_mean_ignores_nan():
+    v = np.array([1.0, 3.0, np.nan, 5.0])
+    np.testing.assert_allclose(kf._running_mean(v, 2), [1.0, 2.0, 3.0, 5.0])
+    assert np.isnan(kf._running_mean(np.array([np.nan, np.nan]), 3)).all()
+
+
+def test_loss_figure_log_axis_and_running_mean():
+    losses = np.array([4.0, 2.0, 0.0, 1.0])  # a zero cannot sit on a log axis: it becomes a gap
+    fig = kf.loss_figure(losses, window=2)
+    raw, mean = fig.data
+    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.title.text == "training step"
+    assert np.isnan(raw.y[2])
+    np.testing.assert_allclose(mean.y, [4.0, 3.0, 2.0, 1.0])
+
+
+def test_loo_figure_marks_optimum_learned_and_path_with_inf_as_gap():
+    ells = np.geomspace(0.01, 10, 30)
+    cv = (np.log(ells) - np.log(0.3)) ** 2 + 1.0
+    cv[:5] = np.inf
+    fig = kf.loo_figure(
+        ells,
+        cv,
+        optimum=0.3,
+        trajectory=np.array([1.0, 0.6, 0.35]),
+        trajectory_cv=np.array([2.0, 1.3, 1.01]),
+        learned=0.35,
+        learned_cv=1.01,
+    )
+    curve = fig.data[0]
+    assert np.isnan(np.asarray(curve.y[:5], dtype=float)).all() and curve.connectgaps is False
+    names = _names(fig)
+    assert any(n.startswith("exact LOO optimum") for n in names)
+    assert any(n.startswith("learned ℓ") for n in names)
+    assert "training path (colour = step)" in names
+    assert fig.layout.xaxis.type == "log"
+    assert fig.layout.shapes[0].x0 == 0.3  # the vertical line at ℓ*
+    star = _trace(fig, "exact LOO optimum ℓ* = 0.3")
+    assert star.y[0] == pytest.approx(1.0, abs=0.05)
+
+
+def test_seeds_figure_one_box_per_group():
+    fig = kf.seeds_figure({"hold-out 1": [0.1, 0.2, 0.05], "hold-out 10": [0.12, 0.13]}, optimum=0.11)
+    assert _names(fig) == ["hold-out 1", "hold-out 10"]
+    assert len(fig.data[0].y) == 3
+    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.shapes[0].y0 == 0.11
+
+
+def test_thumbnail_hides_legend_and_shrinks():
+    fig = kf.thumbnail(kf.fit_figure([0, 1], [0, 1], [0, 1], [kf.Curve("fit", np.ones(2), "#000000")]))
+    assert fig.layout.height == 200 and fig.layout.showlegend is False
+    assert fig.layout.xaxis.title.text == "x"
+
+
+def test_style_sets_titles_and_legend_position():
+    fig = kf.style(go.Figure(), x_title="a", y_title="b", title="t", log_x=True)
+    assert fig.layout.xaxis.title.text == "a" and fig.layout.xaxis.type == "log"
+    assert fig.layout.title.text == "t"
+    assert fig.layout.legend.orientation == "h"
