@@ -118,7 +118,7 @@ m1.metric("Heads H", f"{heads}")
 tail = result.losses[-25:] if result.losses.size else np.array([np.nan])
 m2.metric("Hold-out loss (last 25 steps)", f"{float(np.mean(tail)):.4g}")
 m3.metric("Σₕ uₕ", f"{sum(us):.3g}", help="Not constrained to 1: the uₕ are any linear combination.")
-m4.metric("Steps run", f"{result.steps_run:,} / {steps:,}")
+m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
 
 truth = data.truth()
 names = [f"head {h + 1}: ℓ = {ell:.3g}, u = {u:+.2f}"
@@ -149,6 +149,10 @@ st.markdown(
 st.latex(
     r"s^2(x) = \sum_{i=1}^n \bar w_i(x)\,\bigl(y_i - \hat f(x)\bigr)^2,\qquad "
     r"\bar w_i(x) = \frac{\sum_h |u_h|\, w_{h,i}(x)}{\sum_h |u_h|}"
+)
+st.caption(
+    "A wide head with a large |uₕ| widens the band everywhere: its weights reach far-away points, whose yᵢ "
+    "differ a lot from f̂(x). Hide nothing here: the band belongs to the mixture, not to any one head."
 )
 
 st.subheader("What the heads learned")

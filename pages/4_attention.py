@@ -156,10 +156,10 @@ st.caption("Same colour scale on both sides; rows are queries x, columns keys x�
 
 st.header("A trained attention layer")
 st.markdown(
-    "Now let training choose the query and key maps. Each head h has its own W_q^h and W_k^h (3 × d_qk, "
-    "acting on the token φ(x̃) = (1, x̃, x̃²)); the values are the yᵢ themselves. The layer is trained by "
-    "the masked training of chapters 2 and 3: hide k random points, predict them from the rest, Adam on all "
-    "W_q^h, W_k^h and the output weights U_h."
+    "Now let training choose the query and key maps. Each head h has its own $W_q^h$ and $W_k^h$ "
+    "(3 × d_qk, acting on the token φ(x̃) = (1, x̃, x̃²)); the values are the yᵢ themselves. The layer is "
+    "trained by the masked training of chapters 2 and 3: hide k random points, predict them from the rest, "
+    "Adam on all $W_q^h$, $W_k^h$ and the output weights $U_h$."
 )
 st.latex(
     r"s_h(x, x') = \frac{\varphi(x)\,W_q^h\,\bigl(\varphi(x')\,W_k^h\bigr)^{\!\top}}{\sqrt{d_{qk}}},\qquad "
@@ -174,14 +174,14 @@ st.caption(
 
 lo_h, hi_h = kv.holdout_range(len(train))
 c0, c1, c2, c3, c4, c5 = st.columns([1.2, 1.4, 1.5, 1.4, 1.4, 1.0])
-heads = ui.control("slider", "Number of heads", "attn.heads", default=2, min_value=1, max_value=kv.HEADS_MAX,
+heads = ui.control("slider", "Number of heads", "attn.heads", default=4, min_value=1, max_value=kv.HEADS_MAX,
                    container=c0, help="H attention heads, each with its own query and key maps.")
 d_qk = ui.control("slider", "Query/key dimension d_qk", "attn.dqk", default=4, min_value=1,
                   max_value=kv.D_QK_MAX, container=c1,
                   help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
 holdout = ui.control("slider", "Hold-out size", "attn.holdout", default=min(10, hi_h), min_value=lo_h,
                      max_value=hi_h, container=c2, help="Points hidden and predicted at each training step.")
-steps = ui.control("slider", "Training steps", "attn.steps", default=500, min_value=50,
+steps = ui.control("slider", "Training steps", "attn.steps", default=1000, min_value=50,
                    max_value=kv.STEPS_MAX, step=50, container=c3)
 lr = ui.control("select_slider", "Learning rate", "attn.lr", default=0.05,
                 options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c4,
@@ -205,7 +205,7 @@ m1, m2, m3 = st.columns(3)
 tail = fit.losses[-25:] if fit.losses.size else np.array([np.nan])
 m1.metric("Hold-out loss (last 25 steps)", f"{float(np.mean(tail)):.4g}")
 m2.metric("Parameters", f"{heads * (2 * 3 * d_qk + 1):,}", help="H × (W_q and W_k: 2 × 3 × d_qk, plus U_h).")
-m3.metric("Steps run", f"{fit.steps_run:,} / {steps:,}")
+m3.metric(f"Steps run (of {steps:,})", f"{fit.steps_run:,}")
 
 truth = data.truth()
 names = [f"head {h + 1}: U = {u:+.2f}" for h, u in enumerate(fit.mixing)]
@@ -243,7 +243,7 @@ st.markdown(
     f"K(x, x′) = exp s(x, x′) spans many orders of magnitude, so the colour shows log K = s. The left panel "
     f"is the kernel, the right its transpose (query and key swapped). A symmetric kernel like the Gaussian "
     f"would give two identical pictures mirrored in the dashed diagonal; here they differ because queries "
-    f"and keys go through different maps W_q ≠ W_k. Largest |s(x, x′) − s(x′, x)| on the grid: "
+    f"and keys go through different maps $W_q \\ne W_k$. Largest |s(x, x′) − s(x′, x)| on the grid: "
     f"**{asym:.3g}**."
 )
 ui.show(
@@ -251,20 +251,24 @@ ui.show(
                                                         f"head {head}: log K(x′, x) (transpose)")),
     key="attn.kernel", filename="kernelviz-learned-kernel",
 )
-left, right = st.columns([2, 3])
-with left:
-    st.dataframe(
-        {"query ↓ / key →": list(TOKEN_NAMES),
-         **{f"key {name}": np.round(A[:, j], 4) for j, name in enumerate(TOKEN_NAMES)}},
-        hide_index=True,
-    )
-with right:
-    st.markdown(
-        "The score of head " + f"{head} is a quadratic form in the tokens, s(x, x′) = φ(x) A φ(x′)ᵀ with "
-        "A = W_q W_kᵀ/√d_qk (left: rows for the query's features, columns for the key's). The kernel is "
-        "symmetric exactly when A is. For the Gaussian, A has x̃·x̃′ = 1/ℓ̃² and a key bias 1·x̃′² = "
-        "−1/2ℓ̃²; trained heads find their own."
-    )
+st.markdown(
+    f"The score of head {head} is a quadratic form in the tokens, s(x, x′) = φ(x̃) A φ(x̃′)ᵀ with "
+    "$A = W_q W_k^\\top/\\sqrt{d_{qk}}$, a 3 × 3 matrix: rows for the query's features (1, x̃, x̃²), columns "
+    "for the key's. The kernel is symmetric exactly when A is. Beside it, the A of the Gaussian kernel with "
+    f"the ℓ = {ell:g} chosen above, on the same standardised x̃: 1/ℓ̃² pairs x̃ with x̃′ (the dot product), "
+    "−1/2ℓ̃² pairs the query's 1 with the key's x̃′² (the key bias), everything else is 0."
+)
+gauss = kv.gaussian_attention_params(ell, fit.scale)
+A_gauss = gauss.w_q @ gauss.w_k.T * gauss.score_scale
+left, right = st.columns(2)
+for col, mat, caption in ((left, A, f"trained head {head}"), (right, A_gauss, f"Gaussian, ℓ = {ell:g}")):
+    with col:
+        st.markdown(f"**A of the {caption}**")
+        st.dataframe(
+            {"query ↓ / key →": list(TOKEN_NAMES),
+             **{f"key {name}": np.round(mat[:, j], 4) for j, name in enumerate(TOKEN_NAMES)}},
+            hide_index=True,
+        )
 
 st.subheader("Each head's attention weights")
 ui.show(
@@ -283,26 +287,30 @@ st.caption(
 st.subheader("Concatenating the heads: W_O")
 st.markdown(
     "Multi-head attention runs the H heads side by side, puts their outputs next to each other and mixes "
-    "them with one output matrix W_O. Each head's block of W_O is the blog post's U_h: the output is Σₕ U_h "
-    "headₕ. Here every head outputs one number oₕ(x) (d_v = 1, the value is y itself), so Concat(head₁, …, "
-    "head_H) is a row of H numbers, W_O is an H × 1 column and U_h is its h-th entry: exactly the uₕ of "
-    "chapter 3, now mixing learned kernels instead of Gaussians of different widths."
+    "them with one output matrix $W_O$. Each head's block of rows of $W_O$ is the blog post's $U_h$, so the "
+    "output is $\\sum_h \\text{head}_h U_h$. Here every head outputs one number oₕ(x) ($d_v = 1$, the value "
+    "is y itself), so $\\text{Concat}(\\text{head}_1, \\dots, \\text{head}_H)$ is a row of H numbers, "
+    "$W_O$ is an H × 1 column and $U_h$ is its h-th entry: exactly the uₕ of chapter 3, now mixing learned "
+    "kernels instead of Gaussians of different widths."
 )
 st.latex(
     r"\operatorname{MultiHead}(Q, K, V) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O "
     r"= \sum_{h=1}^H \text{head}_h\, U_h,\qquad "
-    r"W_O = \begin{pmatrix} U_1 \\ \vdots \\ U_H \end{pmatrix},\quad "
-    r"\text{head}_h = \operatorname{softmax}\!\Bigl(\frac{Q_h K_h^\top}{\sqrt{d_{qk}}}\Bigr) V_h"
+    r"W_O = \begin{pmatrix} U_1 \\ \vdots \\ U_H \end{pmatrix}"
+)
+st.latex(
+    r"\text{head}_h = \operatorname{softmax}\!\Bigl(\frac{Q_h K_h^\top}{\sqrt{d_{qk}}}\Bigr) V_h,\qquad "
+    r"Q_h = \Phi W_q^h,\quad K_h = \Phi W_k^h,\quad V_h = y"
 )
 wo_left, wo_right = st.columns([2, 3])
 with wo_left:
     ui.show(kf.mixing_figure(fit.mixing, y_title="W_O entry Uₕ"), key="attn.wo", filename="kernelviz-w-o")
 with wo_right:
     st.markdown(
-        "With vectors instead of numbers (d_v > 1, an output of dimension d_out), headₕ is n × d_v and Uₕ is "
-        "the d_v × d_out block of rows (h − 1)d_v + 1 … h·d_v of W_O, so Concat(…) W_O = Σₕ headₕ Uₕ. As in "
-        "chapter 3, nothing keeps the Uₕ positive or summing to 1. Here Q_h = ΦW_q^h, K_h = ΦW_k^h for the "
-        "token matrix Φ, and V_h = y."
+        "With vectors instead of numbers ($d_v > 1$, an output of dimension $d_{out}$), $\\text{head}_h$ is "
+        "$n \\times d_v$ and $U_h$ is the $d_v \\times d_{out}$ block of rows $(h-1)d_v + 1, \\dots, h d_v$ "
+        "of $W_O$, so $\\text{Concat}(\\dots)\\, W_O = \\sum_h \\text{head}_h U_h$. As in chapter 3, nothing "
+        "keeps the $U_h$ positive or summing to 1. Φ is the n × 3 matrix of tokens φ(x̃ᵢ)."
     )
 
 # ------------------------------------------------------------------------------------------- self / cross
@@ -311,7 +319,7 @@ st.subheader("Self- vs cross-attention")
 st.markdown(
     "The queries can come from the same sequence as the keys and values, or from another one. In "
     "**self-attention** every data point asks all the data points (itself included) for their values: "
-    "queries, keys and values all come from x₁ … x_n, and the weights form an n × n matrix. In "
+    "queries, keys and values all come from x₁ … xₙ, and the weights form an n × n matrix. In "
     "**cross-attention** the queries come from elsewhere (in translation, the words of the sentence being "
     "written attend to the source sentence); here the queries are new points x on a grid, the keys and "
     "values are still the data, and the weights form an m × n matrix. The kernel is the same, only the "
