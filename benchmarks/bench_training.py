@@ -1,6 +1,8 @@
 """Masked training: kv.fit (one compiled while loop) against the blog post's per-step Python loop.
 
-Run from the repository root: ``python benchmarks/bench_training.py [--repeats 5] [--steps 1000]``.
+Run from the repository root:
+
+    PYTHONPATH=. python benchmarks/bench_training.py [--repeats 5] [--steps 1000]
 
 The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8 heads, 1,000 steps. The
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
