@@ -105,8 +105,20 @@ us = tuple(float(v) for v in result.mixing)
 with ui.busy("Predicting with every head and with the mixture…"):
     view = heads_view(data, ells, us, kernel)
 
+lo_x, hi_x = train.domain
+span = hi_x - lo_x
+runaway = [h + 1 for h, ell in enumerate(ells) if not span * 1e-6 <= ell <= span * 1e6]
 if result.diverged:
     st.warning(result.message, icon="⚠️")
+elif runaway:
+    st.warning(
+        f"Training ran away: head{'s' if len(runaway) > 1 else ''} {', '.join(map(str, runaway))} ended with "
+        f"a lengthscale more than a million times smaller or larger than the data's x-range ({span:.3g}). "
+        f"The learning rate {lr:g} makes Adam's steps in log ℓ too big; such a head copies the nearest point "
+        f"or "
+        "the overall mean. Lower the learning rate.",
+        icon="⚠️",
+    )
 elif result.method == "search":
     st.info(result.message, icon="🔎")
 elif result.message:
@@ -152,7 +164,8 @@ st.latex(
 )
 st.caption(
     "A wide head with a large |uₕ| widens the band everywhere: its weights reach far-away points, whose yᵢ "
-    "differ a lot from f̂(x). Hide nothing here: the band belongs to the mixture, not to any one head."
+    "differ a lot from f̂(x). Hiding a head in the legend does not change the band: it belongs to the "
+    "mixture."
 )
 
 st.subheader("What the heads learned")
