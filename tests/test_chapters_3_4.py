@@ -274,6 +274,12 @@ def test_multihead_boxcar_says_it_searches():
     assert "mh.fit" in charts(at)
 
 
+def test_multihead_runaway_training_warns_and_still_draws():
+    at = start(MH, {"mh.heads": "1", "mh.lr": "100"})
+    assert any("diverged" in w.value or "ran away" in w.value for w in at.warning)
+    assert {"mh.fit", "mh.heatmaps"} <= set(charts(at))
+
+
 def test_multihead_query_params_set_the_controls():
     at = start(MH, {"mh.heads": "3", "mh.kernel": "laplace", "mh.holdout": "5", "mh.steps": "300",
                     "mh.lr": "0.03", "mh.seed": "7"})
