@@ -12,6 +12,7 @@ functions so that the scripts in ``benchmarks/`` reuse exactly what the tests ch
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import re
@@ -27,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -134,6 +136,16 @@ class StreamlitServer:
                 self.process.wait(timeout=10)
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to send SIGTERM when the test or benchmark process dies, so a
+    killed run (where no fixture teardown happens) never leaves a server behind."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def start_streamlit(
     script: str = "app.py",
     env: Mapping[str, str] | None = None,
@@ -162,6 +174,7 @@ def start_streamlit(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
     server = StreamlitServer(script=script, port=port, process=process, log_path=log)
     try:
@@ -470,16 +483,28 @@ def full_page_screenshot(page: Any, path: Path) -> Path:
     return path
 
 
-def app_pages() -> list[tuple[str, str]]:
-    """(page file stem, URL path) of each chapter file under pages/, in order.
+def app_pages() -> list[str]:
+    """The pages the app should show, in the sidebar's order: "overview" (the default page at ``/``),
+    then the stem of each chapter file under pages/ (``1_kernel_regression``, …)."""
+    return ["overview"] + [f.stem for f in sorted((REPO_ROOT / "pages").glob("*.py"))]
 
-    Streamlit derives a page's URL path from its file name without the leading number and underscore
-    (``pages/2_masked_training.py`` → ``/masked_training``).
-    """
+
+def nav_links(page: Any) -> list[tuple[str, str]]:
+    """(label, URL path) of every link of the sidebar navigation, in order (the default page is ``/``)."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    links.first.wait_for()
     out = []
-    for f in sorted((REPO_ROOT / "pages").glob("*.py")):
-        out.append((f.stem, re.sub(r"^\d+_", "", f.stem)))
+    for a in links.all():
+        out.append((a.inner_text().strip(), urlsplit(a.get_attribute("href") or "").path or "/"))
     return out
+
+
+def nav_path(page: Any, label_part: str) -> str:
+    """The URL path of the sidebar link whose label contains ``label_part`` (case-insensitive)."""
+    for label, path in nav_links(page):
+        if label_part.lower() in label.lower():
+            return path
+    raise LookupError(f"no page {label_part!r} in the sidebar: {nav_links(page)}")
 
 
 # ------------------------------------------------------------------------------------------------ fixtures
@@ -533,15 +558,22 @@ def browser(playwright_instance: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def warm_server(streamlit_server: StreamlitServer, browser: Any) -> StreamlitServer:
-    """The server after one page has been drawn, so the one-off warm-up is not charged to any single test."""
+def site_nav(streamlit_server: StreamlitServer, browser: Any) -> list[tuple[str, str]]:
+    """The sidebar's (label, URL path) links, read once the first page has been drawn (so the one-off
+    warm-up is not charged to any single test)."""
     context = browser.new_context(viewport=VIEWPORT)
     try:
         page = context.new_page()
         page.goto(streamlit_server.url + "/")
         wait_until_drawn(page, timeout=FIRST_LOAD_TIMEOUT_S)
+        return nav_links(page)
     finally:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def warm_server(streamlit_server: StreamlitServer, site_nav: list[tuple[str, str]]) -> StreamlitServer:
+    """The server after its first page has been drawn."""
     return streamlit_server
 
 

@@ -1,8 +1,8 @@
 """Every page of the running app in Chromium: drawn without errors, sliders repaint, links restore the view.
 
-Pages are the overview (``/``) and one per file under ``pages/`` (``/kernel_regression``, …), so a chapter is
-covered as soon as its file exists. Each test opens its own browser context (a fresh Streamlit session) on the
-one server of the test session.
+The pages are the overview (the default page, ``/``) and one per file under ``pages/``, in the sidebar's
+order, so a chapter is covered as soon as its file exists; their URLs are read from the sidebar itself.
+Each test opens its own browser context (a fresh Streamlit session) on the one server of the test session.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from kvbrowser import (
     choose_option,
     exception_texts,
     full_page_screenshot,
+    nav_links,
     page_state,
     select_options,
     slider_key_towards_middle,
@@ -32,13 +33,15 @@ from kvbrowser import (
 
 pytestmark = pytest.mark.browser
 
-# (test id, URL path): the overview is the default page at "/", the chapters follow their file names.
-PAGES = [("overview", "/")] + [(url_path, "/" + url_path) for _, url_path in app_pages()]
-PAGE_IDS = [name for name, _ in PAGES]
+PAGES = list(enumerate(app_pages()))  # (position in the sidebar, name): 0 is the overview
+PAGE_IDS = [name for _, name in PAGES]
+CHAPTERS = PAGES[1:]
+CHAPTER_IDS = PAGE_IDS[1:]
 
 
-def open_page(page: Any, server: StreamlitServer, path: str) -> dict:
-    page.goto(server.url + path)
+def open_page(page: Any, server: StreamlitServer, site_nav: list[tuple[str, str]], index: int) -> dict:
+    assert index < len(site_nav), f"page {index} missing from the sidebar {site_nav}"
+    page.goto(server.url + site_nav[index][1])
     return wait_until_drawn(page)
 
 
@@ -51,19 +54,35 @@ def assert_clean(page: Any, errors: BrowserErrors) -> None:
     assert errors.messages == [], f"browser console errors on {page.url}: {errors.messages}"
 
 
-@pytest.mark.parametrize(("name", "path"), PAGES, ids=PAGE_IDS)
-def test_page_draws_its_charts_without_errors(
-    warm_server: StreamlitServer, page: Any, errors: BrowserErrors, name: str, path: str
-) -> None:
-    """The page loads, every chart is drawn, there is a title, no exception box and no console error.
+def main_sliders(page: Any) -> Any:
+    """The sliders of the page itself (not the shared sidebar); the sidebar's when the page has none."""
+    main = page.locator('[data-testid="stMain"]').locator('input[type="range"], [role="slider"]')
+    return main if main.count() else sliders(page)
 
-    A full-page screenshot is saved to artifacts/screenshots/<page>.png for people to look at.
-    """
-    state = open_page(page, warm_server, path)
+
+def press(page: Any, thumb: Any, key: str) -> str:
+    """Presses ``key`` on the slider (turned around at the end it would not leave: ArrowRight at the maximum
+    becomes ArrowLeft, End becomes Home) and waits for the repaint; returns the key pressed."""
+    if key == "ArrowRight":
+        key = slider_key_towards_middle(thumb)
+    elif key == "End" and slider_key_towards_middle(thumb) == "ArrowLeft":
+        key = "Home"
+    before = page_state(page)["signature"]
+    thumb.focus()
+    page.keyboard.press(key)
+    wait_for_repaint(page, before)
+    return key
+
+
+@pytest.mark.parametrize(("index", "name"), PAGES, ids=PAGE_IDS)
+def test_page_draws_its_charts_without_errors(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors, index: int, name: str
+) -> None:
+    """The page loads, every chart is drawn with data, there is a title, no exception box and no console
+    error. A full-page screenshot goes to artifacts/screenshots/<page>.png for people to look at."""
+    state = open_page(page, warm_server, site_nav, index)
     assert state["charts"] >= 1
-    title = page.locator('[data-testid="stMain"] h1').first
-    assert title.inner_text().strip(), "page has no title"
-    # Every chart has axes with data in it (an empty figure would still count as a drawn chart).
+    assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip(), "page has no title"
     traces = page.evaluate(
         "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')]"
         ".map((gd) => (gd.data || []).length)"
@@ -73,48 +92,38 @@ def test_page_draws_its_charts_without_errors(
     assert_clean(page, errors)
 
 
-@pytest.mark.parametrize(("name", "path"), PAGES, ids=PAGE_IDS)
+@pytest.mark.parametrize(("index", "name"), PAGES, ids=PAGE_IDS)
 def test_every_slider_repaints_the_charts_and_the_url(
-    warm_server: StreamlitServer, page: Any, errors: BrowserErrors, name: str, path: str
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors, index: int, name: str
 ) -> None:
-    """Keying each slider (sidebar and main area) changes its value, the chart data and the URL query."""
-    open_page(page, warm_server, path)
-    count = sliders(page).count()
-    assert count >= 1, "no slider on the page (the sidebar's data-size slider should always be there)"
-    moved = []
+    """Keying each slider of the page (ArrowRight, or ArrowLeft at the maximum) changes its value, the chart
+    data and the URL query. (The shared sidebar slider: on the overview and in the navigation test.)"""
+    open_page(page, warm_server, site_nav, index)
+    count = main_sliders(page).count()
+    assert count >= 1, "no slider on the page"
     i = 0
-    while i < sliders(page).count():  # re-counted: a control may reveal others
-        thumb = sliders(page).nth(i)
-        label, before_value = slider_label(thumb), slider_value(thumb)
-        before_url, before = page.url, page_state(page)["signature"]
-        key = slider_key_towards_middle(thumb)
-        thumb.focus()
-        page.keyboard.press(key)
-        wait_for_repaint(page, before)
-        thumb = sliders(page).nth(i)
-        after_value = slider_value(thumb)
+    while i < main_sliders(page).count():  # re-counted: a control may reveal others
+        thumb = main_sliders(page).nth(i)
+        label, before_value, before_url = slider_label(thumb), slider_value(thumb), page.url
+        key = press(page, thumb, "ArrowRight")
+        after_value = slider_value(main_sliders(page).nth(i))
         assert after_value != before_value, f"{label!r}: {key} did not move it from {before_value}"
         assert query(page.url) != query(before_url), f"{label!r}: the URL did not follow ({page.url})"
-        moved.append((label, before_value, after_value))
         i += 1
-    assert len(moved) >= count
+    assert i >= count
     assert_clean(page, errors)
 
 
-@pytest.mark.parametrize(("name", "path"), PAGES, ids=PAGE_IDS)
+@pytest.mark.parametrize(("index", "name"), PAGES, ids=PAGE_IDS)
 def test_copied_url_restores_the_view(
-    warm_server: StreamlitServer, browser: Any, page: Any, errors: BrowserErrors, name: str, path: str
+    warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors,
+    index: int, name: str,
 ) -> None:
-    """After moving the first and last slider (End and ArrowLeft), the page's URL opened in a new browser
-    context (a new session, no shared state) shows the same widget values and the same chart data."""
-    open_page(page, warm_server, path)
-    moves = [(0, "End"), (sliders(page).count() - 1, "ArrowLeft")]
-    for index, key in moves:
-        thumb = sliders(page).nth(index)
-        before = page_state(page)["signature"]
-        thumb.focus()
-        page.keyboard.press(key)
-        wait_for_repaint(page, before)
+    """After keying the first slider (ArrowRight) and the last one (End), the page's URL opened in a new
+    browser context (a new session, nothing shared) shows the same widget values and the same chart data."""
+    open_page(page, warm_server, site_nav, index)
+    press(page, main_sliders(page).first, "ArrowRight")
+    press(page, main_sliders(page).last, "End")
     url = page.url
     assert query(url), f"no query parameters in {url}"
     want_widgets = widget_values(page)
@@ -135,25 +144,26 @@ def test_copied_url_restores_the_view(
     assert_clean(page, errors)
 
 
-def kernel_pages() -> list[tuple[str, str]]:
-    return [(name, path) for name, path in PAGES if name != "overview"]
-
-
-@pytest.mark.parametrize(("name", "path"), kernel_pages(), ids=[n for n, _ in kernel_pages()])
-def test_every_kernel_choice_repaints(
-    warm_server: StreamlitServer, page: Any, errors: BrowserErrors, name: str, path: str
+@pytest.mark.parametrize(("index", "name"), CHAPTERS, ids=CHAPTER_IDS)
+def test_kernel_choice_repaints(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors, index: int, name: str
 ) -> None:
-    """On chapters with a "Kernel" select box, each kernel in it can be chosen and redraws the charts
-    without an exception (compact kernels may leave gaps; boxcar falls back to a search over ℓ)."""
-    open_page(page, warm_server, path)
+    """Where a chapter has a "Kernel" select box, another kernel redraws the charts without an exception:
+    every kernel on the first chapter; boxcar (no gradient in ℓ, so training falls back to a search) on the
+    training chapters, where each choice retrains."""
+    open_page(page, warm_server, site_nav, index)
     widgets = widget_values(page)
     if "Kernel" not in widgets:
-        assert not page.locator('[data-testid="stSelectbox"]').filter(has_text="Kernel").count()
+        assert not [w for w in widgets if "kernel" in w.lower() and not w.startswith("sidebar")]
         return
     options = select_options(page, "Kernel")
     assert len(options) >= 4, options
     current = widgets["Kernel"]
-    for option in [o for o in options if o != current] + [current]:
+    if index == 1:
+        choices = [o for o in options if o != current] + [current]
+    else:
+        choices = ["Boxcar" if "Boxcar" in options and current != "Boxcar" else options[-1]]
+    for option in choices:
         before = page_state(page)["signature"]
         choose_option(page, "Kernel", option)
         wait_for_repaint(page, before)
@@ -162,31 +172,29 @@ def test_every_kernel_choice_repaints(
 
 
 def test_sidebar_navigation_reaches_every_chapter(
-    warm_server: StreamlitServer, page: Any, errors: BrowserErrors
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
 ) -> None:
-    """The sidebar links every page; clicking through them keeps the session's data choice (a sidebar
-    slider moved on the overview stays put) and draws each chapter."""
-    open_page(page, warm_server, "/")
-    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
-    hrefs = [urlsplit(h).path.rstrip("/") or "/" for h in (a.get_attribute("href") for a in links.all())]
-    expected = [p for _, p in PAGES]
-    assert sorted(hrefs) == sorted(expected), f"sidebar links {hrefs}, page files give {expected}"
+    """The sidebar links the overview and every chapter file; clicking through them draws each page and
+    keeps the session's data choice (the shared sidebar slider, moved on the overview, stays put)."""
+    open_page(page, warm_server, site_nav, 0)
+    links = nav_links(page)
+    assert len(links) == len(PAGES), f"sidebar {links}, expected the overview and {len(CHAPTERS)} chapters"
+    assert links[0][1] == "/", "the overview is not the default page"
+    assert len({p for _, p in links}) == len(links), f"two links share a URL: {links}"
 
     n_slider = page.locator('[data-testid="stSidebar"] input[type="range"]').first
     assert n_slider.count(), "no slider in the sidebar"
-    before = page_state(page)["signature"]
-    n_slider.focus()
-    page.keyboard.press("ArrowLeft")
-    wait_for_repaint(page, before)
+    press(page, n_slider, "ArrowLeft")
     sidebar_value = slider_value(n_slider)
 
     titles = []
-    for href in hrefs:
-        page.locator(f'[data-testid="stSidebarNavLink"][href$="{href.rstrip("/")}"]').first.click()
-        page.wait_for_url(lambda u, href=href: (urlsplit(u).path.rstrip("/") or "/") == href)
+    anchors = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    for position, (_, path) in enumerate(links):
+        anchors.nth(position).click()
+        page.wait_for_url(lambda u, path=path: (urlsplit(u).path or "/") == path)
         wait_until_drawn(page)
         titles.append(page.locator('[data-testid="stMain"] h1').first.inner_text().strip())
         n_slider = page.locator('[data-testid="stSidebar"] input[type="range"]').first
-        assert slider_value(n_slider) == sidebar_value, f"the data choice was lost on {href}"
+        assert slider_value(n_slider) == sidebar_value, f"the data choice was lost on {path}"
     assert len(set(titles)) == len(titles), f"two pages share a title: {titles}"
     assert_clean(page, errors)

@@ -1,0 +1,129 @@
+"""Peak memory of the app server while one visitor walks every page and moves its sliders.
+
+Starts ``streamlit run app.py`` (by default with an empty JAX compilation cache, so the peak includes
+compiling every program, as on a fresh Streamlit Community Cloud container), then in one browser session
+opens the overview, clicks through every chapter in the sidebar, moves each slider on each page once and
+picks another kernel where there is a kernel choice. A thread samples the resident memory of the server
+process and all its children every 20 ms. Prints the RSS after each page and the peak, against the
+690 MB limit of Cloud's smallest container.
+
+    python benchmarks/bench_memory.py [--warm-cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+
+import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+LIMIT_BYTES = 690 * 1000 * 1000  # Cloud's smallest container, read as decimal megabytes (the stricter)
+MB = 1e6
+
+
+class TreeSampler:
+    """Samples ``process_tree_rss(pid)`` in a thread; ``peak`` is the largest value seen, in bytes."""
+
+    def __init__(self, pid: int, interval: float = 0.02) -> None:
+        self.pid, self.interval = pid, interval
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, kvb.process_tree_rss(self.pid))
+            time.sleep(self.interval)
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def move_everything(page) -> int:
+    """Moves each slider once (and picks the next kernel); returns how many controls were moved."""
+    moved = 0
+    i = 0
+    while i < kvb.sliders(page).count():
+        thumb = kvb.sliders(page).nth(i)
+        before = kvb.page_state(page)["signature"]
+        key = kvb.slider_key_towards_middle(thumb)
+        thumb.focus()
+        page.keyboard.press(key)
+        kvb.wait_for_repaint(page, before)
+        moved += 1
+        i += 1
+    if "Kernel" in kvb.widget_values(page):
+        options = kvb.select_options(page, "Kernel")
+        current = kvb.widget_values(page)["Kernel"]
+        before = kvb.page_state(page)["signature"]
+        kvb.choose_option(page, "Kernel", options[(options.index(current) + 1) % len(options)])
+        kvb.wait_for_repaint(page, before)
+        moved += 1
+    return moved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="use the default JAX cache (programs already compiled) instead of an empty one")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache, sync_playwright() as p:
+        env = {} if args.warm_cache else {"KERNELVIZ_JAX_CACHE": cache}
+        server = kvb.start_streamlit("app.py", env=env)
+        try:
+            idle = kvb.process_tree_rss(server.pid)
+            print(f"server idle before any visitor: {idle / MB:7.1f} MB"
+                  f" ({'default' if args.warm_cache else 'empty'} JAX cache)", flush=True)
+            with TreeSampler(server.pid) as sampler:
+                browser = kvb.launch_chromium(p)
+                page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+                page.goto(server.url + "/")
+                kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+                rss = kvb.process_tree_rss(server.pid)
+                print(f"{'/ (first visit, warm-up)':<34} rss {rss / MB:7.1f} MB  peak so far"
+                      f" {sampler.peak / MB:7.1f} MB", flush=True)
+                links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+                hrefs = [urlsplit(a.get_attribute("href")).path for a in links.all()]
+                for index, href in enumerate(hrefs):
+                    t = time.perf_counter()
+                    links.nth(index).click()
+                    page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
+                    kvb.wait_until_drawn(page)
+                    moved = move_everything(page)
+                    rss = kvb.process_tree_rss(server.pid)
+                    print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
+                          f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s)", flush=True)
+                errors = kvb.exception_texts(page)
+                browser.close()
+        finally:
+            final = kvb.process_tree_rss(server.pid)
+            server.stop()
+
+    print()
+    peak = sampler.peak
+    print(f"peak RSS of the server (+ children): {peak / MB:7.1f} MB ({peak / 2**20:.1f} MiB)")
+    print(f"RSS at the end of the walk:          {final / MB:7.1f} MB")
+    verdict = "within" if sampler.peak <= LIMIT_BYTES else "OVER"
+    print(f"{verdict} the 690 MB limit ({sampler.peak / LIMIT_BYTES:.0%} of it)")
+    if errors:
+        print("exception boxes seen:", *errors, sep="\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

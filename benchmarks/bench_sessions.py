@@ -1,0 +1,195 @@
+"""Ten visitors at once: are their sessions isolated, and how much slower does each repaint get?
+
+Starts ``streamlit run app.py`` on loopback and, with Playwright's async API, opens the masked-training
+chapter in browser contexts of one Chromium (each context is its own Streamlit session):
+
+1. one session alone presses ArrowRight on "Hold-out size" ``--moves`` times; each press is timed from the
+   key to the repainted charts (chart data changed, Streamlit idle);
+2. ten sessions do the same at the same time, each with different settings: its own noise seed for the
+   data (so no session's results can come from another's cache), its own training seed and learning rate.
+
+Every session then checks that its widgets and its URL still hold its own settings, that the page shows no
+exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
+Prints the median repaint time with ten sessions and alone, and the ratio (target: at most 3).
+
+    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, JS probes)
+from _measure import summary  # noqa: E402
+from playwright.async_api import async_playwright  # noqa: E402
+
+TARGET_RATIO = 3.0
+PAGE = "Masked training"  # sidebar label of the chapter
+HOLDOUT = "Hold-out size"
+LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
+
+
+async def wait_drawn(page, before: str | None = None, timeout: float = kvb.RERUN_TIMEOUT_S) -> dict:
+    """Async twin of the test helpers: idle with charts drawn (and, given ``before``, new chart data)."""
+    await page.wait_for_function(kvb.IDLE_AND_CHANGED_JS, arg=before, polling="raf", timeout=timeout * 1e3)
+    state = await page.evaluate(kvb.PAGE_STATE_JS)
+    if state["exceptions"]:
+        texts = await page.locator('[data-testid="stException"]').all_inner_texts()
+        raise kvb.AppExceptionError(f"{page.url} shows an exception:\n" + "\n".join(texts))
+    return state
+
+
+async def settle(page) -> dict:
+    """Waits until the page is idle and stays so (same chart data) for 0.4 s."""
+    while True:
+        first = await wait_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+        await page.wait_for_timeout(400)
+        second = await page.evaluate(kvb.PAGE_STATE_JS)
+        if kvb.is_idle(second) and second["signature"] == first["signature"]:
+            return second
+
+
+def holdout_thumb(page):
+    return page.locator(f'[data-testid="stApp"] input[type="range"][aria-label="{HOLDOUT}"]').first
+
+
+class Session:
+    """One visitor: a browser context with its own settings, which it moves and then verifies."""
+
+    def __init__(self, index: int, data_seed: int, seed: int, lr: str) -> None:
+        self.index, self.data_seed, self.seed, self.lr = index, data_seed, seed, lr
+        self.times: list[float] = []
+        self.context = self.page = None
+
+    @property
+    def start_url_query(self) -> str:
+        return f"data.seed={self.data_seed}&masked.seed={self.seed}&masked.lr={self.lr}&masked.holdout=10"
+
+    async def open(self, browser, base: str, path: str) -> None:
+        self.context = await browser.new_context(viewport=kvb.VIEWPORT)
+        self.page = await self.context.new_page()
+        await self.page.goto(f"{base}{path}?{self.start_url_query}")
+        await settle(self.page)
+
+    async def move(self, moves: int) -> None:
+        thumb = holdout_thumb(self.page)
+        for _ in range(moves):
+            before = (await self.page.evaluate(kvb.PAGE_STATE_JS))["signature"]
+            await thumb.focus()
+            t = time.perf_counter()
+            await self.page.keyboard.press("ArrowRight")
+            await wait_drawn(self.page, before)
+            self.times.append(time.perf_counter() - t)
+
+    async def verify(self, browser, moves: int) -> list[str]:
+        """What is wrong with this session's view (empty when it shows its own settings and data)."""
+        problems = []
+        page = self.page
+        await settle(page)
+        widgets = await page.evaluate(kvb.WIDGETS_JS)
+        want = {
+            "Hold-out size": str(10 + moves),
+            "Seed": str(self.seed),
+            "Learning rate": self.lr,
+            "sidebar: Noise seed": str(self.data_seed),
+        }
+        for label, value in want.items():
+            if widgets.get(label) != value:
+                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {value!r}")
+        query = dict(parse_qsl(urlsplit(page.url).query))
+        for name, value in {"data.seed": self.data_seed, "masked.seed": self.seed,
+                            "masked.holdout": 10 + moves}.items():
+            if query.get(name) != str(value):
+                problems.append(f"URL has {name}={query.get(name)!r}, expected {value}")
+        if await page.locator('[data-testid="stException"]').count():
+            problems.append("exception box")
+        mine = (await page.evaluate(kvb.PAGE_STATE_JS))["signature"]
+        fresh_context = await browser.new_context(viewport=kvb.VIEWPORT)
+        try:
+            fresh = await fresh_context.new_page()
+            await fresh.goto(page.url)
+            theirs = (await settle(fresh))["signature"]
+        finally:
+            await fresh_context.close()
+        if mine != theirs:
+            problems.append("charts differ from a new session opened at the same URL")
+        return [f"session {self.index}: {p}" for p in problems]
+
+
+async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list, list[str]]:
+    """Returns the repaint times alone, the repaint times together, and every isolation problem found."""
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
+        warm = await browser.new_page(viewport=kvb.VIEWPORT)
+        await warm.goto(server.url + "/")
+        await settle(warm)
+        path = None
+        for a in await warm.locator('[data-testid="stSidebarNavLink"]').all():
+            if PAGE.lower() in (await a.inner_text()).lower():
+                path = urlsplit(await a.get_attribute("href")).path
+        if path is None:
+            raise LookupError(f"no {PAGE!r} page in the sidebar")
+        await warm.goto(server.url + path)
+        await settle(warm)
+        await warm.close()
+
+        alone = Session(-1, data_seed=5000, seed=50, lr="0.2")
+        await alone.open(browser, server.url, path)
+        await alone.move(args.moves)
+        problems = await alone.verify(browser, args.moves)
+        await alone.context.close()
+        print(f"1 session:  {summary(alone.times)}", flush=True)
+
+        sessions = [
+            Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)])
+            for i in range(args.sessions)
+        ]
+        await asyncio.gather(*(s.open(browser, server.url, path) for s in sessions))
+        await asyncio.gather(*(s.move(args.moves) for s in sessions))
+        together = [t for s in sessions for t in s.times]
+        print(f"{args.sessions} sessions: {summary(together)}", flush=True)
+        for s in sessions:  # one at a time: the check opens one more session per visitor
+            problems += await s.verify(browser, args.moves)
+            await s.context.close()
+        await browser.close()
+    return alone.times, together, problems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--moves", type=int, default=6, help="key presses per session")
+    args = parser.parse_args()
+
+    server = kvb.start_streamlit("app.py")
+    try:
+        alone, together, problems = asyncio.run(run(args, server))
+    finally:
+        server.stop()
+
+    ratio = statistics.median(together) / statistics.median(alone)
+    print()
+    print(f"median repaint, {'1 session alone:':<26} {statistics.median(alone) * 1e3:8.1f} ms")
+    label = f"{args.sessions} sessions at once:"
+    print(f"median repaint, {label:<26} {statistics.median(together) * 1e3:8.1f} ms"
+          f"  (worst {max(together) * 1e3:.1f} ms)")
+    verdict = "within" if ratio <= TARGET_RATIO else "OVER"
+    print(f"ratio: {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target)")
+    if problems:
+        print("isolation problems:", *problems, sep="\n  ")
+        sys.exit(1)
+    print(f"isolation: all {args.sessions + 1} sessions kept their own settings, URL and chart data")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Three visitors at once on one server: each keeps its own settings, URL and charts.
+
+Three browser contexts (three Streamlit sessions) open the masked-training chapter and key its "Hold-out
+size" and "Seed" sliders a different number of times, interleaved, without waiting for each other, so the
+server reruns their scripts at the same time. No timing is asserted here (benchmarks/bench_sessions.py
+measures ten sessions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from kvbrowser import (
+    VIEWPORT,
+    BrowserErrors,
+    StreamlitServer,
+    exception_texts,
+    page_state,
+    slider_by_label,
+    wait_until_drawn,
+    widget_values,
+)
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = 3
+CONTROLS = {"Hold-out size": "masked.holdout", "Seed": "masked.seed"}  # label → URL parameter
+
+
+def chapter_path(site_nav: list[tuple[str, str]], label_part: str) -> str:
+    for label, path in site_nav:
+        if label_part.lower() in label.lower():
+            return path
+    raise AssertionError(f"no {label_part!r} page in the sidebar: {site_nav}")
+
+
+def test_concurrent_sessions_keep_their_own_settings_and_data(
+    warm_server: StreamlitServer, site_nav: list[tuple[str, str]], browser: Any
+) -> None:
+    path = chapter_path(site_nav, "masked training")
+    contexts = [browser.new_context(viewport=VIEWPORT) for _ in range(SESSIONS)]
+    try:
+        pages, errors = [], []
+        for ctx in contexts:
+            page = ctx.new_page()
+            errors.append(BrowserErrors().attach(page))
+            page.goto(warm_server.url + path)
+            pages.append(page)
+        for page in pages:
+            wait_until_drawn(page)
+        start = widget_values(pages[0])
+        assert all(widget_values(p) == start for p in pages[1:]), "fresh sessions start differently"
+
+        # Session i keys each slider i + 1 times; the presses of all sessions are interleaved.
+        expected = []
+        for i in range(SESSIONS):
+            want = dict(start)
+            for label in CONTROLS:
+                want[label] = str(int(start[label]) + i + 1)
+            expected.append(want)
+        for step in range(SESSIONS):
+            for label in CONTROLS:
+                for i, page in enumerate(pages):
+                    if step <= i:
+                        slider_by_label(page, label).focus()
+                        page.keyboard.press("ArrowRight")
+
+        signatures = []
+        for i, page in enumerate(pages):
+            state = wait_until_drawn(page)
+            signatures.append(state["signature"])
+            got = widget_values(page)
+            assert got == expected[i], f"session {i} shows {got}, expected {expected[i]}"
+            params = dict(parse_qsl(urlsplit(page.url).query))
+            for label, name in CONTROLS.items():
+                assert params.get(name) == expected[i][label], f"session {i}: URL {page.url}"
+            assert exception_texts(page) == []
+            assert errors[i].messages == [], errors[i].messages
+        assert len(set(signatures)) == SESSIONS, "two sessions with different settings show the same charts"
+
+        # Each session's charts are exactly what a brand-new session at its URL shows.
+        for i, page in enumerate(pages):
+            ctx = browser.new_context(viewport=VIEWPORT)
+            try:
+                fresh = ctx.new_page()
+                fresh.goto(page.url)
+                assert wait_until_drawn(fresh)["signature"] == signatures[i], f"session {i}: data differ"
+            finally:
+                ctx.close()
+        # And nobody's view moved while the others were checked.
+        for i, page in enumerate(pages):
+            assert page_state(page)["signature"] == signatures[i]
+            assert widget_values(page) == expected[i]
+    finally:
+        for ctx in contexts:
+            ctx.close()
