@@ -7,8 +7,8 @@ import kernelviz as kv
 from kernelviz import figures as kf
 from kernelviz import ui
 
-SELF_MAX = 500  # queries and keys of the self-attention picture (n × n weights per head)
-ATTN_KEYS = 1000  # keys of the attention heatmaps; bigger data sets show an even subsample
+HEAT_KEYS = 500  # keys of the attention heatmaps and queries of the self-attention picture (n × n per head);
+# bigger data sets show an even subsample of this many points
 TOKEN_NAMES = ("1", "x̃", "x̃²")  # the features of a token φ(x̃)
 
 
@@ -29,7 +29,7 @@ def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, objec
     Tokens are standardised by the keys' mean and standard deviation (any centre and scale give the same
     weights; standardising keeps the numbers moderate).
     """
-    sub, note = _keys(ds, ATTN_KEYS)
+    sub, note = _keys(ds, HEAT_KEYS)
     grid = ds.grid(ui.GRID_POINTS)
     center, scale = float(np.mean(sub.x)), float(np.std(sub.x))
     g = kv.gaussian_attention_params(lengthscale, scale)
@@ -61,16 +61,15 @@ def attention_views(data_key: tuple, train_args: tuple, _fit: kv.AttentionFit, _
     """
     grid = _ds.grid(ui.GRID_POINTS)
     full = kv.attention_predict(_fit, grid, _ds.x, _ds.y)
-    keys, note = _keys(_ds, ATTN_KEYS)
+    keys, note = _keys(_ds, HEAT_KEYS)
     cross = full.weights if keys is _ds else kv.attention_predict(_fit, grid, keys.x, keys.y).weights
-    selfset, self_note = _keys(_ds, SELF_MAX)
-    own = kv.attention_predict(_fit, selfset.x, selfset.x, selfset.y).weights
+    own = kv.attention_predict(_fit, keys.x, keys.x, keys.y).weights
     lo, hi = _ds.domain
     kgrid = np.linspace(lo, hi, kv.KERNEL_GRID_POINTS)
     return {
         "grid": grid, "mean": full.mean, "std": full.std, "head_means": full.head_means,
         "keys": np.asarray(keys.x), "cross": cross, "note": note,
-        "self_x": np.asarray(selfset.x), "self": own, "self_note": self_note,
+        "self": own,
         "kgrid": kgrid, "scores": kv.attention_kernel(_fit, kgrid, "scores"),
     }
 
@@ -326,13 +325,13 @@ st.markdown(
     "queries change: predicting f̂ on a grid, as every chapter does, is cross-attention."
 )
 ui.show(
-    kf.self_cross_figure(view["self"][h], view["self_x"], view["cross"][h], view["grid"]),
+    kf.self_cross_figure(view["self"][h], view["keys"], view["cross"][h], view["grid"]),
     key="attn.selfcross", filename="kernelviz-self-cross",
 )
 st.caption(
     f"Head {head}, one colour scale. Left: rows are the data points as queries, columns the same points as "
     f"keys. "
-    "Right: rows are grid points as queries, columns the data points. " + view["self_note"]
+    "Right: rows are grid points as queries, columns the data points. " + view["note"]
 )
 
 ui.try_this([

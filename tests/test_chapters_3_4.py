@@ -359,3 +359,15 @@ def test_attention_query_params_set_the_controls():
     assert at.slider(key="attn.seed").value == 4
     assert at.radio(key="attn.head").value == 2
     assert _heatmap_panels(charts(at)["attn.heatmaps"]) == 3
+
+
+@pytest.mark.parametrize("page", [MH, ATTN])
+def test_large_data_subsample_the_heatmaps_and_say_so(page):
+    at = start(page, {"data.n": "2000", "mh.heads": "2", "attn.heads": "2", "mh.steps": "200",
+                      "attn.steps": "200"})
+    figs = charts(at)
+    assert figs
+    heat = figs["mh.heatmaps" if page == MH else "attn.heatmaps"]
+    keys = _array(next(t for t in heat["data"] if t["type"] == "heatmap")["x"])
+    assert keys.size <= 500 if page == ATTN else keys.size <= 1500
+    assert any("subsample" in c.value and "2,000" in c.value for c in at.caption)
