@@ -107,17 +107,26 @@ def style(
     log_x: bool = False,
     log_y: bool = False,
 ) -> go.Figure:
-    """The shared layout: axis titles, a horizontal legend above the plot, closest-point hover, margins."""
+    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins.
+
+    The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
+    overlap). Log axes label powers of ten as 10⁻⁴, not with SI prefixes (100µ).
+    """
+    legend = (
+        {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
+        if title
+        else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
+    )
     fig.update_layout(
         title={"text": title} if title else None,
         height=height,
-        margin={"l": 60, "r": 20, "t": 70 if title else 40, "b": 50},
+        margin={"l": 60, "r": 20, "t": 50 if title else 40, "b": 110 if title and showlegend else 50},
         hovermode="closest",
         showlegend=showlegend,
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0},
+        legend=legend,
     )
-    fig.update_xaxes(title_text=x_title, type="log" if log_x else None)
-    fig.update_yaxes(title_text=y_title, type="log" if log_y else None)
+    fig.update_xaxes(title_text=x_title, type="log" if log_x else None, exponentformat="power")
+    fig.update_yaxes(title_text=y_title, type="log" if log_y else None, exponentformat="power")
     return fig
 
 
@@ -309,7 +318,8 @@ def small_multiples_figure(
         fig.update_xaxes(title_text=x_title, row=rows, col=c)
     for r in range(1, rows + 1):
         fig.update_yaxes(title_text=y_title, row=r, col=1)
-    fig.update_layout(margin={"t": 60})
+    # the legend sits above the panel titles, not on them
+    fig.update_layout(margin={"t": 95}, legend={"y": 1.1})
     return fig
 
 
@@ -563,7 +573,9 @@ def seeds_figure(
             annotation_text=f"exact LOO optimum ℓ* = {optimum:.3g}",
             annotation_position="top left",
         )
-    return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
+    style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
+    fig.update_yaxes(dtick="D2")  # 1, 2, 5 per decade: readable even when the values span little
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------------------

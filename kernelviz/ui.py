@@ -42,6 +42,7 @@ Public helpers
 * ``cached_on_data(fn)`` / ``cached_on_data(train=True)``: cache ``fn(ds, *scalars)`` by (data key, scalars).
 * ``predict``, ``heatmap_weights``, ``knn``, ``loo_curve``, ``loo_optimum``, ``fit``, ``fit_seeds``,
   ``fit_parametric``: cached backend calls used by chapters 1 and 2.
+* ``training_work(n, holdout, steps, seeds)``: a size estimate of masked training, to keep pages live.
 * ``show(fig, key, filename)``: st.plotly_chart with the Streamlit theme and a PNG download.
 * ``chapter_header``, ``try_this``, ``busy``, ``md_escape``, ``data_summary``, ``csv_preview``, ``sync_url``.
 """
@@ -294,8 +295,9 @@ def control(
             fixed = spec.coerce(shadow.get(key))
         if fixed is None:
             fixed = fallback
-        if fixed != current or type(fixed) is not type(current):
-            state[key] = fixed
+        # always write it back: a widget whose range or options changed gets a new identity, and without
+        # this it would start again from its minimum
+        state[key] = fixed
     else:
         start = spec.coerce(_query_value(key))
         if start is None:
@@ -737,6 +739,17 @@ def loo_optimum(ds: kv.Dataset, kernel: str) -> float | None:
         return kv.loo_lengthscale(ds.x, ds.y, kernel)
     except ValueError:
         return None
+
+
+def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
+    """Kernel evaluations of masked training: seeds × steps × hold-out rows × keys, both padded to 2^k.
+
+    ``kv.fit_seeds`` always pads to ``kv.SEEDS_MAX`` seeds; pass that for it. Pages use this to keep
+    optional extra work (e.g. a spread over seeds) small enough to stay live.
+    """
+    rows = 1 << max(0, int(holdout) - 1).bit_length()
+    keys = max(16, 1 << max(0, int(n) - 1).bit_length())
+    return int(seeds) * int(steps) * rows * keys
 
 
 @cached_on_data(train=True)

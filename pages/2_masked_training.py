@@ -74,7 +74,7 @@ lr = ui.control(
     "Learning rate",
     "masked.lr",
     default=0.2,
-    options=(0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
+    options=(0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0),
     container=c4,
     help="Adam's step size on log ℓ. Very large values make training diverge.",
 )
@@ -103,6 +103,13 @@ learned = float(result.lengthscales[0])
 start = float(result.trajectory[0, 0])
 if result.diverged:
     st.warning(result.message, icon="⚠️")
+elif not span / 1e4 <= learned <= span * 1e3:
+    st.warning(
+        f"ℓ ran away to {learned:.3g} (the data span {span:.3g}): the learning rate {lr:g} is too high, so "
+        "Adam's steps on log ℓ overshoot into a region where the loss is flat (ℓ tiny: nearest neighbour; ℓ "
+        "huge: the mean) and the gradient cannot bring it back. Lower the learning rate.",
+        icon="⚠️",
+    )
 elif result.method == "search":
     st.info(result.message, icon="🔎")
 elif result.message:
@@ -203,24 +210,53 @@ with right:
     st.caption(note)
 
 
+SEED_WORK_MAX = 80_000_000  # kernel evaluations allowed for one 8-seed run in the spread panel
+
+
 @st.fragment
 def seed_spread() -> None:
     """The spread of learned ℓ over seeds for a few hold-out sizes (reruns on its own)."""
     st.subheader("Why hold-out 1 is noisy")
     n_seeds = ui.control(
-        "slider", "Seeds per hold-out size", "masked.nseeds", default=8, min_value=2, max_value=kv.SEEDS_MAX
+        "slider",
+        "Seeds per hold-out size",
+        "masked.nseeds",
+        default=8,
+        min_value=2,
+        max_value=kv.SEEDS_MAX,
+        container=st.columns([1, 2])[0],
     )
-    sizes = sorted({lo_h, min(max(holdout, lo_h), hi_h), max(lo_h, min(hi_h, len(train) // 2))})
+    seed_steps = min(steps, 300)
+    wanted = sorted({lo_h, min(max(holdout, lo_h), hi_h), max(lo_h, min(hi_h, len(train) // 2))})
+    sizes, capped = [], []
+    for k in wanted:
+        # keep this optional panel live: shrink a hold-out size whose 8-seed run would be too much work
+        size = k
+        while size > 1 and ui.training_work(len(train), size, seed_steps, kv.SEEDS_MAX) > SEED_WORK_MAX:
+            size //= 2
+        if size != k:
+            capped.append(k)
+        if size not in sizes:
+            sizes.append(size)
     groups = {}
-    with ui.busy(f"Training {n_seeds} seeds for each hold-out size {', '.join(map(str, sizes))}…"):
+    with ui.busy(
+        f"Training {n_seeds} seeds × {seed_steps} steps for each hold-out size {', '.join(map(str, sizes))}…"
+    ):
         for k in sizes:
-            runs = ui.fit_seeds(data, kernel, k, steps, lr, tuple(range(n_seeds)))
+            runs = ui.fit_seeds(data, kernel, k, seed_steps, lr, tuple(range(n_seeds)))
             groups[f"hold-out {k}"] = np.array([r.lengthscales[0] for r in runs])
     ui.show(kf.seeds_figure(groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread")
     st.caption(
         "One dot per seed (same data, different random hold-out sets). With one held-out point per step each "
         "gradient comes from a single prediction, so the learned ℓ depends a lot on which points happened to "
-        "be drawn; larger hold-out sets average over more points and agree more, but predict from fewer."
+        "be drawn; larger hold-out sets average over more points and agree more, but predict from fewer. "
+        f"Each run here takes {seed_steps} steps."
+        + (
+            f" Hold-out sizes {', '.join(map(str, capped))} were reduced to keep this panel quick on "
+            f"{len(train):,} training points."
+            if capped
+            else ""
+        )
     )
 
 
@@ -255,8 +291,8 @@ st.latex(
     r"f(x) = \sum_{i=1}^n \operatorname{softmax}_i\!\Bigl(-\tfrac12\bigl((x - x_i)\,w\bigr)^2\Bigr)\, y_i,"
     r"\qquad w = 1/\ell"
 )
-with ui.busy("Training d2l's w by full-batch leave-one-out (200 Adam steps)…"):
-    par = ui.fit_parametric(data, kernel, 200, 0.1)
+with ui.busy(f"Training d2l's w by full-batch leave-one-out ({steps} Adam steps from w = 1)…"):
+    par = ui.fit_parametric(data, kernel, steps, 0.1)
 ell_par = float(par.lengthscales[0])
 p1, p2, p3 = st.columns(3)
 p1.metric("Learned w", f"{1.0 / ell_par:.4g}")
@@ -266,9 +302,11 @@ if par.message:
     (st.warning if par.diverged else st.info)(par.message)
 st.markdown(
     "d2l trains the same model with every point predicted from all the others at every step (no randomness), "
-    "so its w = 1/ℓ heads for the leave-one-out optimum ℓ* = "
+    f"starting from w = 1 (ℓ = 1), with Adam at learning rate 0.1 for the same {steps} steps. Its ℓ = 1/w = "
+    f"{ell_par:.3g} heads for the exact leave-one-out optimum ℓ* = "
     + ("(none)" if best is None else f"{best:.3g}")
-    + ". A large w (small ℓ) is why its trained heatmap looks sharper than the untrained one."
+    + " (more steps get closer). A large w (small ℓ) is why its trained heatmap looks sharper than the "
+    "untrained one."
 )
 
 ui.try_this(

@@ -1,0 +1,502 @@
+"""The Streamlit app end to end with AppTest: pages run, every control at its extremes, URL state, uploads.
+
+JAX compiles on first use, so runs get a generous timeout; the caches (st.cache_resource/st.cache_data and
+JAX's own) persist across the AppTest instances of one pytest process.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import kernelviz as kv
+from kernelviz import ui
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 240
+KR = "pages/1_kernel_regression.py"
+MASKED = "pages/2_masked_training.py"
+CHAPTERS = [
+    p
+    for p in (KR, MASKED, "pages/3_multihead.py", "pages/4_attention.py")
+    if (ROOT / p).exists()
+]
+
+GOOD_CSV = b"time,signal\n" + b"".join(
+    f"{t:.3f},{math.sin(t) + 0.1 * math.cos(7 * t):.4f}\n".encode() for t in np.linspace(0, 6, 40)
+)
+WIDE_CSV = b"a,b,c\n" + b"".join(f"{i},{i * i % 7},{math.cos(i):.4f}\n".encode() for i in range(30))
+BAD_CSV = b"only one column\n1\n2\n3\n"
+
+
+_REGISTRY: dict = {}
+
+
+def start(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
+    """Open ``page`` (home when None) with URL parameters ``query``, as a new session from a shared link.
+
+    ``switch_page`` needs the page registry that st.navigation builds; AppTest learns it from a run, so a
+    first session runs home once and the new session is handed that registry: its first run is then on
+    ``page`` itself, with the URL, like a browser opening the link.
+    """
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params.update(query or {})
+    if page is None:
+        at.run()
+        ok(at)
+        return at
+    if not _REGISTRY:
+        probe = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+        ok(probe)
+        _REGISTRY.update(probe._registered_pages)
+    at._registered_pages = dict(_REGISTRY)
+    at.switch_page(page).run()
+    ok(at)
+    return at
+
+
+def ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def charts(at: AppTest) -> dict[str, dict]:
+    """Plotly figures of the current page by widget key, as parsed JSON."""
+    out = {}
+    for c in at.get("plotly_chart"):
+        key = c.proto.id.split("-", 2)[2]
+        out[key] = json.loads(c.proto.spec)
+    return out
+
+
+def values(v: object) -> np.ndarray:
+    """A Plotly JSON array (a list, or {"bdata": base64, "dtype": ...}) as floats; null becomes NaN."""
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).astype(float)
+    return np.array([np.nan if e is None else e for e in v], dtype=float)
+
+
+def widget(at: AppTest, key: str):
+    for kind in ("slider", "select_slider", "selectbox", "toggle", "number_input"):
+        for w in getattr(at, kind):
+            if w.key == key:
+                return kind, w
+    raise KeyError(key)
+
+
+def option_value(w, shown: str) -> object:
+    """The option value a select_slider shows as ``shown`` (its format_func maps it back to that text)."""
+    candidates = []
+    for cast in (int, float, str):
+        try:
+            candidates.append(cast(shown))
+        except ValueError:
+            continue
+    for c in candidates:
+        try:
+            if w.format_func(c) == shown:
+                return c
+        except (TypeError, ValueError):
+            continue
+    raise AssertionError(f"no value of {w.key} is shown as {shown!r}")
+
+
+def pick(w, index: int) -> object:
+    """Set select_slider ``w`` to its option number ``index``; returns the value."""
+    v = option_value(w, w.options[index])
+    w.set_value(v)
+    return v
+
+
+def set_extreme(at: AppTest, key: str, which: str) -> object:
+    """Set the control ``key`` to its minimum ("min") or maximum ("max"); returns the value set."""
+    kind, w = widget(at, key)
+    if kind == "slider":
+        v = w.min if which == "min" else w.max
+        w.set_value(v)
+    elif kind == "number_input":
+        v = w.proto.min if which == "min" else w.proto.max
+        w.set_value(int(v))
+    elif kind == "select_slider":
+        v = pick(w, 0 if which == "min" else -1)
+    elif kind == "selectbox":
+        i = 0 if which == "min" else len(w.options) - 1
+        v = w.options[i]
+        w.select_index(i)
+    else:
+        v = which == "max"
+        w.set_value(v)
+    return v
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pages run
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_home_runs_with_previews_and_sidebar():
+    at = start()
+    assert "kernelviz" in at.title[0].value
+    assert len(at.latex) >= 1
+    previews = [k for k in charts(at) if k.startswith("home.preview.")]
+    assert len(previews) == len(CHAPTERS)
+    assert at.selectbox(key="data.source").value == "blog"
+    assert at.select_slider(key="data.n").value == 150
+    assert at.number_input(key="data.seed").value == 2024
+
+
+@pytest.mark.parametrize("page", CHAPTERS)
+def test_every_chapter_runs(page):
+    at = start(page)
+    ok(at)
+    assert at.title, "a chapter starts with its title"
+    assert charts(at), "a chapter draws figures"
+
+
+@pytest.mark.parametrize("page", [KR, MASKED])
+def test_my_chapters_quote_maths_sources_and_prompts(page):
+    at = start(page)
+    assert len(at.latex) >= 2
+    assert any(c.value.startswith("Follows:") for c in at.caption)
+    assert any(s.value == "Try this" for s in at.subheader)
+    prompts = [m.value for m in at.markdown if m.value.startswith("1. ")]
+    assert prompts and 2 <= prompts[-1].count("\n") + 1 <= 3
+
+
+def test_every_figure_has_axis_titles_and_png_download():
+    for page in (KR, MASKED):
+        at = start(page)
+        for c in at.get("plotly_chart"):
+            cfg = json.loads(c.proto.config)
+            assert cfg["toImageButtonOptions"]["format"] == "png"
+            fig = json.loads(c.proto.spec)
+            layout = fig["layout"]
+            axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
+            titled = [a.get("title", {}).get("text") for a in axes]
+            assert any(titled), f"{c.proto.id} has no axis title"
+            assert c.proto.theme == "streamlit"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Every control at its extremes
+# ---------------------------------------------------------------------------------------------------------
+
+KR_CONTROLS = ["kr.kernel", "kr.lengthscale", "kr.true_band", "kr.fit_band", "kr.baselines", "kr.k"]
+MASKED_CONTROLS = [
+    "masked.kernel", "masked.holdout", "masked.steps", "masked.lr", "masked.seed", "masked.nseeds",
+]
+DATA_CONTROLS = ["data.n", "data.seed"]
+
+
+def sweep(at: AppTest, keys: list[str]) -> None:
+    for key in keys:
+        _, w = widget(at, key)
+        before = w.value
+        for which in ("min", "max"):
+            set_extreme(at, key, which)
+            at.run()
+            ok(at)
+            assert charts(at)
+        # back to where it was, so the next control is swept from the default view
+        _, w = widget(at, key)
+        w.set_value(before)
+        at.run()
+        ok(at)
+
+
+@pytest.mark.parametrize("source", ["blog", "d2l"])
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_kernel_regression_controls_at_extremes(source, kernel):
+    at = start(KR, {"data.source": source, "kr.kernel": kernel, "kr.baselines": "true"})
+    assert at.selectbox(key="kr.kernel").value == kernel
+    sweep(at, KR_CONTROLS)
+
+
+@pytest.mark.parametrize(
+    ("source", "kernel"), [("blog", "gaussian"), ("blog", "boxcar"), ("d2l", "gaussian")]
+)
+def test_masked_training_controls_at_extremes(source, kernel):
+    at = start(MASKED, {"data.source": source, "masked.kernel": kernel})
+    sweep(at, MASKED_CONTROLS)
+
+
+@pytest.mark.parametrize("page", [KR, MASKED])
+def test_sidebar_data_controls_at_extremes(page):
+    at = start(page)
+    sweep(at, DATA_CONTROLS)
+    at.selectbox(key="data.source").set_value("d2l")
+    at.run()
+    ok(at)
+    # switching the data set starts from its own size and seed
+    assert at.select_slider(key="data.n").value == 50
+    assert at.number_input(key="data.seed").value == 0
+
+
+def test_large_data_streams_and_subsamples_training():
+    at = start(MASKED, {"data.n": "5000"})
+    ok(at)
+    assert at.select_slider(key="data.n").value == 5000
+    assert any("subsample" in c.value and f"{kv.TRAIN_MAX_POINTS:,}" in c.value for c in at.caption)
+    at.switch_page(KR).run()
+    ok(at)
+    fit = charts(at)["kr.fit"]
+    data = next(t for t in fit["data"] if t["name"].startswith("data"))
+    assert values(data["x"]).shape == (5000,)  # every point drawn (WebGL)
+    line = next(t for t in fit["data"] if t["name"] == "kernel regression m(x)")
+    assert values(line["y"]).shape == (ui.GRID_POINTS,)
+    heat = charts(at)["kr.heatmap"]["data"][0]
+    assert values(heat["x"]).shape[0] <= 320  # the heatmap shows a thinned subsample of the keys
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Controls change the figures
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_moving_the_lengthscale_repaints_fit_and_heatmap():
+    at = start(KR)
+    before = charts(at)
+    ss = at.select_slider(key="kr.lengthscale")
+    pick(ss, ss.options.index(ss.format_func(ss.value)) - 8)
+    at.run()
+    ok(at)
+    after = charts(at)
+    for key in ("kr.fit", "kr.heatmap"):
+        assert before[key] != after[key], f"{key} did not change with ℓ"
+    # the four-lengthscale panels do not depend on the slider
+    assert before["kr.multiples"] == after["kr.multiples"]
+
+
+def test_moving_the_holdout_retrains():
+    at = start(MASKED)
+    before = charts(at)
+    at.slider(key="masked.holdout").set_value(1)
+    at.run()
+    ok(at)
+    after = charts(at)
+    for key in ("masked.fit", "masked.loss", "masked.loo"):
+        assert before[key] != after[key], f"{key} did not change with the hold-out size"
+
+
+def test_compact_kernel_at_small_lengthscale_explains_its_gaps():
+    at = start(KR, {"kr.kernel": "boxcar"})
+    pick(at.select_slider(key="kr.lengthscale"), 0)
+    at.run()
+    ok(at)
+    assert any("Gaps in the fit" in i.value for i in at.info)
+    fit = charts(at)["kr.fit"]
+    line = next(t for t in fit["data"] if t["name"] == "kernel regression m(x)")
+    assert np.isnan(values(line["y"])).any()  # NaN stays NaN: a gap, not a line to zero
+    assert line["connectgaps"] is False
+
+
+def test_diverging_training_warns_and_still_draws():
+    at = start(MASKED, {"masked.lr": "1000", "masked.holdout": "1"})
+    assert any("diverged" in w.value for w in at.warning)
+    assert "masked.fit" in charts(at)
+    assert any("no loss to draw" in i.value for i in at.info)  # diverged at its first step
+
+
+def test_runaway_lengthscale_is_explained():
+    at = start(MASKED, {"masked.lr": "100", "masked.holdout": "1"})
+    assert any("ran away" in w.value for w in at.warning)
+    assert "masked.loo" in charts(at)
+
+
+def test_boxcar_training_says_it_searches():
+    at = start(MASKED, {"masked.kernel": "boxcar"})
+    assert any("search" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# URL state
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_query_params_set_the_widgets():
+    at = start(
+        KR,
+        {"kr.kernel": "laplace", "kr.lengthscale": "0.562", "kr.fit_band": "false", "data.source": "d2l"},
+    )
+    ok(at)
+    assert at.selectbox(key="kr.kernel").value == "laplace"
+    assert at.select_slider(key="kr.lengthscale").value == pytest.approx(0.562)
+    assert at.toggle(key="kr.fit_band").value is False
+    assert at.selectbox(key="data.source").value == "d2l"
+    query = {"masked.holdout": "7", "masked.steps": "300", "masked.lr": "0.03", "masked.seed": "5"}
+    at = start(MASKED, query)
+    assert at.slider(key="masked.holdout").value == 7
+    assert at.slider(key="masked.steps").value == 300
+    assert at.select_slider(key="masked.lr").value == pytest.approx(0.03)
+    assert at.slider(key="masked.seed").value == 5
+
+
+def test_moving_a_widget_updates_the_url():
+    at = start(MASKED)
+    at.slider(key="masked.holdout").set_value(3)
+    at.run()
+    assert at.query_params["masked.holdout"] == ["3"] or at.query_params["masked.holdout"] == "3"
+    at.switch_page(KR).run()
+    at.selectbox(key="kr.kernel").set_value("cauchy")
+    at.run()
+    qp = {k: (v[-1] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert qp["kr.kernel"] == "cauchy"
+    assert not any(k.startswith("masked.") for k in qp), "parameters of another page are dropped"
+
+
+def test_junk_query_params_are_ignored_or_clamped():
+    at = start(
+        MASKED,
+        {
+            "masked.holdout": "100000",  # clamped to the largest hold-out
+            "masked.steps": "-7",  # clamped to the smallest
+            "masked.lr": "abc",  # unreadable: default
+            "masked.seed": "nan",  # not finite: default
+            "masked.kernel": "no-such-kernel",  # not an option: default
+            "data.n": "-4",  # snapped to the smallest choice
+            "data.seed": "-5",  # clamped to 0
+            "unrelated": "<script>",  # unknown: dropped from the URL
+        },
+    )
+    ok(at)
+    assert at.select_slider(key="data.n").value == min(ui.POINT_CHOICES)
+    assert at.slider(key="masked.holdout").value == kv.holdout_range(min(ui.POINT_CHOICES))[1]
+    assert at.slider(key="masked.steps").value == 50
+    assert at.select_slider(key="masked.lr").value == pytest.approx(0.2)
+    assert at.slider(key="masked.seed").value == 0
+    assert at.selectbox(key="masked.kernel").value == "gaussian"
+    assert at.number_input(key="data.seed").value == 0
+    assert "unrelated" not in at.query_params
+
+
+def test_out_of_range_size_snaps_to_the_largest_choice():
+    at = start(KR, {"data.n": "1e9", "kr.lengthscale": "1e300"})
+    assert at.select_slider(key="data.n").value == max(ui.POINT_CHOICES)
+    ss = at.select_slider(key="kr.lengthscale")
+    assert ss.format_func(ss.value) == ss.options[-1]
+
+
+def test_controls_keep_their_value_when_their_range_changes():
+    at = start(MASKED)
+    at.slider(key="masked.holdout").set_value(7)
+    at.run()
+    at.select_slider(key="data.n").set_value(300)  # the hold-out slider's maximum changes with n
+    at.run()
+    ok(at)
+    assert at.slider(key="masked.holdout").max == kv.holdout_range(300)[1]
+    assert at.slider(key="masked.holdout").value == 7
+
+
+def test_values_survive_a_round_trip_through_another_page():
+    at = start(KR)
+    at.selectbox(key="kr.kernel").set_value("triangular")
+    at.run()
+    at.switch_page(MASKED).run()
+    at.switch_page(KR).run()
+    ok(at)
+    assert at.selectbox(key="kr.kernel").value == "triangular"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Uploads
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_apply_upload_keeps_previous_data_on_error():
+    state: dict = {}
+    assert ui.apply_upload(state, GOOD_CSV, "good.csv") is None
+    first = state[ui._UPLOAD]
+    assert first.columns == ("time", "signal") and state["data.source"] == "csv"
+    message = ui.apply_upload(state, BAD_CSV, "bad.csv")
+    assert message and "bad.csv" in message and "column" in message
+    assert state[ui._UPLOAD] is first  # the previous upload stays
+    # the message is exactly the loader's, for people
+    with pytest.raises(kv.DataError) as err:
+        kv.load_csv(BAD_CSV)
+    assert str(err.value) in message
+
+
+def test_upload_through_the_sidebar_then_a_bad_file_keeps_the_data():
+    at = start(KR)
+    at.file_uploader(key="data.upload").upload("good.csv", GOOD_CSV, "text/csv")
+    at.run()
+    ok(at)
+    assert at.selectbox(key="data.source").value == "csv"
+    fit = charts(at)["kr.fit"]
+    assert fit["layout"]["xaxis"]["title"]["text"] == "time"
+    assert not at.error
+    at.file_uploader(key="data.upload").upload("broken.csv", BAD_CSV, "text/csv")
+    at.run()
+    ok(at)
+    assert at.error and "broken.csv" in at.error[0].value.replace("\\", "")  # shown Markdown-escaped
+    assert at.selectbox(key="data.source").value == "csv"
+    assert charts(at)["kr.fit"]["layout"]["xaxis"]["title"]["text"] == "time"
+    # all controls still work on the kept data
+    pick(at.select_slider(key="kr.lengthscale"), -1)
+    at.run()
+    ok(at)
+    at.switch_page(MASKED).run()
+    ok(at)
+    assert "masked.fit" in charts(at)
+
+
+def test_wide_csv_offers_column_choice():
+    at = start(KR)
+    at.file_uploader(key="data.upload").upload("wide.csv", WIDE_CSV, "text/csv")
+    at.run()
+    ok(at)
+    assert at.selectbox(key="data.xcol").value == "a"
+    ycol = at.selectbox(key="data.ycol")
+    assert "a" not in ycol.options
+    ycol.set_value("c")
+    at.run()
+    ok(at)
+    assert charts(at)["kr.fit"]["layout"]["yaxis"]["title"]["text"] == "c"
+
+
+def test_column_names_are_escaped():
+    assert ui.md_escape("a*b_[x](y)$z<b>") == r"a\*b\_\[x\]\(y\)\$z\<b\>"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pure helpers and configuration
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_spec_coerce_clamps_snaps_and_rejects_junk():
+    s = ui._Spec("slider", min_value=1, max_value=10, step=1, integer=True)
+    assert s.coerce("4") == 4 and s.coerce("99") == 10 and s.coerce("-3") == 1 and s.coerce("4.6") == 5
+    assert s.coerce("x") is None and s.coerce("inf") is None and s.coerce(True) is None
+    f = ui._Spec("slider", min_value=50, max_value=2000, step=50)
+    assert f.coerce("123") == 100
+    opts = ui._Spec("select_slider", options=(0.1, 0.2, 0.5, 1.0))
+    assert opts.coerce("0.2") == 0.2 and opts.coerce("0.45") == 0.5 and opts.coerce("1e6") == 1.0
+    assert opts.coerce("abc") is None
+    names = ui._Spec("selectbox", options=("gaussian", "boxcar"))
+    assert names.coerce("boxcar") == "boxcar" and names.coerce("Boxcar ") is None
+    t = ui._Spec("toggle")
+    assert t.coerce("true") is True and t.coerce("0") is False and t.coerce("maybe") is None
+
+
+def test_log_options_are_nice_and_cover_the_data():
+    opts = ui.log_options(0.01, 10, 12)
+    assert opts[0] == 0.01 and opts[-1] == 10.0 and len(opts) == 37
+    assert all(float(f"{v:.3g}") == v for v in opts)
+    ls = ui.lengthscale_options(6.0)
+    assert ls[0] <= 6.0 / 1000 and ls[-1] >= 12.0
+    with pytest.raises(ValueError):
+        ui.log_options(1.0, 0.5)
+
+
+def test_config_matches_the_upload_limit_and_theme():
+    cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert cfg["server"]["maxUploadSize"] == kv.MAX_CSV_MB
+    assert cfg["server"]["headless"] is True
+    assert cfg["browser"]["gatherUsageStats"] is False
+    assert "light" in cfg["theme"]
