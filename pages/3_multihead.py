@@ -150,9 +150,19 @@ st.caption(
     "model's prediction, with its ±2s(x) band. Click a legend entry to hide or show a curve."
 )
 if not np.all(np.isfinite(view["mean"])):
+    holes = [
+        f"head {h + 1} (ℓ = {ells[h]:.3g}) at {frac:.0%}"
+        for h, frac in enumerate(np.mean(~np.isfinite(view["head_means"]), axis=1))
+        if frac > 0 and us[h] != 0
+    ]
+    gap = float(np.mean(~np.isfinite(view["mean"])))
     st.info(
-        f"**Gaps in the fit:** where a head with uₕ ≠ 0 has no data point inside its {K.label} window, that "
-        "head's prediction, and so the mixture's, is undefined and drawn as a gap."
+        f"**Gaps in the fit:** the mixture is undefined at {gap:.0%} of the x values shown. Where a head "
+        f"with uₕ ≠ 0 has no data point inside its {K.label} window, that head's prediction, and so the "
+        "mixture's, is undefined and drawn as a gap. Empty windows: " + "; ".join(holes)
+        + " of the x values. One narrow head of a compact kernel can hide almost the whole mixture; the "
+        "dotted curves still show each head's own fit. Pick a kernel that is positive everywhere (Gaussian, "
+        "Laplace, Cauchy) for a mixture without gaps."
     )
 st.markdown(
     "**The band.** Because uₕ can be negative, the mixture has no single set of non-negative weights. The "
