@@ -830,12 +830,15 @@ def self_cross_figure(
     ),
     max_rows: int = 120,
     max_cols: int = 200,
+    top_quantile: float = 0.995,
     height: int = 420,
 ) -> go.Figure:
     """Self- and cross-attention weights side by side, keys = the data points in both, one colour scale.
 
     ``self_weights`` (n, n): the data points attend to each other (queries, keys and values from the same
     sequence); ``cross_weights`` (m, n): queries from another sequence (here a grid) attend to the data.
+    The colour scale runs from 0 to the ``top_quantile`` of the drawn weights (brighter cells saturate), so
+    a few very sharp rows at the edge of the data do not turn everything else dark; hover shows exact values.
     """
     a, b = np.asarray(self_weights, dtype=np.float64), np.asarray(cross_weights, dtype=np.float64)
     xd, g = _vec(data_x), _vec(grid)
@@ -848,9 +851,12 @@ def self_cross_figure(
     )
     ci = _even_indices(xd.shape[0], max_cols)
     ra, rb = _even_indices(xd.shape[0], max_rows), _even_indices(g.shape[0], max_rows)
-    fig.add_trace(_heatmap(a[np.ix_(ra, ci)], xd[ra], xd[ci], "coloraxis"), row=1, col=1)
-    fig.add_trace(_heatmap(b[np.ix_(rb, ci)], g[rb], xd[ci], "coloraxis"), row=1, col=2)
-    top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
+    za, zb = a[np.ix_(ra, ci)], b[np.ix_(rb, ci)]
+    fig.add_trace(_heatmap(za, xd[ra], xd[ci], "coloraxis"), row=1, col=1)
+    fig.add_trace(_heatmap(zb, g[rb], xd[ci], "coloraxis"), row=1, col=2)
+    shown = np.concatenate([za.ravel(), zb.ravel()])
+    shown = shown[np.isfinite(shown)]
+    top = float(np.quantile(shown, top_quantile)) if shown.size else 0.0
     fig.update_layout(
         coloraxis={
             "colorscale": HEATMAP_SCALE,

@@ -329,8 +329,8 @@ ui.show(
     key="attn.selfcross", filename="kernelviz-self-cross",
 )
 st.caption(
-    f"Head {head}, one colour scale. Left: rows are the data points as queries, columns the same points as "
-    f"keys. "
+    f"Head {head}, one colour scale (the brightest half percent of cells saturate; hover for exact values). "
+    f"Left: rows are the data points as queries, columns the same points as keys. "
     "Right: rows are grid points as queries, columns the data points. " + view["note"]
 )
 

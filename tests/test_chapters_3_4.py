@@ -152,7 +152,10 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
     np.testing.assert_allclose(a.y, x)
     np.testing.assert_allclose(b.y, grid)
     assert a.coloraxis == b.coloraxis == "coloraxis"
-    assert fig.layout.coloraxis.cmax == pytest.approx(max(self_w.max(), cross_w.max()))
+    both = np.concatenate([self_w.ravel(), cross_w.ravel()])
+    assert fig.layout.coloraxis.cmax == pytest.approx(np.quantile(both, 0.995))
+    full = kf.self_cross_figure(self_w, x, cross_w, grid, top_quantile=1.0)
+    assert full.layout.coloraxis.cmax == pytest.approx(max(self_w.max(), cross_w.max()))
     with pytest.raises(ValueError):
         kf.self_cross_figure(cross_w, x, self_w, grid)
 
