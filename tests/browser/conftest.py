@@ -385,8 +385,9 @@ WIDGETS_JS = """
         .map((e) => e.getAttribute('aria-valuetext') || e.getAttribute('aria-valuenow') || e.value)
         .join(' – ');
     } else if (kind === 'stSelectbox' || kind === 'stMultiSelect') {
+      const combo = w.querySelector('input[role="combobox"]');
       const box = w.querySelector('[data-baseweb="select"]');
-      value = (box ? box.innerText : '').trim();
+      value = combo ? combo.value : (box ? box.innerText : '').trim();
     } else if (kind === 'stRadio') {
       const c = w.querySelector('input:checked');
       value = c ? (c.closest('label') || c.parentElement).innerText.trim() : '';
@@ -410,24 +411,26 @@ def widget_values(page: Any) -> dict[str, str]:
     return page.evaluate(WIDGETS_JS)
 
 
-def choose_option(page: Any, label: str, option: str) -> None:
-    """Opens the select box labelled ``label`` and picks the option whose text is ``option``."""
+def _open_select(page: Any, label: str) -> Any:
+    """Opens the list of the select box labelled ``label``; returns the locator of its options."""
     box = page.locator('[data-testid="stApp"] [data-testid="stSelectbox"]').filter(
         has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)
     ).first
-    box.locator('[data-baseweb="select"]').click()
-    page.get_by_role("option", name=option, exact=True).first.click()
+    # Streamlit's select box is a combo box with an "Open" button (older releases: a BaseWeb select).
+    box.locator('button[aria-haspopup="listbox"], [data-baseweb="select"]').first.click()
+    options = page.get_by_role("option")
+    options.first.wait_for()
+    return options
+
+
+def choose_option(page: Any, label: str, option: str) -> None:
+    """Opens the select box labelled ``label`` and picks the option whose text is ``option``."""
+    _open_select(page, label).filter(has_text=re.compile(rf"^\s*{re.escape(option)}\s*$")).first.click()
 
 
 def select_options(page: Any, label: str) -> list[str]:
     """The option texts of the select box labelled ``label`` (opens it, reads, closes with Escape)."""
-    box = page.locator('[data-testid="stApp"] [data-testid="stSelectbox"]').filter(
-        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)
-    ).first
-    box.locator('[data-baseweb="select"]').click()
-    options = page.get_by_role("option")
-    options.first.wait_for()
-    texts = [t.strip() for t in options.all_inner_texts()]
+    texts = [t.strip() for t in _open_select(page, label).all_inner_texts()]
     page.keyboard.press("Escape")
     return texts
 
