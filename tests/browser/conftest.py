@@ -417,9 +417,20 @@ def _open_select(page: Any, label: str) -> Any:
         has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)
     ).first
     # Streamlit's select box is a combo box with an "Open" button (older releases: a BaseWeb select).
-    box.locator('button[aria-haspopup="listbox"], [data-baseweb="select"]').first.click()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    opener = box.locator('button[aria-haspopup="listbox"], [data-baseweb="select"]').first
     options = page.get_by_role("option")
-    options.first.wait_for()
+    for attempt in range(3):  # a click that lands while the page scrolls may not open the list
+        opener.scroll_into_view_if_needed()
+        opener.click()
+        try:
+            options.first.wait_for(timeout=5000)
+            return options
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
+            page.keyboard.press("Escape")
     return options
 
 
