@@ -119,11 +119,13 @@ def test_copied_url_restores_the_view(
     warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors,
     index: int, name: str,
 ) -> None:
-    """After keying the first slider (ArrowRight) and the last one (End), the page's URL opened in a new
+    """After keying the first slider (ArrowRight) and the last one (End/Home), the page's URL opened in a new
     browser context (a new session, nothing shared) shows the same widget values and the same chart data."""
     open_page(page, warm_server, site_nav, index)
+    own = page.locator('[data-testid="stMain"]').locator('input[type="range"], [role="slider"]').count() > 0
     press(page, main_sliders(page).first, "ArrowRight")
-    press(page, main_sliders(page).last, "End")
+    # End; Home on the overview, whose only slider is the data size (its end, 5,000 points, is slow).
+    press(page, main_sliders(page).last, "End" if own else "Home")
     url = page.url
     assert query(url), f"no query parameters in {url}"
     want_widgets = widget_values(page)
