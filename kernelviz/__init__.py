@@ -47,6 +47,7 @@ from kernelviz.training import (
     fit_seeds,
     holdout_bucket,
     holdout_buckets,
+    holdout_chunks,
     holdout_range,
     initial_lengthscales,
     predict_heads,
@@ -56,8 +57,11 @@ from kernelviz.warmup import (
     QUERY_POINTS,
     CompileCount,
     WarmupReport,
+    WarmupThread,
     count_compilations,
     warmup,
+    warmup_in_background,
+    warmup_tasks,
 )
 
 __all__ = [
@@ -84,6 +88,7 @@ __all__ = [
     "Kernel",
     "Smooth",
     "WarmupReport",
+    "WarmupThread",
     "attention_kernel",
     "attention_predict",
     "blog_data",
@@ -99,6 +104,7 @@ __all__ = [
     "get_kernel",
     "holdout_bucket",
     "holdout_buckets",
+    "holdout_chunks",
     "holdout_range",
     "initial_lengthscales",
     "kernel_value",
@@ -112,4 +118,6 @@ __all__ = [
     "predict_heads",
     "subsample",
     "warmup",
+    "warmup_in_background",
+    "warmup_tasks",
 ]

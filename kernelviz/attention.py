@@ -24,14 +24,15 @@ key of a query, so it cancels in the softmax.
 
 Training is the same masked training as ``kernelviz.training``: each step holds out ``holdout`` random
 points, masks them out as keys and predicts them from the rest; Adam on (W_q, W_k, U). Heads are padded to
-``HEADS_MAX`` and d_qk to ``D_QK_MAX`` with masks, so neither recompiles; one compiled while loop per fit.
+``HEADS_MAX`` and d_qk to ``D_QK_MAX`` with masks, so neither recompiles; one compiled while loop per fit,
+and, like ``kernelviz.training``, one program per data size whatever the hold-out size (each step loops
+over chunks of ``HOLDOUT_ROWS`` held-out rows).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -46,10 +47,11 @@ from kernelviz.training import (
     _check_data,
     _check_int,
     _check_rate,
+    _chunked_sum,
     _holdout_split,
     _prepare,
+    _seed_word,
     _vector,
-    holdout_bucket,
     holdout_range,
     masked_softmax,
 )
@@ -216,32 +218,32 @@ def _attention_loss(params, xq, yq, row_weight, x, y, available, head_mask, dim_
     return jnp.sum(row_weight * jnp.square(pred - yq))
 
 
-@partial(jax.jit, static_argnames=("rows",))
-def _train(x, y, mask, head_mask, dim_mask, d_qk, holdout, steps, learning_rate, seed, rows):
-    key, init_key = jax.random.split(jax.random.key(seed))
-    kq, kk = jax.random.split(init_key)
+@jax.jit
+def _train(x, y, mask, head_mask, dim_mask, d_qk, params0, holdout, steps, learning_rate, seed):
+    """Adam on (W_q, W_k, U) from ``params0``, ``steps`` steps in one while loop (stopping at a non-finite
+    step); each step's loss and gradient are summed over the chunks of its hold-out set, as in
+    ``kernelviz.training``. One program per data size."""
     grad_mask = (
         head_mask[:, None, None] * dim_mask[None, None, :],
         head_mask[:, None, None] * dim_mask[None, None, :],
         head_mask,
     )
-    shape = (HEADS_MAX, 3, D_QK_MAX)
-    params0 = (
-        INIT_SCALE * jax.random.normal(kq, shape) * grad_mask[0],
-        INIT_SCALE * jax.random.normal(kk, shape) * grad_mask[1],
-        head_mask / jnp.sum(head_mask),
-    )
     opt = optax.adam(learning_rate)
     state0 = opt.init(params0)
     grad_fn = jax.value_and_grad(_attention_loss)
+    zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params0))
 
     def cond(c):
         return (c[0] < steps) & c[1]
 
     def body(c):
         i, _, params, state, losses = c
-        idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
-        loss, grads = grad_fn(params, x[idx], y[idx], row_weight, x, y, available, head_mask, dim_mask, d_qk)
+        order, available = _holdout_split(seed, i, mask, holdout)
+
+        def rows_loss(idx, row_weight):
+            return grad_fn(params, x[idx], y[idx], row_weight, x, y, available, head_mask, dim_mask, d_qk)
+
+        loss, grads = _chunked_sum(rows_loss, order, holdout, zero)
         grads = jax.tree.map(lambda g, m: g * m, grads, grad_mask)
         updates, new_state = opt.update(grads, state, params)
         new = optax.apply_updates(params, updates)
@@ -258,6 +260,17 @@ def _train(x, y, mask, head_mask, dim_mask, d_qk, holdout, steps, learning_rate,
     init = (jnp.asarray(0, jnp.int32), jnp.asarray(True), params0, state0, jnp.zeros(STEPS_MAX))
     steps_run, ok, params, _, losses = jax.lax.while_loop(cond, body, init)
     return params, losses, steps_run, ~ok
+
+
+def _initial_params(seed: int, head_mask: np.ndarray, dim_mask: np.ndarray):
+    """W_q, W_k entries N(0, ``INIT_SCALE``²) from ``seed`` on the active heads and dimensions (0 on the
+    padded ones), U_h = 1/H: drawn in NumPy, so the compiled program holds no random-number generator."""
+    rng = np.random.default_rng(int(seed) % 2**32)
+    shape = (HEADS_MAX, FEATURES, D_QK_MAX)
+    active = head_mask[:, None, None] * dim_mask[None, None, :]
+    w_q = INIT_SCALE * rng.standard_normal(shape) * active
+    w_k = INIT_SCALE * rng.standard_normal(shape) * active
+    return w_q, w_k, head_mask / np.sum(head_mask)
 
 
 def fit_attention(
@@ -291,7 +304,8 @@ def fit_attention(
     head_mask = (np.arange(HEADS_MAX) < h).astype(np.float64)
     dim_mask = (np.arange(D_QK_MAX) < d).astype(np.float64)
     params, losses, steps_run, diverged = _train(
-        xt, prep.y, prep.mask, head_mask, dim_mask, float(d), ho, st, lr, int(seed), rows=holdout_bucket(ho)
+        xt, prep.y, prep.mask, head_mask, dim_mask, float(d), _initial_params(seed, head_mask, dim_mask),
+        ho, st, lr, _seed_word(seed),
     )
     w_q, w_k, u = (np.asarray(p) for p in params)
     run = int(steps_run)

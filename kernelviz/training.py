@@ -27,11 +27,16 @@ How it stays live (``shared/DESIGN.md``, "Speed"):
   steps; the while loop runs exactly ``steps`` steps, and stops at the first non-finite step (divergence)
   without a wasted iteration. The gradient is taken inside the loop body, so nothing differentiates
   through the loop;
-* static shapes: the data are padded to ``bucket(n)`` with a mask, the hold-out rows to a power of two
-  ≥ ``holdout`` with a row mask, the heads to ``HEADS_MAX`` with a head mask; the kernel is a traced index
-  (``lax.switch`` in ``log_kernel``); learning rate, seed, hold-out size and step count are traced. So the
-  compiled programs are one per (data bucket, hold-out bucket);
-* only the k held-out rows of the kernel matrix are formed (k × n per head, never n × n);
+* static shapes: the data are padded to ``bucket(n)`` with a mask and the heads to ``HEADS_MAX`` with a
+  head mask; the kernel is a traced index (``lax.switch`` in ``log_kernel``); learning rate, seed,
+  hold-out size, step count and the number of seeds are traced. A step holds out a random subset of
+  ``holdout`` points (``_holdout_split``: a counter-based hash of (seed, step), sorted) and loops over
+  ⌈holdout/``HOLDOUT_ROWS``⌉ chunks of 4 held-out rows (``lax.fori_loop``, dynamic trip count), summing
+  each chunk's loss and gradient (row weights 1/holdout) before one Adam update; every chunk masks out
+  the whole held-out set as keys. So the compiled programs are one per data bucket, whatever the
+  hold-out size: ``fit`` and ``fit_seeds`` share it (the seeds run one after another inside), and the
+  search below has one per data bucket and kernel without a gradient;
+* only the held-out rows of the kernel matrix are formed (4⌈k/4⌉ × n per head, never n × n);
 * held-out and padded keys are masked with a large finite negative (``MASKED``), far below any log-kernel
   value a real key can take (out-of-support keys of compact kernels sit at ``OUTSIDE``). A held-out point
   whose window holds no remaining key therefore gets uniform weight over the remaining keys (their mean,
@@ -66,6 +71,7 @@ __all__ = [
     "fit_seeds",
     "holdout_bucket",
     "holdout_buckets",
+    "holdout_chunks",
     "holdout_range",
     "initial_lengthscales",
     "predict_heads",
@@ -74,7 +80,9 @@ __all__ = [
 HEADS_MAX = 8  # heads are padded to this many with a mask: the head count never recompiles
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
 TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
-SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one vmapped call (always padded to it)
+SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
+HOLDOUT_ROWS = 4  # held-out rows per chunk of a training step; a step loops over ⌈holdout/4⌉ chunks
+SEARCH_CHUNK_ROWS = 1  # held-out rows per chunk of the search (it scores every grid lengthscale at once)
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
 OUTSIDE = -1e4  # log-kernel of an out-of-support key of a compact kernel inside training
@@ -148,15 +156,22 @@ def holdout_range(n: int) -> tuple[int, int]:
     return 1, max(1, m - 2)
 
 
+def holdout_chunks(holdout: int) -> int:
+    """Chunks of ``HOLDOUT_ROWS`` held-out rows one training step runs: ⌈holdout/HOLDOUT_ROWS⌉."""
+    return -(-int(holdout) // HOLDOUT_ROWS)
+
+
 def holdout_bucket(holdout: int) -> int:
-    """Rows computed for a hold-out of this size: the next power of two (extra rows are masked)."""
-    return bucket(int(holdout), minimum=1)
+    """Kernel rows one training step computes for a hold-out of this size: chunks × ``HOLDOUT_ROWS``
+    (the padded rows of the last chunk are masked)."""
+    return holdout_chunks(holdout) * HOLDOUT_ROWS
 
 
 def holdout_buckets(n: int) -> tuple[int, ...]:
-    """Every hold-out bucket a slider over ``holdout_range(n)`` can reach (one compiled program each)."""
-    lo, hi = holdout_range(n)
-    return tuple(sorted({holdout_bucket(k) for k in range(lo, hi + 1)}))
+    """Row-chunk sizes a hold-out slider over ``holdout_range(n)`` reaches, one compiled training program
+    each: always just (``HOLDOUT_ROWS``,), since the chunk count is a traced loop bound."""
+    holdout_range(n)
+    return (HOLDOUT_ROWS,)
 
 
 def _vector(name: str, a: object) -> np.ndarray:
@@ -315,6 +330,8 @@ def _head_predictions(
     that every weight is already 0/1 or uniform, and the gradient there is 0, never NaN.
     """
     d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
+    if isinstance(kernel, str):  # a static kernel (the search): nothing is differentiated
+        return _nw_rows_fwd(log_ell, d, y.astype(jnp.float32), available, kernel)[0].astype(jnp.float64)
     return _nw_rows(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
 
 
@@ -325,34 +342,97 @@ def _mixture_loss(params, xq, yq, row_weight, x, y, available, head_mask, kernel
     return jnp.sum(row_weight * jnp.square(pred - yq))
 
 
-def _holdout_split(key: Array, mask: Array, rows: int, holdout: Array):
-    """``holdout`` random real points as the first rows of a (rows,) index vector, and the keys left.
+_GOLDEN = 0x9E3779B9  # odd, so i ↦ b + i·_GOLDEN is a bijection of the 32-bit integers
+_STEP_SALT = 0x632BE5AB
 
-    Every real point gets a uniform random number (padded points 2, never drawn); the ``rows`` smallest
-    are the rows (``lax.top_k``, a uniformly random ordered subset) and the ``holdout`` smallest are held
-    out, found by comparing with the holdout-th smallest number (no scatter). Returns (row indices (rows,),
-    row weights 1/holdout or 0 for the padded rows, available keys (N,)).
+
+def _mix32(v: Array) -> Array:
+    """A bijective hash of 32-bit unsigned integers (the xorshift-multiply finaliser "lowbias32")."""
+    v = v ^ (v >> 16)
+    v = v * jnp.uint32(0x7FEB352D)
+    v = v ^ (v >> 15)
+    v = v * jnp.uint32(0x846CA68B)
+    return v ^ (v >> 16)
+
+
+def _seed_word(seed: int) -> np.uint32:
+    """A seed as the 32-bit word the compiled programs take (seeds equal mod 2³² draw the same sets)."""
+    return np.uint32(int(seed) % 2**32)
+
+
+def _holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tuple[Array, Array]:
+    """Step ``step``'s random hold-out set: an order of the slots with the held-out points first, and the
+    keys left available.
+
+    Slot i gets the 32-bit number r_i = mix(b + i·φ) with b = mix(seed ⊕ mix(step + salt)), ``_mix32`` a
+    bijection and φ odd, so the r_i of one step are distinct: sorting the real points by r_i (padded slots
+    after them) is a uniformly random order, and its first ``holdout`` entries a uniformly random subset
+    of ``holdout`` real points. A counter-based hash, not ``jax.random``: the same sets for the same
+    (seed, step) in every program, and far less to compile than threefry and ``top_k``. Returns (order
+    (N,) int32, available (N,) = real and not held out).
     """
-    r = jnp.where(mask, jax.random.uniform(key, mask.shape), 2.0)
-    neg, idx = jax.lax.top_k(-r, rows)
-    held = r <= -neg[jnp.minimum(holdout, rows) - 1]
-    row_weight = jnp.where(jnp.arange(rows) < holdout, 1.0 / holdout, 0.0)
-    return idx, row_weight, mask & ~held
+    size = mask.shape[0]
+    base = _mix32(seed.astype(jnp.uint32) ^ _mix32(step.astype(jnp.uint32) + jnp.uint32(_STEP_SALT)))
+    r = _mix32(base + jnp.arange(size, dtype=jnp.uint32) * jnp.uint32(_GOLDEN))
+    keys = r.astype(jnp.float64) + jnp.where(mask, 0.0, 2.0**32)  # padded slots sort last
+    ranked, order = jax.lax.sort_key_val(keys, jnp.arange(size, dtype=jnp.int32))
+    held = keys <= ranked[holdout - 1]
+    return order, mask & ~held
+
+
+def _chunked_sum(fn, order: Array, holdout: Array, zero, rows: int = HOLDOUT_ROWS):
+    """Σ_c fn(idx_c, w_c) over the chunks of R = ``rows`` held-out rows: idx_c = the entries
+    c·R … (c+1)·R − 1 of ``order``, w_c = 1/holdout on held-out rows and 0 on the padded rest, for
+    c = 0 … ⌈holdout/R⌉ − 1.
+
+    A ``fori_loop`` with a dynamic trip count, so one program serves every hold-out size at a cost that
+    grows with it (about holdout rows of the kernel matrix, never n); the held-out set (masked out as keys
+    inside ``fn``) is the same for every chunk of a step.
+    """
+    inv = 1.0 / holdout
+    offsets = jnp.arange(rows)
+    padded = jnp.concatenate([order, jnp.zeros(rows, order.dtype)])
+
+    def body(c, acc):
+        start = c * rows
+        idx = jax.lax.dynamic_slice(padded, (start,), (rows,))
+        return jax.tree.map(jnp.add, acc, fn(idx, jnp.where(start + offsets < holdout, inv, 0.0)))
+
+    return jax.lax.fori_loop(0, (holdout + rows - 1) // rows, body, zero)
+
+
+def _each_seed(run, seeds: Array, n_seeds: Array):
+    """``run(seed)`` for the first ``n_seeds`` of ``seeds``, one after another inside the program; the
+    results are stacked on a leading (len(seeds),) axis (rows past ``n_seeds`` stay 0).
+
+    One program serves ``fit`` (one seed, no extra work) and ``fit_seeds`` (up to ``SEEDS_MAX``).
+    """
+    shapes = jax.eval_shape(run, seeds[0])
+    bufs0 = jax.tree.map(lambda s: jnp.zeros((seeds.shape[0], *s.shape), s.dtype), shapes)
+
+    def body(k, bufs):
+        return jax.tree.map(lambda b, o: b.at[k].set(o), bufs, run(seeds[k]))
+
+    return jax.lax.fori_loop(0, n_seeds, body, bufs0)
 
 
 def _finite_params(log_ell: Array, u: Array) -> Array:
     return jnp.all(jnp.abs(log_ell) < LOG_ELL_LIMIT) & jnp.all(jnp.isfinite(u))
 
 
-def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seed, rows):
-    """Masked training: ``steps`` Adam steps in one while loop, stopping early at a non-finite step."""
-    key = jax.random.key(seed)
+def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seed):
+    """Masked training: ``steps`` Adam steps in one while loop, stopping early at a non-finite step.
+
+    Step i's loss and gradient are summed over the chunks of its hold-out set (``_chunked_sum``), then one
+    Adam update is taken.
+    """
     opt = optax.adam(learning_rate)
     params0 = (log_ell0, u0)
     state0 = opt.init(params0)
     losses0 = jnp.zeros(STEPS_MAX)
     traj0 = jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0))
     grad_fn = jax.value_and_grad(_mixture_loss)
+    zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params0))
 
     def cond(c):
         i, ok = c[0], c[1]
@@ -360,8 +440,12 @@ def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, lear
 
     def body(c):
         i, _, params, state, losses, traj = c
-        idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
-        loss, grads = grad_fn(params, x[idx], y[idx], row_weight, x, y, available, head_mask, kernel)
+        order, available = _holdout_split(seed, i, mask, holdout)
+
+        def rows_loss(idx, row_weight):
+            return grad_fn(params, x[idx], y[idx], row_weight, x, y, available, head_mask, kernel)
+
+        loss, grads = _chunked_sum(rows_loss, order, holdout, zero)
         grads = (grads[0] * head_mask, grads[1] * head_mask)
         updates, new_state = opt.update(grads, state, params)
         new = optax.apply_updates(params, updates)
@@ -382,14 +466,13 @@ def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, lear
     return jnp.exp(log_ell), u, losses, traj, steps_run, ~ok
 
 
-def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seed, rows):
+def _search_loop(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seed, kernel):
     """Search over a common scale of the lengthscales on the same random hold-out sets, loss averaged.
 
     Grid point g uses ℓ_h = grid_g · ℓ_h(0)/ℓ_1(0). Step t draws the hold-out set Adam's step t would draw
     (same seed, same split), adds each grid point's loss to a running sum, and records the running best.
-    ``steps`` here is ``search_sets(steps, holdout)``.
+    ``steps`` here is ``search_sets(steps, holdout)``; ``kernel`` is a (static) kernel name.
     """
-    key = jax.random.key(seed)
     ladder = log_ell0 - log_ell0[0]
     log_grid = jnp.log(grid)[:, None] + ladder[None, :]  # (G, H)
 
@@ -398,22 +481,26 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, gr
 
     def body(c):
         i, total, losses, traj = c
-        idx, row_weight, available = _holdout_split(jax.random.fold_in(key, i), mask, rows, holdout)
-        xq, yq = x[idx], y[idx]
-        def one(le):  # one grid point at a time: memory stays one (H, k, n) block
-            return _mixture_loss((le, u0), xq, yq, row_weight, x, y, available, head_mask, kernel)
+        order, available = _holdout_split(seed, i, mask, holdout)
 
-        per = jax.lax.map(one, log_grid)
+        def rows_loss(idx, row_weight):
+            xq, yq = x[idx], y[idx]
+
+            def one(le):
+                return _mixture_loss((le, u0), xq, yq, row_weight, x, y, available, head_mask, kernel)
+
+            return jax.vmap(one)(log_grid)  # every grid point at once: a (G, H, 1, n) block
+
+        per = _chunked_sum(rows_loss, order, holdout, jnp.zeros(grid.shape[0]), SEARCH_CHUNK_ROWS)
         total = total + per
         best = jnp.argmin(total)
         losses = losses.at[i].set(per[best])
         traj = traj.at[i + 1].set(jnp.exp(log_grid[best]))
         return i + 1, total, losses, traj
 
-    total0 = jnp.zeros(grid.shape[0])
     init = (
         jnp.asarray(0, jnp.int32),
-        total0,
+        jnp.zeros(grid.shape[0]),
         jnp.zeros(STEPS_MAX),
         jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0)),
     )
@@ -422,25 +509,22 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, gr
     return jnp.exp(log_grid[best]), u0, losses, traj, steps_run, jnp.asarray(False)
 
 
-_adam_one = jax.jit(_adam_loop, static_argnames=("rows",))
-_search_one = jax.jit(_search_loop, static_argnames=("rows",))
-_SEED_AXES = (None, None, None, None, None, None, None, None, None, None, 0)
+@jax.jit
+def _adam_run(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds, n_seeds):
+    """``_adam_loop`` for each of the first ``n_seeds`` seeds: one program per data size."""
+    def run(seed):
+        return _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seed)
+
+    return _each_seed(run, seeds, n_seeds)
 
 
-@partial(jax.jit, static_argnames=("rows",))
-def _adam_many(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds, rows):
-    f = partial(_adam_loop, rows=rows)
-    return jax.vmap(f, in_axes=_SEED_AXES)(
-        x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds
-    )
+@partial(jax.jit, static_argnames=("kernel",))
+def _search_run(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seeds, n_seeds, kernel):
+    """``_search_loop`` for each of the first ``n_seeds`` seeds: one program per (data size, kernel)."""
+    def run(seed):
+        return _search_loop(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seed, kernel)
 
-
-@partial(jax.jit, static_argnames=("rows",))
-def _search_many(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seeds, rows):
-    f = partial(_search_loop, rows=rows)
-    return jax.vmap(f, in_axes=_SEED_AXES)(
-        x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, grid, seeds
-    )
+    return _each_seed(run, seeds, n_seeds)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -520,6 +604,24 @@ def _setup(x, y, heads, kernel, holdout, steps, learning_rate, seed):
     return k, xs, h, st, ho, lr, prep, ell0, head_mask, log_ell0, u0
 
 
+def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
+    k, _, h, st, ho, lr, prep, _, head_mask, log_ell0, u0 = _setup(
+        x, y, heads, kernel, holdout, steps, learning_rate, seeds[0]
+    )
+    words = np.array([_seed_word(s) for s in seeds] + [_seed_word(seeds[0])] * (SEEDS_MAX - len(seeds)))
+    common = (prep.xt, prep.y, prep.mask, head_mask, log_ell0, u0)
+    if k.differentiable:
+        out = _adam_run(*common, kernel_index(kernel), ho, st, lr, words, len(seeds))
+        method, extra, shown = "adam", "", st
+    else:
+        sets = search_sets(st, ho)
+        out = _search_run(*common, ho, sets, _search_grid(prep), words, len(seeds), kernel=k.name)
+        method, extra, shown = "search", _search_message(k.name, h, sets), sets
+    out = tuple(np.asarray(a) for a in out)
+    return [_result(out, i, h, prep, method, k.name, ho, lr, s, shown, extra) for i, s in enumerate(seeds)]
+
+
 def fit(
     x: object,
     y: object,
@@ -537,18 +639,7 @@ def fit(
     in ℓ is zero almost everywhere (``get_kernel(kernel).differentiable is False``: the boxcar) are fitted by
     a search over ℓ on the same hold-out sets instead (``method="search"``). One compiled call.
     """
-    k, _, h, st, ho, lr, prep, _, head_mask, log_ell0, u0 = _setup(
-        x, y, heads, kernel, holdout, steps, learning_rate, seed
-    )
-    args = (prep.xt, prep.y, prep.mask, head_mask, log_ell0, u0, kernel_index(kernel), ho, st)
-    rows = holdout_bucket(ho)
-    if k.differentiable:
-        out = _adam_one(*args, lr, int(seed), rows=rows)
-        return _result(out, None, h, prep, "adam", k.name, ho, lr, int(seed), st, "")
-    sets = search_sets(st, ho)
-    out = _search_one(*args[:-1], sets, _search_grid(prep), int(seed), rows=rows)
-    message = _search_message(k.name, h, sets)
-    return _result(out, None, h, prep, "search", k.name, ho, lr, int(seed), sets, message)
+    return _train(x, y, [int(seed)], heads, kernel, holdout, steps, learning_rate)[0]
 
 
 def fit_seeds(
@@ -561,29 +652,16 @@ def fit_seeds(
     steps: int = 1000,
     learning_rate: float = 0.2,
 ) -> list[FitResult]:
-    """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled, vmapped call; one FitResult per seed.
+    """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled call; one FitResult per seed.
 
-    The seeds are padded to ``SEEDS_MAX`` so their number never recompiles. With more than
+    The seeds run one after another inside the program ``fit`` uses (``fit(seed=s)`` gives the same
+    result), so their number never recompiles and the time grows with it. With more than
     ``TRAIN_MAX_POINTS`` points every seed trains on the subsample drawn for the first seed.
     """
     seed_list = [int(s) for s in seeds]
     if not 1 <= len(seed_list) <= SEEDS_MAX:
         raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
-    k, _, h, st, ho, lr, prep, _, head_mask, log_ell0, u0 = _setup(
-        x, y, heads, kernel, holdout, steps, learning_rate, seed_list[0]
-    )
-    padded = np.array(seed_list + [seed_list[0]] * (SEEDS_MAX - len(seed_list)), dtype=np.int64)
-    args = (prep.xt, prep.y, prep.mask, head_mask, log_ell0, u0, kernel_index(kernel), ho, st)
-    rows = holdout_bucket(ho)
-    if k.differentiable:
-        out = _adam_many(*args, lr, padded, rows=rows)
-        method, extra = "adam", ""
-    else:
-        sets = search_sets(st, ho)
-        out = _search_many(*args[:-1], sets, _search_grid(prep), padded, rows=rows)
-        method, extra = "search", _search_message(k.name, h, sets)
-    out = tuple(np.asarray(a) for a in out)
-    return [_result(out, i, h, prep, method, k.name, ho, lr, s, st, extra) for i, s in enumerate(seed_list)]
+    return _train(x, y, seed_list, heads, kernel, holdout, steps, learning_rate)
 
 
 # ---------------------------------------------------------------------------------------------------------

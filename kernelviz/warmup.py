@@ -2,36 +2,44 @@
 
 After ``warmup(n_points)`` changing the hold-out size, learning rate, seed, step count (1 … ``STEPS_MAX``),
 kernel or head count for data of those sizes compiles nothing: every shape a page can produce was seen
-(data buckets, hold-out buckets, ``QUERY_POINTS`` query points, ``KERNEL_GRID_POINTS`` heatmap points) and
-everything else is a traced argument. JAX's persistent compilation cache (``kernelviz._jax.CACHE_DIR``)
-keeps the compiled programs across restarts, so a warm-cache warm-up only loads them.
+(data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows, ``KERNEL_GRID_POINTS`` kernel-grid
+points) and everything else is a traced argument. Training needs three programs per data size whatever
+the hold-out size (``kernelviz.training``: the gradient path, the search over ℓ, attention), so the
+warm-up is short; it compiles the
+default views first and can run in a background thread (``warmup_in_background``). JAX's persistent
+compilation cache (``kernelviz._jax.CACHE_DIR``) keeps the compiled programs across restarts, so a
+warm-cache warm-up only loads them.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 import jax.monitoring
 import numpy as np
 
 from kernelviz import _jax
 from kernelviz.attention import (
+    AttentionFit,
     attention_kernel,
     attention_predict,
     dot_product_attention,
     fit_attention,
     gaussian_attention_params,
 )
+from kernelviz.kernels import KERNELS, get_kernel, kernel_value
 from kernelviz.smoothing import loo_curve, nadaraya_watson
 from kernelviz.training import (
     SEEDS_MAX,
     fit,
     fit_parametric,
     fit_seeds,
-    holdout_buckets,
     holdout_range,
     predict_heads,
 )
@@ -41,12 +49,17 @@ __all__ = [
     "QUERY_POINTS",
     "CompileCount",
     "WarmupReport",
+    "WarmupThread",
     "count_compilations",
     "warmup",
+    "warmup_in_background",
+    "warmup_tasks",
 ]
 
 QUERY_POINTS = 256  # the pages evaluate fits on this many query points
 KERNEL_GRID_POINTS = 100  # the attention-kernel heatmap grid
+HEATMAP_QUERIES = (96, 48)  # rows of the weight heatmaps: chapter pages (ui.HEATMAP_QUERIES), home preview
+SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # every backend compile (or cache load)
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from the persistent cache
 
@@ -92,7 +105,10 @@ def count_compilations() -> Iterator[CompileCount]:
 
 @dataclass(frozen=True)
 class WarmupReport:
-    """What ``warmup`` did: data sizes, wall time, programs needed and how many came from the disk cache."""
+    """What ``warmup`` did: data sizes, wall time, programs needed and how many came from the disk cache.
+
+    ``complete`` is False when the warm-up was stopped (``stop`` set) before its last task.
+    """
 
     n_points: tuple[int, ...]
     seconds: float
@@ -100,49 +116,113 @@ class WarmupReport:
     cache_hits: int
     compiled: int
     cache_dir: str | None
+    complete: bool = True
 
 
-def _warm_one(n: int) -> None:
+def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
     x = np.linspace(-3.0, 3.0, n)
-    y = np.sin(3.0 * x) + 0.1 * x
+    return x, np.sin(3.0 * x) + 0.1 * x
+
+
+def _default_views(n: int) -> list[Callable[[], object]]:
+    """What the pages draw with their default controls for n points, most visible first: the home page's
+    previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
+    2 (the leave-one-out curve, ``fit`` and its seed spread, d2l's w), chapter 3 (multi-head
+    prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention: training, prediction on
+    the grid and the data, the learned kernel)."""
+    x, y = _data(n)
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
     grid = np.linspace(-3.0, 3.0, KERNEL_GRID_POINTS)
-    for q in (queries, x):  # the page's query grid, and the data themselves (residuals, heatmaps)
-        nadaraya_watson(q, x, y, 0.3)
-        predict_heads(q, x, y, [0.2, 0.5], [0.5, 0.5])
-    loo_curve(x, y, np.geomspace(0.01, 10.0, 64))
-    g = gaussian_attention_params(0.3)
-    dot_product_attention(queries, x, y, g.w_q, g.w_k, g.score_scale)
-    fit_parametric(x, y, steps=1)
+    lo, hi = holdout_range(n)
+    page = min(10, hi)  # the default hold-out of chapters 2 and 4
     seeds = list(range(SEEDS_MAX))
-    top = holdout_range(n)[1]
-    for bucket_size in holdout_buckets(n):
-        k = min(bucket_size, top)  # a hold-out size in this bucket
-        for kernel in ("gaussian", "boxcar"):  # the gradient path and the search path
-            fit(x, y, kernel=kernel, holdout=k, steps=1)
-            fit_seeds(x, y, seeds, kernel=kernel, holdout=k, steps=1)
-        att = fit_attention(x, y, holdout=k, steps=1)
-    attention_predict(att, queries, x, y)
-    attention_predict(att, x, x, y)
-    attention_kernel(att, grid)
+    state: dict[str, AttentionFit] = {}
+
+    def attention() -> None:
+        state["fit"] = fit_attention(x, y, holdout=page, steps=1)
+
+    return [
+        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
+        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        lambda: nadaraya_watson(x, x, y, 0.3),
+        lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
+        lambda: fit(x, y, holdout=page, steps=1),
+        lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
+        lambda: fit_parametric(x, y, steps=1),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: dot_product_attention(queries, x, y, *_gaussian(0.3)),
+        attention,
+        lambda: attention_predict(state["fit"], queries, x, y),
+        lambda: attention_predict(state["fit"], x, x, y),
+        lambda: attention_kernel(state["fit"], grid),
+    ]
 
 
-def warmup(n_points: int | Sequence[int] = (150, 50)) -> WarmupReport:
-    """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
+def _gaussian(ell: float) -> tuple[np.ndarray, np.ndarray, float]:
+    g = gaussian_attention_params(ell)
+    return g.w_q, g.w_k, g.score_scale
 
-    Programs: Nadaraya–Watson and multi-head prediction on ``QUERY_POINTS`` queries and on the data,
-    the leave-one-out curve, d2l's leave-one-out fit, dot-product attention, and for every hold-out bucket
-    ``fit`` and ``fit_seeds`` (gradient and search paths) and ``fit_attention``; attention prediction and
-    its kernel on ``KERNEL_GRID_POINTS`` points. Each call runs one step, so the time is compilation (or
-    loading from the persistent cache).
-    """
+
+def _other_views(n: int) -> list[Callable[[], object]]:
+    """The remaining training programs for n points: the search over ℓ for kernels without a useful
+    gradient, and nothing else (one program serves every hold-out size)."""
+    x, y = _data(n)
+    return [partial(fit, x, y, kernel=name, holdout=1, steps=1) for name in SEARCH_KERNELS]
+
+
+def _kernel_shapes() -> None:
+    """Chapter 1's kernel-shape figure: each kernel's K(u) on 601 points (small eager programs)."""
+    u = np.linspace(-3.0, 3.0, 601)
+    for name in KERNELS:
+        np.asarray(kernel_value(u, name))
+
+
+def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
+    """The warm-up's calls in priority order: the default views for each size (the first size first),
+    then everything else for each size. Calls already compiled (or in the persistent cache) cost little."""
+    sizes = _sizes(n_points)
+    tasks: list[Callable[[], object]] = []
+    for i, n in enumerate(sizes):
+        tasks.extend(_default_views(n))
+        if i == 0:
+            tasks.append(_kernel_shapes)
+    for n in sizes:
+        tasks.extend(_other_views(n))
+    return tasks
+
+
+def _sizes(n_points: int | Sequence[int]) -> tuple[int, ...]:
     sizes = (int(n_points),) if isinstance(n_points, (int, np.integer)) else tuple(int(n) for n in n_points)
     if not sizes or min(sizes) < 3:
         raise ValueError("warm-up needs data sizes of at least 3 points")
+    return sizes
+
+
+def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event | None = None) -> WarmupReport:
+    """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
+
+    Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
+    (Nadaraya–Watson on ``QUERY_POINTS`` queries, on the data and on the heatmap rows, the leave-one-out
+    curve, ``fit``/``fit_seeds`` (one program serves every hold-out size), d2l's leave-one-out fit,
+    multi-head prediction, attention: training, prediction, kernel on ``KERNEL_GRID_POINTS`` points),
+    then the search over ℓ (kernels without a useful gradient). Each call runs one step, so the time is
+    compilation (or loading from the persistent cache). The counts cover every compilation in the
+    process while it runs (any thread).
+
+    Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
+    results are unaffected). Setting ``stop`` ends it between two calls (``complete=False``); everything
+    compiled so far stays in the persistent cache. ``warmup_in_background`` runs it in a daemon thread.
+    """
+    sizes = _sizes(n_points)
     start = time.perf_counter()
+    complete = True
     with count_compilations() as count:
-        for n in sizes:
-            _warm_one(n)
+        for task in warmup_tasks(sizes):
+            if stop is not None and stop.is_set():
+                complete = False
+                break
+            task()
     return WarmupReport(
         n_points=sizes,
         seconds=time.perf_counter() - start,
@@ -150,4 +230,39 @@ def warmup(n_points: int | Sequence[int] = (150, 50)) -> WarmupReport:
         cache_hits=count.cache_hits,
         compiled=count.compiled,
         cache_dir=None if _jax.CACHE_DIR is None else str(_jax.CACHE_DIR),
+        complete=complete,
     )
+
+
+class WarmupThread(threading.Thread):
+    """A daemon thread running ``warmup``: ``report`` (a WarmupReport) or ``error`` is set when it ends;
+    ``stop()`` asks it to finish after the call it is in."""
+
+    def __init__(self, n_points: int | Sequence[int] = (150, 50)) -> None:
+        super().__init__(name="kernelviz-warmup", daemon=True)
+        self.n_points = _sizes(n_points)
+        self.report: WarmupReport | None = None
+        self.error: BaseException | None = None
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self.report = warmup(self.n_points, stop=self._stop_event)
+        except Exception as exc:  # warm-up only saves time: the pages compile what they need on first use
+            self.error = exc
+            logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
+def warmup_in_background(n_points: int | Sequence[int] = (150, 50)) -> WarmupThread:
+    """Start ``warmup(n_points)`` in a daemon thread and return it at once (call at server start).
+
+    The default views compile first, so the first page a visitor opens is usually ready before the rest.
+    Pages need not wait: a call whose program is not compiled yet compiles it itself (JAX compilation is
+    thread-safe). ``thread.join()`` waits; ``thread.report`` then holds the WarmupReport.
+    """
+    thread = WarmupThread(n_points)
+    thread.start()
+    return thread

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -83,19 +85,43 @@ def _loss_args(n=40, heads=3, holdout=5, seed=0):
     yp = np.zeros(size)
     yp[:n] = y
     mask = np.arange(size) < n
-    rows = tr.holdout_bucket(holdout)
-    idx, row_w, avail = (np.asarray(a) for a in tr._holdout_split(jax.random.key(seed), mask, rows, holdout))
+    order, avail = (np.asarray(a) for a in _split(np.uint32(seed), 0, mask, holdout))
+    rows = max(tr.HOLDOUT_ROWS, holdout)
+    idx = order[:rows]
+    row_w = np.where(np.arange(rows) < holdout, 1.0 / holdout, 0.0)
     head_mask = (np.arange(kv.HEADS_MAX) < heads).astype(float)
     return x, y, xp, yp, mask, idx, row_w, avail, head_mask
 
 
+_split = jax.jit(tr._holdout_split)
+
+
 def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them():
-    for holdout in (1, 3, 5):
+    for holdout in (1, 3, 5, 38):
         _x, _y, _xp, _yp, mask, idx, row_w, avail, _ = _loss_args(holdout=holdout, seed=holdout)
         held = idx[:holdout]
         assert len(set(held.tolist())) == holdout and np.all(held < 40)
         assert set(np.flatnonzero(mask & ~avail).tolist()) == set(held.tolist())
         assert np.isclose(row_w.sum(), 1.0) and np.count_nonzero(row_w) == holdout
+
+
+def test_holdout_split_is_a_uniform_random_order():
+    """Over many steps every real point is held out about equally often, padded slots never, and the
+    order is a permutation of the slots (real points first)."""
+    n, size, holdout, steps = 40, 64, 5, 4000
+    mask = np.arange(size) < n
+    split = jax.vmap(_split, in_axes=(None, 0, None, None))
+    order, avail = split(np.uint32(7), np.arange(steps), mask, holdout)
+    order, avail = np.asarray(order), np.asarray(avail)
+    assert np.all(np.sort(order, axis=1) == np.arange(size)) and np.all(order[:, :n] < n)
+    counts = np.bincount(order[:, :holdout].ravel(), minlength=size)
+    expected = steps * holdout / n  # 500, standard deviation √(500 · 7/8) ≈ 21
+    assert np.all(np.abs(counts[:n] - expected) < 5 * np.sqrt(expected)) and counts[n:].sum() == 0
+    assert np.all((~avail & mask).sum(axis=1) == holdout)
+    # the first held-out point is uniform too, and consecutive steps are not alike
+    first = np.bincount(order[:, 0], minlength=n)
+    assert np.all(np.abs(first - steps / n) < 5 * np.sqrt(steps / n))
+    assert np.mean(order[1:, 0] == order[:-1, 0]) < 0.1
 
 
 @jax.jit
@@ -169,6 +195,39 @@ def test_finite_difference_gradient_matches():
         assert float(g[h]) == pytest.approx(fd, rel=2e-2, abs=1e-5)
 
 
+@jax.jit
+def _chunked_step(params, order, holdout, xp, yp, avail, head_mask, kernel):
+    def rows_loss(idx, row_w):
+        return jax.value_and_grad(tr._mixture_loss)(params, xp[idx], yp[idx], row_w, xp, yp, avail, head_mask,
+                                                    kernel)
+
+    zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+    return tr._chunked_sum(rows_loss, order, holdout, zero)
+
+
+@pytest.mark.parametrize("holdout", [1, 4, 5, 9, 38])
+def test_chunked_step_equals_one_block_and_numpy(holdout):
+    """A step's loss and gradient, summed over chunks of HOLDOUT_ROWS rows (one program for every hold-out
+    size), equal the hold-out MSE of NumPy and the gradient of the whole held-out block at once."""
+    x, y, xp, yp, mask, _idx, _w, _avail, head_mask = _loss_args(heads=2, holdout=holdout, seed=holdout)
+    order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
+    ells, u = np.array([0.04, 0.15]), np.array([0.8, 0.3])
+    params = (np.log(tr._heads_padded(ells)), np.concatenate([u, np.zeros(kv.HEADS_MAX - 2)]))
+    for name in ("gaussian", "laplace", "tricube"):
+        k = tr.kernel_index(name)
+        loss, (g_ell, g_u) = _chunked_step(params, order, holdout, xp, yp, avail, head_mask, k)
+        held = order[:holdout]
+        keep = avail[: x.shape[0]]
+        if not kv.get_kernel(name).compact:  # (a compact kernel's empty window differs from NumPy's zero row)
+            pred = sum(u[h] * np_weights(x[held], x[keep], ells[h], name) @ y[keep] for h in range(2))
+            assert float(loss) == pytest.approx(np.mean((pred - y[held]) ** 2), rel=1e-5), name
+        block_w = np.full(holdout, 1.0 / holdout)
+        ref, (r_ell, r_u) = _grad(params, xp[held], yp[held], block_w, xp, yp, avail, head_mask, k)
+        assert float(loss) == pytest.approx(float(ref), rel=1e-6)
+        np.testing.assert_allclose(g_ell, r_ell, rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(g_u, r_u, rtol=1e-5, atol=1e-9)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # fit, fit_seeds, fit_parametric
 # ---------------------------------------------------------------------------------------------------------
@@ -221,6 +280,11 @@ def test_boxcar_is_fitted_by_search(blog):
     best = kv.loo_lengthscale(x, y, "boxcar")
     assert best / 2 <= f.lengthscales[0] <= best * 2
     assert kv.fit(x, y, kernel="epanechnikov", holdout=10, steps=5).method == "adam"
+    # the search, too, runs seed by seed in the program fit uses
+    runs = kv.fit_seeds(x, y, seeds=[3, 0], kernel="boxcar", holdout=10, steps=300)
+    np.testing.assert_array_equal(runs[1].lengthscales, f.lengthscales)
+    np.testing.assert_array_equal(runs[1].losses, f.losses)
+    assert runs[0].seed == 3 and runs[0].method == "search"
 
 
 def test_fit_parametric_reaches_the_exact_leave_one_out_optimum():
@@ -292,24 +356,41 @@ def test_predict_heads_empty_window_is_nan_with_zero_weights():
 # ---------------------------------------------------------------------------------------------------------
 
 
-def test_sweep_after_warmup_compiles_nothing():
+def test_warmup_stops_when_asked():
+    stop = threading.Event()
+    stop.set()
+    report = kv.warmup(40, stop=stop)
+    assert not report.complete and report.programs == 0 and report.n_points == (40,)
+
+
+def test_sweep_after_background_warmup_compiles_nothing():
     rng = np.random.default_rng(0)
-    x = np.sort(rng.uniform(0, 5, 6))  # bucket 16, hold-outs 1 … 4: three hold-out buckets
+    x = np.sort(rng.uniform(0, 5, 40))  # bucket 64, hold-outs 1 … 38: 1 … 10 chunks of HOLDOUT_ROWS rows
     y = np.sin(x)
-    report = kv.warmup(6)
-    assert report.programs > 0 and report.n_points == (6,)
+    thread = kv.warmup_in_background(40)
+    # a page's call while the warm-up runs: correct, whether it compiles its program or finds it compiled
+    during = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
+    thread.join()
+    assert thread.error is None and thread.report is not None
+    assert thread.report.complete and thread.report.programs > 0 and thread.report.n_points == (40,)
     q = np.linspace(0, 5, kv.QUERY_POINTS)
     with kv.count_compilations() as count:
+        after = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
         for heads in range(1, kv.HEADS_MAX + 1):
-            kv.fit(x, y, heads=heads, holdout=1 + heads % 4, steps=3 + heads, learning_rate=0.01 * heads,
-                   seed=heads, kernel=KERNELS[heads % len(KERNELS)])
-        for kernel in KERNELS:
-            kv.fit_seeds(x, y, seeds=[1, 2, 3], kernel=kernel, holdout=3, steps=kv.STEPS_MAX)
+            kv.fit(x, y, heads=heads, holdout=1 + (5 * heads) % 38, steps=3 + heads,
+                   learning_rate=0.01 * heads, seed=heads, kernel=KERNELS[heads % len(KERNELS)])
+        for i, kernel in enumerate(KERNELS):
+            kv.fit_seeds(x, y, seeds=list(range(1 + i)), kernel=kernel, holdout=(1, 4, 5, 38)[i % 4],
+                         steps=(1, 50, kv.STEPS_MAX)[i % 3])
         kv.fit_parametric(x, y, kernel="laplace", steps=17, learning_rate=0.3)
         kv.predict_heads(q, x, y, [0.1, 0.2, 0.3], [1.0, -0.5, 0.5], kernel="tricube")
         kv.predict_heads(x, x, y, [0.4], [1.0])
         kv.nadaraya_watson(q, x, y, 0.7, "cauchy")
-        att = kv.fit_attention(x, y, heads=3, d_qk=2, holdout=4, steps=9, seed=5)
+        for holdout, heads in ((1, 1), (13, 8), (38, 3)):
+            att = kv.fit_attention(x, y, heads=heads, d_qk=heads % kv.D_QK_MAX + 1, holdout=holdout, steps=9,
+                                   seed=holdout)
         kv.attention_predict(att, q, x, y)
         kv.attention_kernel(att, np.linspace(0, 5, kv.KERNEL_GRID_POINTS))
     assert count.requests == 0, count.names
+    np.testing.assert_array_equal(during.lengthscales, after.lengthscales)
+    np.testing.assert_array_equal(during.losses, after.losses)
