@@ -6,7 +6,7 @@ Navigation over a home page and the chapters, the shared data sidebar, and one c
 from __future__ import annotations
 
 import logging
-import time
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,20 +24,25 @@ ROOT = Path(__file__).resolve().parent
 st.set_page_config(page_title="kernelviz: from kernel regression to attention", page_icon="🔍", layout="wide")
 
 
-@st.cache_resource(show_spinner=False)
-def warm_up() -> tuple[float, str | None]:
-    """Compile every JAX program a session can need, once per server process.
-
-    Returns the seconds it took and, if it failed, the error: warm-up only saves time, so a failure is
-    logged and the app carries on (each program then compiles the first time it is used).
-    """
-    start = time.perf_counter()
+def _warm_up() -> None:
+    """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
     try:
         kv.warmup()
-    except Exception as exc:
+    except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
-        return time.perf_counter() - start, f"{type(exc).__name__}: {exc}"
-    return time.perf_counter() - start, None
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up_in_background() -> threading.Thread:
+    """Start the warm-up once per server process, in a daemon thread.
+
+    The first visitor does not wait for it: a page compiles what it needs on first use (JAX compilation
+    is thread-safe), while the thread compiles the rest, so later slider moves never wait for a compile.
+    Compiled programs also land in JAX's persistent cache, so a restarted server loads them from disk.
+    """
+    thread = threading.Thread(target=_warm_up, name="kernelviz-warmup", daemon=True)
+    thread.start()
+    return thread
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -210,12 +215,7 @@ PAGES = {
 }
 page = st.navigation([st.Page(home, title="Overview", icon="🏠", default=True), *PAGES.values()])
 
-with st.spinner(
-    "Compiling the kernel-regression, training and attention programs once for this server "
-    "(about a minute on a small machine); after that every slider retrains at once…",
-    show_time=True,
-):
-    warm_up()
+warm_up_in_background()
 
 data = ui.data_sidebar()
 ui.data_messages(data)
