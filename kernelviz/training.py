@@ -31,12 +31,14 @@ How it stays live (``shared/DESIGN.md``, "Speed"):
   head mask; the kernel is a traced index (``lax.switch`` in ``log_kernel``); learning rate, seed,
   hold-out size, step count and the number of seeds are traced. A step holds out a random subset of
   ``holdout`` points (``_holdout_split``: a counter-based hash of (seed, step), sorted) and loops over
-  ⌈holdout/``HOLDOUT_ROWS``⌉ chunks of 4 held-out rows (``lax.fori_loop``, dynamic trip count), summing
-  each chunk's loss and gradient (row weights 1/holdout) before one Adam update; every chunk masks out
-  the whole held-out set as keys. So the compiled programs are one per data bucket, whatever the
-  hold-out size: ``fit`` and ``fit_seeds`` share it (the seeds run one after another inside), and the
-  search below has one per data bucket and kernel without a gradient;
-* only the held-out rows of the kernel matrix are formed (4⌈k/4⌉ × n per head, never n × n);
+  its rows in chunks, ⌊k/64⌋ of ``HOLDOUT_BLOCK`` = 64 rows then ⌈(k mod 64)/4⌉ of ``HOLDOUT_ROWS`` = 4
+  (``lax.fori_loop``s, dynamic trip counts), summing each chunk's loss and gradient (row weights 1/k)
+  before one Adam update; every chunk masks out the whole held-out set as keys. Small chunks keep
+  hold-out 1 cheap, big ones cost less per row. So the compiled programs are one per data bucket,
+  whatever the hold-out size: ``fit`` and ``fit_seeds`` share it (the seeds run one after another
+  inside), and the search below has one per data bucket and kernel without a gradient;
+* only the held-out rows of the kernel matrix are formed (k rounded up to a multiple of 4, × n per head,
+  never n × n);
 * held-out and padded keys are masked with a large finite negative (``MASKED``), far below any log-kernel
   value a real key can take (out-of-support keys of compact kernels sit at ``OUTSIDE``). A held-out point
   whose window holds no remaining key therefore gets uniform weight over the remaining keys (their mean,
@@ -81,7 +83,8 @@ HEADS_MAX = 8  # heads are padded to this many with a mask: the head count never
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
 TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
 SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
-HOLDOUT_ROWS = 4  # held-out rows per chunk of a training step; a step loops over ⌈holdout/4⌉ chunks
+HOLDOUT_BLOCK = 64  # a training step runs ⌊holdout/64⌋ chunks of 64 held-out rows,
+HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4
 SEARCH_CHUNK_ROWS = 1  # held-out rows per chunk of the search (it scores every grid lengthscale at once)
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
@@ -156,20 +159,23 @@ def holdout_range(n: int) -> tuple[int, int]:
     return 1, max(1, m - 2)
 
 
-def holdout_chunks(holdout: int) -> int:
-    """Chunks of ``HOLDOUT_ROWS`` held-out rows one training step runs: ⌈holdout/HOLDOUT_ROWS⌉."""
-    return -(-int(holdout) // HOLDOUT_ROWS)
+def holdout_chunks(holdout: int) -> tuple[int, int]:
+    """Chunks one training step runs for a hold-out of this size: (chunks of ``HOLDOUT_BLOCK`` rows,
+    chunks of ``HOLDOUT_ROWS`` rows) = (⌊k/64⌋, ⌈(k mod 64)/4⌉)."""
+    k = int(holdout)
+    return k // HOLDOUT_BLOCK, -(-(k % HOLDOUT_BLOCK) // HOLDOUT_ROWS)
 
 
 def holdout_bucket(holdout: int) -> int:
-    """Kernel rows one training step computes for a hold-out of this size: chunks × ``HOLDOUT_ROWS``
-    (the padded rows of the last chunk are masked)."""
-    return holdout_chunks(holdout) * HOLDOUT_ROWS
+    """Kernel rows one training step computes for a hold-out of this size (the padded rows of the last
+    chunk are masked): k rounded up to a multiple of ``HOLDOUT_ROWS``."""
+    big, small = holdout_chunks(holdout)
+    return big * HOLDOUT_BLOCK + small * HOLDOUT_ROWS
 
 
 def holdout_buckets(n: int) -> tuple[int, ...]:
-    """Row-chunk sizes a hold-out slider over ``holdout_range(n)`` reaches, one compiled training program
-    each: always just (``HOLDOUT_ROWS``,), since the chunk count is a traced loop bound."""
+    """Compiled training programs a hold-out slider over ``holdout_range(n)`` needs, named by their chunk
+    size: always one, (``HOLDOUT_ROWS``,), since the chunk counts are traced loop bounds."""
     holdout_range(n)
     return (HOLDOUT_ROWS,)
 
@@ -297,19 +303,26 @@ def _nw_rows(log_ell: Array, d: Array, y: Array, available: Array, kernel: Array
     the last factor a forward-mode derivative of the log-kernel (0 outside a compact support, where u is
     clipped, and on masked keys, whose weight is 0).
     """
-    return _nw_rows_fwd(log_ell, d, y, available, kernel)[0]
+    return _nw_rows_value(log_ell, d, y, available, kernel)
+
+
+def _nw_rows_value(log_ell, d, y, available, kernel):
+    w = masked_softmax(log_kernel(_scaled(log_ell, d), kernel, OUTSIDE), available)
+    return w @ y
 
 
 def _nw_rows_fwd(log_ell, d, y, available, kernel):
-    w = masked_softmax(log_kernel(_scaled(log_ell, d), kernel, OUTSIDE), available)
+    """The value, and for the backward pass the weights and the slope ∂ log K/∂u · (−u), taken in the same
+    sweep (one forward-mode evaluation of the log-kernel) so the backward pass recomputes nothing."""
+    u = _scaled(log_ell, d)
+    log_k, slope = jax.jvp(lambda v: log_kernel(v, kernel, OUTSIDE), (u,), (-u,))
+    w = masked_softmax(log_k, available)
     m = w @ y
-    return m, (log_ell, d, y, kernel, w, m)
+    return m, (log_ell, y, w, m, slope)
 
 
 def _nw_rows_bwd(res, g):
-    log_ell, d, y, kernel, w, m = res
-    u = _scaled(log_ell, d)
-    _, slope = jax.jvp(lambda v: log_kernel(v, kernel, OUTSIDE), (u,), (-u,))
+    log_ell, y, w, m, slope = res
     coef = g.astype(jnp.float32)[:, :, None] * w * (y[None, None, :] - m[:, :, None])
     grad = jnp.sum(coef * slope, axis=(1, 2)).astype(log_ell.dtype)
     inside = jnp.abs(log_ell) < LOG_ELL_F32
@@ -331,7 +344,7 @@ def _head_predictions(
     """
     d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
     if isinstance(kernel, str):  # a static kernel (the search): nothing is differentiated
-        return _nw_rows_fwd(log_ell, d, y.astype(jnp.float32), available, kernel)[0].astype(jnp.float64)
+        return _nw_rows_value(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
     return _nw_rows(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
 
 
@@ -380,25 +393,35 @@ def _holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tup
     return order, mask & ~held
 
 
-def _chunked_sum(fn, order: Array, holdout: Array, zero, rows: int = HOLDOUT_ROWS):
-    """Σ_c fn(idx_c, w_c) over the chunks of R = ``rows`` held-out rows: idx_c = the entries
-    c·R … (c+1)·R − 1 of ``order``, w_c = 1/holdout on held-out rows and 0 on the padded rest, for
-    c = 0 … ⌈holdout/R⌉ − 1.
+def _chunked_sum(fn, order: Array, holdout: Array, zero, rows: int = HOLDOUT_ROWS, big: int = HOLDOUT_BLOCK):
+    """Σ_c fn(idx_c, w_c) over chunks of held-out rows: idx_c = consecutive entries of ``order``,
+    w_c = 1/holdout on held-out rows and 0 on the padded rest.
 
-    A ``fori_loop`` with a dynamic trip count, so one program serves every hold-out size at a cost that
-    grows with it (about holdout rows of the kernel matrix, never n); the held-out set (masked out as keys
-    inside ``fn``) is the same for every chunk of a step.
+    First ⌊holdout/big⌋ chunks of ``big`` rows, then ⌈(holdout mod big)/rows⌉ chunks of ``rows`` rows
+    (``big=0``: only the latter): ``fori_loop``s with dynamic trip counts, so one program serves every
+    hold-out size at a cost that grows with it (at most holdout + rows − 1 rows of the kernel matrix,
+    never n), and large hold-outs run mostly in big chunks, which cost less per row. The held-out set
+    (masked out as keys inside ``fn``) is the same for every chunk of a step.
     """
     inv = 1.0 / holdout
-    offsets = jnp.arange(rows)
-    padded = jnp.concatenate([order, jnp.zeros(rows, order.dtype)])
+    padded = jnp.concatenate([order, jnp.zeros(max(rows, big), order.dtype)])
 
-    def body(c, acc):
-        start = c * rows
-        idx = jax.lax.dynamic_slice(padded, (start,), (rows,))
-        return jax.tree.map(jnp.add, acc, fn(idx, jnp.where(start + offsets < holdout, inv, 0.0)))
+    def chunks(first, count, size, acc):
+        offsets = jnp.arange(size)
 
-    return jax.lax.fori_loop(0, (holdout + rows - 1) // rows, body, zero)
+        def body(c, acc):
+            start = first + c * size
+            idx = jax.lax.dynamic_slice(padded, (start,), (size,))
+            return jax.tree.map(jnp.add, acc, fn(idx, jnp.where(start + offsets < holdout, inv, 0.0)))
+
+        return jax.lax.fori_loop(0, count, body, acc)
+
+    done = 0
+    acc = zero
+    if big:
+        acc = chunks(0, holdout // big, big, acc)
+        done = holdout // big * big
+    return chunks(done, (holdout - done + rows - 1) // rows, rows, acc)
 
 
 def _each_seed(run, seeds: Array, n_seeds: Array):
@@ -491,7 +514,7 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seed
 
             return jax.vmap(one)(log_grid)  # every grid point at once: a (G, H, 1, n) block
 
-        per = _chunked_sum(rows_loss, order, holdout, jnp.zeros(grid.shape[0]), SEARCH_CHUNK_ROWS)
+        per = _chunked_sum(rows_loss, order, holdout, jnp.zeros(grid.shape[0]), SEARCH_CHUNK_ROWS, 0)
         total = total + per
         best = jnp.argmin(total)
         losses = losses.at[i].set(per[best])

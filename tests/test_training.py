@@ -205,11 +205,15 @@ def _chunked_step(params, order, holdout, xp, yp, avail, head_mask, kernel):
     return tr._chunked_sum(rows_loss, order, holdout, zero)
 
 
-@pytest.mark.parametrize("holdout", [1, 4, 5, 9, 38])
-def test_chunked_step_equals_one_block_and_numpy(holdout):
-    """A step's loss and gradient, summed over chunks of HOLDOUT_ROWS rows (one program for every hold-out
-    size), equal the hold-out MSE of NumPy and the gradient of the whole held-out block at once."""
-    x, y, xp, yp, mask, _idx, _w, _avail, head_mask = _loss_args(heads=2, holdout=holdout, seed=holdout)
+CHUNK_CASES = [(40, 1), (40, 4), (40, 5), (40, 9), (40, 38), (100, 64), (100, 71)]  # (n, hold-out)
+
+
+@pytest.mark.parametrize(("n", "holdout"), CHUNK_CASES)
+def test_chunked_step_equals_one_block_and_numpy(n, holdout):
+    """A step's loss and gradient, summed over chunks of HOLDOUT_BLOCK and HOLDOUT_ROWS rows (one program for
+    every hold-out size), equal the hold-out MSE of NumPy and the gradient of the whole held-out block."""
+    assert tr.holdout_bucket(holdout) == -(-holdout // 4) * 4
+    x, y, xp, yp, mask, _idx, _w, _avail, head_mask = _loss_args(n, heads=2, holdout=holdout, seed=holdout)
     order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
     ells, u = np.array([0.04, 0.15]), np.array([0.8, 0.3])
     params = (np.log(tr._heads_padded(ells)), np.concatenate([u, np.zeros(kv.HEADS_MAX - 2)]))
@@ -365,28 +369,28 @@ def test_warmup_stops_when_asked():
 
 def test_sweep_after_background_warmup_compiles_nothing():
     rng = np.random.default_rng(0)
-    x = np.sort(rng.uniform(0, 5, 40))  # bucket 64, hold-outs 1 … 38: 1 … 10 chunks of HOLDOUT_ROWS rows
+    x = np.sort(rng.uniform(0, 5, 150))  # bucket 256, hold-outs 1 … 148: chunks of 4 and of 64 rows
     y = np.sin(x)
-    thread = kv.warmup_in_background(40)
+    thread = kv.warmup_in_background(150)
     # a page's call while the warm-up runs: correct, whether it compiles its program or finds it compiled
     during = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
     thread.join()
     assert thread.error is None and thread.report is not None
-    assert thread.report.complete and thread.report.programs > 0 and thread.report.n_points == (40,)
+    assert thread.report.complete and thread.report.n_points == (150,)
     q = np.linspace(0, 5, kv.QUERY_POINTS)
     with kv.count_compilations() as count:
         after = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
         for heads in range(1, kv.HEADS_MAX + 1):
-            kv.fit(x, y, heads=heads, holdout=1 + (5 * heads) % 38, steps=3 + heads,
+            kv.fit(x, y, heads=heads, holdout=(1, 5, 17, 64, 70, 128, 148, 2)[heads - 1], steps=3 + heads,
                    learning_rate=0.01 * heads, seed=heads, kernel=KERNELS[heads % len(KERNELS)])
         for i, kernel in enumerate(KERNELS):
-            kv.fit_seeds(x, y, seeds=list(range(1 + i)), kernel=kernel, holdout=(1, 4, 5, 38)[i % 4],
+            kv.fit_seeds(x, y, seeds=list(range(1 + i)), kernel=kernel, holdout=(1, 4, 65, 148)[i % 4],
                          steps=(1, 50, kv.STEPS_MAX)[i % 3])
         kv.fit_parametric(x, y, kernel="laplace", steps=17, learning_rate=0.3)
         kv.predict_heads(q, x, y, [0.1, 0.2, 0.3], [1.0, -0.5, 0.5], kernel="tricube")
         kv.predict_heads(x, x, y, [0.4], [1.0])
         kv.nadaraya_watson(q, x, y, 0.7, "cauchy")
-        for holdout, heads in ((1, 1), (13, 8), (38, 3)):
+        for holdout, heads in ((1, 1), (13, 8), (100, 3)):
             att = kv.fit_attention(x, y, heads=heads, d_qk=heads % kv.D_QK_MAX + 1, holdout=holdout, steps=9,
                                    seed=holdout)
         kv.attention_predict(att, q, x, y)
