@@ -32,13 +32,14 @@ How it stays live (``shared/DESIGN.md``, "Speed"):
   hold-out size, step count and the number of seeds are traced. A step holds out a random subset of
   ``holdout`` points (``_holdout_split``: a counter-based hash of (seed, step), sorted) and loops over
   its rows in chunks, ⌊k/64⌋ of ``HOLDOUT_BLOCK`` = 64 rows then ⌈(k mod 64)/4⌉ of ``HOLDOUT_ROWS`` = 4
-  (``lax.fori_loop``s, dynamic trip counts), summing each chunk's loss and gradient (row weights 1/k)
+  (or one more of 64 rows when that would be more than ``HOLDOUT_SMALL_MAX`` small ones), in
+  ``lax.fori_loop``s with dynamic trip counts, summing each chunk's loss and gradient (row weights 1/k)
   before one Adam update; every chunk masks out the whole held-out set as keys. Small chunks keep
   hold-out 1 cheap, big ones cost less per row. So the compiled programs are one per data bucket,
   whatever the hold-out size: ``fit`` and ``fit_seeds`` share it (the seeds run one after another
   inside), and the search below has one per data bucket and kernel without a gradient;
-* only the held-out rows of the kernel matrix are formed (k rounded up to a multiple of 4, × n per head,
-  never n × n);
+* only the held-out rows of the kernel matrix are formed (``holdout_bucket(k)`` × n per head: 4 for
+  hold-out 1, 76 for 75; never n × n);
 * held-out and padded keys are masked with a large finite negative (``MASKED``), far below any log-kernel
   value a real key can take (out-of-support keys of compact kernels sit at ``OUTSIDE``). A held-out point
   whose window holds no remaining key therefore gets uniform weight over the remaining keys (their mean,
@@ -84,7 +85,8 @@ STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … 
 TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
 SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
 HOLDOUT_BLOCK = 64  # a training step runs ⌊holdout/64⌋ chunks of 64 held-out rows,
-HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4
+HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4,
+HOLDOUT_SMALL_MAX = 10  # or, when that is more than 10 chunks, one more chunk of 64 (cheaper then)
 SEARCH_CHUNK_ROWS = 1  # held-out rows per chunk of the search (it scores every grid lengthscale at once)
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
@@ -160,15 +162,19 @@ def holdout_range(n: int) -> tuple[int, int]:
 
 
 def holdout_chunks(holdout: int) -> tuple[int, int]:
-    """Chunks one training step runs for a hold-out of this size: (chunks of ``HOLDOUT_BLOCK`` rows,
-    chunks of ``HOLDOUT_ROWS`` rows) = (⌊k/64⌋, ⌈(k mod 64)/4⌉)."""
+    """Chunks one training step runs for a hold-out of k points: (chunks of ``HOLDOUT_BLOCK`` = 64 rows,
+    chunks of ``HOLDOUT_ROWS`` = 4 rows) = (⌊k/64⌋, ⌈(k mod 64)/4⌉), or (⌊k/64⌋ + 1, 0) when the second
+    count exceeds ``HOLDOUT_SMALL_MAX``."""
     k = int(holdout)
-    return k // HOLDOUT_BLOCK, -(-(k % HOLDOUT_BLOCK) // HOLDOUT_ROWS)
+    small = -(-(k % HOLDOUT_BLOCK) // HOLDOUT_ROWS)
+    if small > HOLDOUT_SMALL_MAX:
+        return k // HOLDOUT_BLOCK + 1, 0
+    return k // HOLDOUT_BLOCK, small
 
 
 def holdout_bucket(holdout: int) -> int:
-    """Kernel rows one training step computes for a hold-out of this size (the padded rows of the last
-    chunk are masked): k rounded up to a multiple of ``HOLDOUT_ROWS``."""
+    """Kernel rows one training step computes for a hold-out of this size (the rows past it in the last
+    chunk are masked)."""
     big, small = holdout_chunks(holdout)
     return big * HOLDOUT_BLOCK + small * HOLDOUT_ROWS
 
@@ -397,11 +403,12 @@ def _chunked_sum(fn, order: Array, holdout: Array, zero, rows: int = HOLDOUT_ROW
     """Σ_c fn(idx_c, w_c) over chunks of held-out rows: idx_c = consecutive entries of ``order``,
     w_c = 1/holdout on held-out rows and 0 on the padded rest.
 
-    First ⌊holdout/big⌋ chunks of ``big`` rows, then ⌈(holdout mod big)/rows⌉ chunks of ``rows`` rows
-    (``big=0``: only the latter): ``fori_loop``s with dynamic trip counts, so one program serves every
-    hold-out size at a cost that grows with it (at most holdout + rows − 1 rows of the kernel matrix,
-    never n), and large hold-outs run mostly in big chunks, which cost less per row. The held-out set
-    (masked out as keys inside ``fn``) is the same for every chunk of a step.
+    First ⌊holdout/big⌋ chunks of ``big`` rows, then ⌈(holdout mod big)/rows⌉ chunks of ``rows`` rows,
+    or one more big chunk instead when that would be more than ``HOLDOUT_SMALL_MAX`` small ones
+    (``big=0``: only small chunks). ``fori_loop``s with dynamic trip counts, so one program serves every
+    hold-out size at a cost that grows with it (never n rows of the kernel matrix for a small hold-out),
+    and large hold-outs run mostly in big chunks, which cost less per row. The held-out set (masked out
+    as keys inside ``fn``) is the same for every chunk of a step.
     """
     inv = 1.0 / holdout
     padded = jnp.concatenate([order, jnp.zeros(max(rows, big), order.dtype)])
@@ -416,12 +423,13 @@ def _chunked_sum(fn, order: Array, holdout: Array, zero, rows: int = HOLDOUT_ROW
 
         return jax.lax.fori_loop(0, count, body, acc)
 
-    done = 0
-    acc = zero
-    if big:
-        acc = chunks(0, holdout // big, big, acc)
-        done = holdout // big * big
-    return chunks(done, (holdout - done + rows - 1) // rows, rows, acc)
+    if not big:
+        return chunks(0, (holdout + rows - 1) // rows, rows, zero)
+    small = (holdout % big + rows - 1) // rows
+    extra = small > HOLDOUT_SMALL_MAX  # one more (masked) big chunk is cheaper than this many small ones
+    n_big = holdout // big + extra.astype(holdout.dtype)
+    acc = chunks(0, n_big, big, zero)
+    return chunks(n_big * big, jnp.where(extra, 0, small), rows, acc)
 
 
 def _each_seed(run, seeds: Array, n_seeds: Array):

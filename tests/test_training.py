@@ -205,14 +205,22 @@ def _chunked_step(params, order, holdout, xp, yp, avail, head_mask, kernel):
     return tr._chunked_sum(rows_loss, order, holdout, zero)
 
 
-CHUNK_CASES = [(40, 1), (40, 4), (40, 5), (40, 9), (40, 38), (100, 64), (100, 71)]  # (n, hold-out)
+def test_holdout_chunks_by_hand():
+    """Chunks of 64 rows, then of 4, or one more of 64 where more than 10 of 4 would be needed."""
+    table = {1: (0, 1), 4: (0, 1), 5: (0, 2), 40: (0, 10), 41: (1, 0), 64: (1, 0), 75: (1, 3), 148: (2, 5)}
+    for holdout, chunks in table.items():
+        assert kv.holdout_chunks(holdout) == chunks, holdout
+        assert kv.holdout_bucket(holdout) == 64 * chunks[0] + 4 * chunks[1]
+    assert kv.holdout_buckets(150) == kv.holdout_buckets(6) == (4,)
+
+
+CHUNK_CASES = [(40, 1), (40, 4), (40, 5), (40, 9), (40, 38), (100, 45), (100, 64), (100, 71)]  # (n, hold-out)
 
 
 @pytest.mark.parametrize(("n", "holdout"), CHUNK_CASES)
 def test_chunked_step_equals_one_block_and_numpy(n, holdout):
     """A step's loss and gradient, summed over chunks of HOLDOUT_BLOCK and HOLDOUT_ROWS rows (one program for
     every hold-out size), equal the hold-out MSE of NumPy and the gradient of the whole held-out block."""
-    assert tr.holdout_bucket(holdout) == -(-holdout // 4) * 4
     x, y, xp, yp, mask, _idx, _w, _avail, head_mask = _loss_args(n, heads=2, holdout=holdout, seed=holdout)
     order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
     ells, u = np.array([0.04, 0.15]), np.array([0.8, 0.3])
