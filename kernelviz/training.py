@@ -791,7 +791,7 @@ def fit_parametric(
     if prep.note:
         sentences.append(prep.note)
     return FitResult(
-        lengthscales=np.array([float(_inverse_w(w))]),
+        lengthscales=np.array([1.0 / max(abs(float(w)), 1e-300)]),  # ℓ = 1/|w| in NumPy: no eager programs
         mixing=np.array([1.0]),
         losses=np.array(losses[:run]) * prep.scale**2,
         trajectory=np.array(traj[: run + 1]).reshape(-1, 1),
