@@ -2,19 +2,26 @@
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_training.py [--repeats 5] [--steps 1000]
+    PYTHONPATH=. python benchmarks/bench_training.py [--repeats 5] [--steps 1000] [--cold-warmup]
 
 The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8 heads, 1,000 steps. The
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
 step (value_and_grad of the hold-out MSE of the 8-head Gaussian smoother + an optax Adam update). Both run
 in float64 (kernelviz enables it). Printed: median wall time of several runs after compilation, the ratio,
-compile counts (jax.monitoring backend-compile events) and kv.warmup() time.
+compile counts (jax.monitoring backend-compile events), kv.warmup() time with this process's persistent
+cache, and with ``--cold-warmup`` also kv.warmup() in a fresh process on an empty cache directory (every
+program compiled by XLA). The machine's load average is printed with each figure: on a shared machine
+the timings move with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 
 import jax
@@ -82,10 +89,36 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def load() -> str:
+    """The 1, 5 and 15 minute load averages, for quoting next to a timing."""
+    return "load " + " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+COLD = """
+import time, kernelviz as kv
+t0 = time.perf_counter()
+r = kv.warmup()
+print(f"{time.perf_counter() - t0:.1f} {r.programs} {r.compiled} {r.cache_hits}")
+"""
+
+
+def cold_warmup() -> str:
+    """kv.warmup() (default sizes) in a fresh interpreter whose persistent cache directory is empty."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "KERNELVIZ_JAX_CACHE": cache}
+        before = load()
+        cmd = [sys.executable, "-c", COLD]
+        run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+        seconds, programs, compiled, hits = run.stdout.split()
+        return (f"kv.warmup() on an empty cache (fresh process): {seconds} s, {programs} programs "
+                f"({compiled} compiled by XLA, {hits} from the cache); {before} before, {load()} after")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--cold-warmup", action="store_true", help="also time kv.warmup() on an empty cache")
     args = parser.parse_args()
 
     ds = kv.blog_data()
@@ -95,14 +128,17 @@ def main() -> None:
           f"{args.steps} steps, median of {args.repeats} runs after compilation")
     print(f"persistent compilation cache: {kv._jax.CACHE_DIR}")
 
+    if args.cold_warmup:
+        print(cold_warmup())
     t0 = time.perf_counter()
-    report = kv.warmup((x.shape[0],))
-    print(f"kv.warmup(150): {time.perf_counter() - t0:.1f} s, {report.programs} programs "
-          f"({report.compiled} compiled by XLA, {report.cache_hits} loaded from the persistent cache)")
+    report = kv.warmup()
+    print(f"kv.warmup() {report.n_points}: {time.perf_counter() - t0:.1f} s, {report.programs} programs "
+          f"({report.compiled} compiled by XLA, {report.cache_hits} loaded from the persistent cache); "
+          f"{load()}")
 
     print()
-    print(f"{'hold-out':>8} {'kv.fit':>10} {'per step':>10} {'loop':>10} {'per step':>10} {'ratio':>7}"
-          f" {'compiles fit/loop':>18}")
+    print(f"{'hold-out':>8} {'rows':>5} {'kv.fit':>10} {'per step':>10} {'loop':>10} {'per step':>10} "
+          f"{'ratio':>7} {'compiles fit/loop':>18}  load average")
     for holdout in (1, 10, 75):
         with kv.count_compilations() as c_fit:
             kv.fit(x, y, heads=HEADS, holdout=holdout, steps=args.steps, seed=0)
@@ -115,9 +151,10 @@ def main() -> None:
         t_loop = median_time(
             lambda h=holdout: baseline_train(X, Y, h, args.steps, random.PRNGKey(1)), loop_repeats
         )
-        print(f"{holdout:>8} {t_fit * 1e3:>8.1f}ms {t_fit / args.steps * 1e6:>8.1f}us "
-              f"{t_loop * 1e3:>8.1f}ms {t_loop / args.steps * 1e6:>8.1f}us {t_loop / t_fit:>6.1f}x"
-              f" {c_fit.requests:>9}/{c_loop.requests}")
+        print(f"{holdout:>8} {kv.holdout_bucket(holdout):>5} {t_fit * 1e3:>8.1f}ms "
+              f"{t_fit / args.steps * 1e6:>8.1f}us {t_loop * 1e3:>8.1f}ms "
+              f"{t_loop / args.steps * 1e6:>8.1f}us {t_loop / t_fit:>6.1f}x "
+              f"{c_fit.requests:>9}/{c_loop.requests}  {load()}")
     with kv.count_compilations() as c_after:
         for holdout in (1, 10, 75):
             kv.fit(x, y, heads=3, holdout=holdout, steps=17, seed=5, learning_rate=0.05, kernel="laplace")
@@ -128,7 +165,8 @@ def main() -> None:
         lambda: kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps),
         max(1, min(args.repeats, 3)),
     )
-    print(f"fit_seeds ({kv.SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms; lengthscales "
+    print(f"fit_seeds ({kv.SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms ({load()}); "
+          "lengthscales "
           + ", ".join(f"{f.lengthscales[0]:.3f}" for f in fits)
           + f"; leave-one-out optimum {kv.loo_lengthscale(x, y):.3f}")
     print(f"np.median(per-step kv.fit losses) sanity: {np.median(fits[0].losses):.4f}")
