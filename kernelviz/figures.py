@@ -43,6 +43,8 @@ __all__ = [
     "heatmap_pair_figure",
     "kernel_shape_figure",
     "line_trace",
+    "log_axis",
+    "log_ticks",
     "loo_figure",
     "loss_figure",
     "png_config",
@@ -110,7 +112,9 @@ def style(
     """The shared layout: axis titles, a horizontal legend, closest-point hover, margins.
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
-    overlap). Log axes label powers of ten as 10⁻⁴, not with SI prefixes (100µ).
+    overlap). Log axes (``log_x``/``log_y``) get ``log_axis``: every label a whole value (0.05, 10⁻⁴), never
+    a bare mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow
+    the data.
     """
     legend = (
         {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
@@ -125,8 +129,135 @@ def style(
         showlegend=showlegend,
         legend=legend,
     )
-    fig.update_xaxes(title_text=x_title, type="log" if log_x else None, exponentformat="power")
-    fig.update_yaxes(title_text=y_title, type="log" if log_y else None, exponentformat="power")
+    fig.update_xaxes(title_text=x_title, exponentformat="power")
+    fig.update_yaxes(title_text=y_title, exponentformat="power")
+    if log_x:
+        log_axis(fig, "x")
+    if log_y:
+        log_axis(fig, "y")
+    return fig
+
+
+_SUPERSCRIPTS = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power_of_ten(e: int) -> str:
+    return "1" if e == 0 else "10" if e == 1 else "10" + str(e).translate(_SUPERSCRIPTS)
+
+
+def _log_label(v: float, scientific: bool) -> str:
+    """A tick value written out in full: ``0.05``, ``2`` or, when ``scientific``, ``10⁻⁴`` / ``2×10⁻⁴``."""
+    if not scientific:
+        return f"{v:.6g}"
+    e = int(np.floor(np.log10(v) + 1e-9))
+    m = float(f"{v / 10.0**e:.3g}")
+    if m >= 10.0:  # rounding carried into the next decade
+        m, e = m / 10.0, e + 1
+    return _power_of_ten(e) if m == 1.0 else f"{m:g}×{_power_of_ten(e)}"
+
+
+def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -> dict:
+    """Axis properties for a log axis whose every label is a whole number, never a bare mantissa.
+
+    Plotly's own log ticks label 2 and 5 between powers of ten as bare digits ("2 5 0.1 2 5 1"), which reads
+    as 2, 5, 0.1 rather than 0.02, 0.05, 0.1. Here the labelled ticks are chosen from the finite positive
+    ``values`` the axis shows, coarsest first, taking the first set with at least ``min_ticks`` ticks inside
+    [min, max]:
+
+    1. powers of ten 10ᵏ (every ``step``-th one when there are more than ``max_powers``);
+    2. 1, 2, 5 × 10ᵏ;
+    3. 1, 2, …, 9 × 10ᵏ;
+    4. an even linear step of 1, 2 or 5 × 10ᵏ (values within a factor of about 1.8 of each other).
+
+    Labels are the value in full ("0.05", "2", "300") when every tick lies in [10⁻³, 10⁴), otherwise
+    "10⁻⁴" / "2×10⁻⁴" for all of them. Unlabelled minor ticks mark the other digits 2…9 × 10ᵏ when only
+    powers are labelled. Ticks continue a few decades beyond the data, so a little zooming out keeps labels.
+    Returns a dict for ``fig.update_xaxes``/``update_yaxes``: ``type="log"``, ``tickmode="array"``,
+    ``tickvals``, ``ticktext`` and ``minor``.
+    """
+    v = _vec(values) if np.size(values) else np.array([], dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    lo, hi = (float(v.min()), float(v.max())) if v.size else (1e-2, 1e2)
+    if hi <= lo * (1 + 1e-12):
+        lo, hi = lo / 2.0, hi * 2.0
+    k_lo, k_hi = int(np.floor(np.log10(lo))) - 3, int(np.ceil(np.log10(hi))) + 3
+    decades = np.arange(k_lo, k_hi + 1)
+
+    def inside(t: np.ndarray) -> int:
+        return int(np.sum((t >= lo * (1 - 1e-9)) & (t <= hi * (1 + 1e-9))))
+
+    def digits(ds: Sequence[int]) -> np.ndarray:
+        return np.array(sorted(d * 10.0**k for k in decades for d in ds))
+
+    powers = 10.0 ** decades.astype(np.float64)
+    step = max(1, -(-inside(powers) // max_powers))
+    major = powers[decades % step == 0]
+    minor: np.ndarray = np.array([])
+    if inside(major) >= min_ticks:
+        minor = powers[decades % step != 0] if step > 1 else digits(range(2, 10))
+    else:
+        for ds in ((1, 2, 5), range(1, 10)):
+            major = digits(ds)
+            if inside(major) >= min_ticks:
+                minor = digits(sorted(set(range(1, 10)) - set(ds)))
+                break
+        else:
+            width = hi - lo
+            unit = 10.0 ** np.floor(np.log10(width / min_ticks))
+            lin = next(m * unit for m in (1, 2, 5, 10) if width / (m * unit) <= 2 * min_ticks)
+            lin = float(lin)
+            start = np.floor(lo / 10 / lin) * lin
+            major = np.arange(max(start, lin), hi * 10 + lin, lin)
+            major = np.unique(np.round(major / lin) * lin)
+            major = major[major > 0]
+    scientific = bool(lo < 1e-3 * (1 - 1e-9) or hi >= 1e4)
+    shown = major[(major >= lo / 1e3) & (major <= hi * 1e3)]
+    if not scientific:
+        near = shown[(shown >= lo / 1.5) & (shown <= hi * 1.5)]
+        scientific = bool(near.size and (near.min() < 1e-3 * (1 - 1e-9) or near.max() >= 1e4))
+    return {
+        "type": "log",
+        "tickmode": "array",
+        "tickvals": shown.tolist(),
+        "ticktext": [_log_label(t, scientific) for t in shown],
+        "minor": {
+            "tickmode": "array",
+            "tickvals": minor[(minor >= lo / 1e3) & (minor <= hi * 1e3)].tolist(),
+            "ticks": "outside",
+            "ticklen": 3,
+            "showgrid": False,
+        },
+    }
+
+
+def _axis_values(fig: go.Figure, axis: str) -> np.ndarray:
+    """Every finite number a figure puts on its x or y axes: trace coordinates and line shapes."""
+    out: list[np.ndarray] = []
+    for t in fig.data:
+        a = getattr(t, axis, None)
+        if a is not None:
+            arr = np.asarray([np.nan if e is None else e for e in np.ravel(np.asarray(a, dtype=object))])
+            try:
+                out.append(arr.astype(np.float64))
+            except (TypeError, ValueError):  # category names, not numbers
+                continue
+    for shape in fig.layout.shapes:
+        for end in (f"{axis}0", f"{axis}1"):
+            ref = getattr(shape, f"{axis}ref", None)
+            val = getattr(shape, end, None)
+            if val is not None and not (ref and "domain" in str(ref)):
+                out.append(np.array([float(val)]))
+    return np.concatenate(out) if out else np.array([], dtype=np.float64)
+
+
+def log_axis(fig: go.Figure, axis: str = "y", values: object | None = None) -> go.Figure:
+    """Make every x (``axis="x"``) or y axis of ``fig`` a log axis labelled by ``log_ticks``.
+
+    ``values`` are the numbers the axis must label; by default every finite coordinate the figure's traces
+    and line shapes put on that axis.
+    """
+    props = log_ticks(_axis_values(fig, axis) if values is None else values)
+    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**props)
     return fig
 
 
@@ -405,8 +536,11 @@ def heatmap_pair_figure(
         }
     )
     style(fig, x_title="", y_title="", height=height, showlegend=False)
-    fig.update_xaxes(title_text="sorted training inputs xᵢ (keys)")
-    fig.update_yaxes(title_text="sorted test inputs x (queries)", autorange="reversed", row=1, col=1)
+    # short titles: two panels side by side must not run into each other in a narrow window
+    fig.update_annotations(font_size=13)
+    fig.update_layout(margin={"t": 70})
+    fig.update_xaxes(title_text="keys xᵢ (sorted)")
+    fig.update_yaxes(title_text="queries x (sorted)", autorange="reversed", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     return fig
 
@@ -573,9 +707,7 @@ def seeds_figure(
             annotation_text=f"exact LOO optimum ℓ* = {optimum:.3g}",
             annotation_position="top left",
         )
-    style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
-    fig.update_yaxes(dtick="D2")  # 1, 2, 5 per decade: readable even when the values span little
-    return fig
+    return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -812,6 +944,8 @@ def score_transpose_figure(
         }
     )
     style(fig, x_title="", y_title="", height=height, showlegend=False)
+    fig.update_annotations(font_size=13)
+    fig.update_layout(margin={"t": 70})
     fig.update_xaxes(title_text="key x′")
     fig.update_yaxes(title_text="query x", autorange="reversed", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
@@ -825,8 +959,8 @@ def self_cross_figure(
     grid: object,
     *,
     titles: tuple[str, str] = (
-        "self-attention: queries = the data points xⱼ",
-        "cross-attention: queries = new points x on a grid",
+        "self-attention<br>queries = the data points xⱼ",
+        "cross-attention<br>queries = new points x on a grid",
     ),
     max_rows: int = 120,
     max_cols: int = 200,
@@ -839,6 +973,7 @@ def self_cross_figure(
     sequence); ``cross_weights`` (m, n): queries from another sequence (here a grid) attend to the data.
     The colour scale runs from 0 to the ``top_quantile`` of the drawn weights (brighter cells saturate), so
     a few very sharp rows at the edge of the data do not turn everything else dark; hover shows exact values.
+    The two panels are the same size, each with its own query axis (the grid may reach past the data).
     """
     a, b = np.asarray(self_weights, dtype=np.float64), np.asarray(cross_weights, dtype=np.float64)
     xd, g = _vec(data_x), _vec(grid)
@@ -846,9 +981,9 @@ def self_cross_figure(
         raise ValueError(f"self weights have shape {a.shape}, expected ({xd.shape[0]}, {xd.shape[0]})")
     if b.shape != (g.shape[0], xd.shape[0]):
         raise ValueError(f"cross weights have shape {b.shape}, expected ({g.shape[0]}, {xd.shape[0]})")
-    fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True, subplot_titles=list(titles), horizontal_spacing=0.06
-    )
+    # each panel its own query axis: the grid reaches past the data, and a shared axis would leave the
+    # self-attention picture shorter than the cross-attention one
+    fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.08)
     ci = _even_indices(xd.shape[0], max_cols)
     ra, rb = _even_indices(xd.shape[0], max_rows), _even_indices(g.shape[0], max_rows)
     za, zb = a[np.ix_(ra, ci)], b[np.ix_(rb, ci)]
@@ -866,7 +1001,9 @@ def self_cross_figure(
         }
     )
     style(fig, x_title="", y_title="", height=height, showlegend=False)
-    fig.update_xaxes(title_text="keys: the data points xᵢ (sorted)")
+    fig.update_annotations(font_size=13)
+    fig.update_layout(margin={"t": 70})
+    fig.update_xaxes(title_text="keys: data points xᵢ (sorted)")
     fig.update_yaxes(title_text="queries (sorted)", autorange="reversed", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=1, col=2)
     return fig

@@ -154,6 +154,11 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
     assert a.coloraxis == b.coloraxis == "coloraxis"
     both = np.concatenate([self_w.ravel(), cross_w.ravel()])
     assert fig.layout.coloraxis.cmax == pytest.approx(np.quantile(both, 0.995))
+    # the two pictures are the same size: equal panel widths, and each query axis spans its own queries
+    (l0, l1), (r0, r1) = fig.layout.xaxis.domain, fig.layout.xaxis2.domain
+    assert l1 - l0 == pytest.approx(r1 - r0)
+    assert tuple(fig.layout.yaxis.domain) == tuple(fig.layout.yaxis2.domain)
+    assert fig.layout.yaxis2.matches is None and fig.layout.yaxis.matches is None
     full = kf.self_cross_figure(self_w, x, cross_w, grid, top_quantile=1.0)
     assert full.layout.coloraxis.cmax == pytest.approx(max(self_w.max(), cross_w.max()))
     with pytest.raises(ValueError):

@@ -247,3 +247,59 @@ def test_style_sets_titles_and_legend_position():
     assert fig.layout.xaxis.title.text == "a" and fig.layout.xaxis.type == "log"
     assert fig.layout.title.text == "t"
     assert fig.layout.legend.orientation == "h"
+
+
+def _labels_inside(props: dict, lo: float, hi: float) -> list[tuple[float, str]]:
+    return [(v, t) for v, t in zip(props["tickvals"], props["ticktext"], strict=True) if lo <= v <= hi]
+
+
+def _label_value(text: str) -> float:
+    """Read a tick label back: "0.05", "2", "10⁻⁴", "2×10⁻⁴"."""
+    mantissa, _, power = text.rpartition("×") if "×" in text else ("1", "", text)
+    if "⁻" in power or any(c in power for c in "⁰¹²³⁴⁵⁶⁷⁸⁹"):
+        exponent = int(power[2:].translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+        return float(mantissa) * 10.0**exponent
+    return float(mantissa) * float(power)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (0.03, 10.0, ["0.1", "1", "10"]),  # several decades: powers of ten only
+        (0.05, 2.0, ["0.05", "0.1", "0.2", "0.5", "1", "2"]),  # less than two decades: 1, 2, 5
+        (0.2, 0.5, ["0.2", "0.3", "0.4", "0.5"]),  # within a decade: every digit
+        (1e-5, 3e-4, ["10⁻⁵", "2×10⁻⁵", "5×10⁻⁵", "10⁻⁴", "2×10⁻⁴"]),  # tiny values: powers, no SI prefix
+        (1e-8, 1.0, ["10⁻⁸", "10⁻⁶", "10⁻⁴", "10⁻²", "1"]),  # many decades: every other power
+    ],
+)
+def test_log_ticks_label_whole_values(lo, hi, expected):
+    props = kf.log_ticks(np.geomspace(lo, hi, 7))
+    assert props["type"] == "log" and props["tickmode"] == "array"
+    shown = _labels_inside(props, lo * (1 - 1e-9), hi * (1 + 1e-9))
+    assert [t for _, t in shown] == expected
+    for v, t in zip(props["tickvals"], props["ticktext"], strict=True):  # each label is its tick's value
+        assert _label_value(t) == pytest.approx(v, rel=1e-9)
+    minor = np.asarray(props["minor"]["tickvals"])  # unlabelled minor ticks never sit on a labelled one
+    assert not np.isclose(minor[:, None], np.asarray(props["tickvals"])[None, :], rtol=1e-9, atol=0).any()
+
+
+def test_log_ticks_narrow_range_and_no_data():
+    shown = _labels_inside(kf.log_ticks([0.31, 0.33, 0.38]), 0.31, 0.38)
+    assert len(shown) >= 3 and all(_label_value(t) == pytest.approx(v) for v, t in shown)
+    empty = kf.log_ticks([])  # nothing to show yet: still a labelled log axis
+    assert empty["type"] == "log" and "1" in empty["ticktext"]
+
+
+def test_log_axes_of_every_builder_label_whole_values():
+    ells = np.geomspace(0.02, 20, 40)
+    cases = [
+        (kf.loss_figure(np.geomspace(1e-6, 1.0, 50)).layout.yaxis, 1e-6, 1.0),
+        (kf.loo_figure(ells, 1.0 + np.log(ells) ** 2, optimum=1.0).layout.xaxis, 0.02, 20.0),
+        (kf.seeds_figure({"a": [0.08, 0.1, 0.13]}, optimum=0.09).layout.yaxis, 0.08, 0.13),
+    ]
+    for axis, lo, hi in cases:
+        assert axis.type == "log" and axis.tickmode == "array"
+        shown = _labels_inside({"tickvals": axis.tickvals, "ticktext": axis.ticktext}, lo, hi)
+        assert len(shown) >= 2
+        assert all(_label_value(t) == pytest.approx(v) for v, t in shown)
+        assert not any(c in "".join(axis.ticktext) for c in "µμmk")  # no SI prefixes
