@@ -86,17 +86,20 @@ ui.chapter_header(
         "the Gaussian kernel is one such dot product; then we train an attention layer on the same data."
     ),
     source=(
-        "Paweł Czyż, “From kernel regression to the transformer”, section “Attention” (K = exp s_θ, the "
-        "dot-product score, heads mixed by U_h); “Attention as a kernel smoothing problem” (the "
-        "non-symmetric kernel, self- vs cross-attention, heads concatenated through W_O); lecture notes (Q = "
-        "XW_q, K = XW_k, V = XW_v, MultiHead = Concat(h₁, …, h_H) W^O)."
+        "Paweł Czyż, “From kernel regression to the transformer”, section “Attention” (K = exp s, the "
+        "dot-product score, heads mixed by weights Uₕ); “Attention as a kernel smoothing problem” (the "
+        "non-symmetric kernel, self- vs cross-attention, heads concatenated through an output matrix); "
+        "lecture notes (queries, keys and values as linear maps of the inputs; MultiHead = Concat(heads) "
+        "times the output matrix)."
     ),
 )
 
+# formulas are split into short lines so that none is cut off in a narrow window
 st.latex(
-    r"\hat f(x) = \sum_{i=1}^n y_i\, \frac{K(x, x_i;\theta)}{\sum_j K(x, x_j;\theta)} "
-    r"= \sum_{i=1}^n y_i\,\operatorname{softmax}_i\, s_\theta(x, x_i),\qquad "
-    r"K = \exp s_\theta,\quad s_\theta(x, x') = \frac{\langle q(x), k(x')\rangle}{\sqrt{d_{qk}}}"
+    r"\begin{aligned}\hat f(x) &= \sum_{i=1}^n y_i\, \frac{K(x, x_i;\theta)}{\sum_j K(x, x_j;\theta)}\\ "
+    r"&= \sum_{i=1}^n y_i\,\operatorname{softmax}_i\, s_\theta(x, x_i),\\ "
+    r"K &= \exp s_\theta,\qquad s_\theta(x, x') = \frac{\langle q(x), k(x')\rangle}{\sqrt{d_{qk}}}"
+    r"\end{aligned}"
 )
 
 # ------------------------------------------------------------------------------------------- from kernel
@@ -107,10 +110,10 @@ st.markdown(
     "product), one depends on the key alone (a *key bias*), and one depends on the query alone:"
 )
 st.latex(
-    r"\log K(x, x') = -\frac{(x - x')^2}{2\ell^2} = "
+    r"\begin{aligned}\log K(x, x') &= -\frac{(x - x')^2}{2\ell^2}\\ &= "
     r"\underbrace{\frac{x\,x'}{\ell^2}}_{\text{query}\,\cdot\,\text{key}}"
     r"\;\underbrace{-\,\frac{x'^2}{2\ell^2}}_{\text{key bias}}"
-    r"\;\underbrace{-\,\frac{x^2}{2\ell^2}}_{\text{same for every key}}"
+    r"\;\underbrace{-\,\frac{x^2}{2\ell^2}}_{\text{same for every key}}\end{aligned}"
 )
 st.markdown(
     "The softmax over the keys i does not change when the same number is added to every score of a query, "
@@ -118,16 +121,16 @@ st.markdown(
     "a query vector and a key vector with d = 2:"
 )
 st.latex(
-    r"q(x) = \sqrt2\,\Bigl(\frac{x}{\ell^2},\ 1\Bigr),\quad "
-    r"k(x') = \Bigl(x',\ -\frac{x'^2}{2\ell^2}\Bigr),\quad "
-    r"\frac{q(x)\cdot k(x')}{\sqrt2} = \frac{x x'}{\ell^2} - \frac{x'^2}{2\ell^2}"
-    r"\;\Longrightarrow\; \operatorname{softmax}_i\frac{q(x)\cdot k(x_i)}{\sqrt 2} "
-    r"= \frac{K(x, x_i)}{\sum_j K(x, x_j)}"
+    r"\begin{aligned}q(x) &= \sqrt2\,\Bigl(\frac{x}{\ell^2},\ 1\Bigr),\\ "
+    r"k(x') &= \Bigl(x',\ -\frac{x'^2}{2\ell^2}\Bigr),\\ "
+    r"\frac{q(x)\cdot k(x')}{\sqrt2} &= \frac{x x'}{\ell^2} - \frac{x'^2}{2\ell^2},\\ "
+    r"\operatorname{softmax}_i\frac{q(x)\cdot k(x_i)}{\sqrt 2} "
+    r"&= \frac{K(x, x_i)}{\sum_j K(x, x_j)}\end{aligned}"
 )
 st.caption(
     "The code standardises x (x̃ = (x − mean)/sd, ℓ̃ = ℓ/sd) before forming the tokens, which changes no "
-    "weight and keeps the numbers moderate: kv.gaussian_attention_params(ℓ, sd) gives W_q and W_k with q = "
-    "φ(x̃)W_q, k = φ(x̃′)W_k."
+    "weight and keeps the numbers moderate: `kv.gaussian_attention_params(ℓ, sd)` gives $W_q$ and $W_k$ "
+    "with $q = \\varphi(\\tilde x)\\,W_q$, $k = \\varphi(\\tilde x')\\,W_k$."
 )
 
 ell = ui.lengthscale_control(
@@ -137,8 +140,10 @@ ell = ui.lengthscale_control(
 with ui.busy(f"Computing the Gaussian smoother and its attention form at ℓ = {ell:g}…"):
     check = gaussian_as_attention(data, ell)
 v1, v2, v3 = st.columns(3)
-v1.metric("max |Gaussian weight − attention weight|", f"{check['weight_diff']:.1e}")
-v2.metric("max |Gaussian fit − attention fit|", f"{check['mean_diff']:.1e}")
+v1.metric("max |Δ weight|", f"{check['weight_diff']:.1e}",
+          help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
+v2.metric("max |Δ fit|", f"{check['mean_diff']:.1e}",
+          help="Largest |Gaussian fit − attention fit| over the query grid.")
 v3.metric("query/key width d", "2")
 st.markdown(
     f"At ℓ = {ell:g} the two sets of weights agree to {check['weight_diff']:.0e}: floating-point rounding, "
@@ -146,7 +151,7 @@ st.markdown(
 )
 ui.show(
     kf.heatmap_pair_figure(check["nw"], check["att"], check["grid"], check["keys"],
-                           (f"Gaussian kernel weights, ℓ = {ell:g}", "softmax(q·k/√2) with the maps above")),
+                           (f"Gaussian kernel<br>ℓ = {ell:g}", "attention<br>softmax(q·k/√2)")),
     key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
 )
 st.caption("Same colour scale on both sides; rows are queries x, columns keys xᵢ. " + check["note"])
@@ -156,14 +161,15 @@ st.caption("Same colour scale on both sides; rows are queries x, columns keys x�
 st.header("A trained attention layer")
 st.markdown(
     "Now let training choose the query and key maps. Each head h has its own $W_q^h$ and $W_k^h$ "
-    "(3 × d_qk, acting on the token φ(x̃) = (1, x̃, x̃²)); the values are the yᵢ themselves. The layer is "
-    "trained by the masked training of chapters 2 and 3: hide k random points, predict them from the rest, "
-    "Adam on all $W_q^h$, $W_k^h$ and the output weights $U_h$."
+    "($3 \\times d_{qk}$ matrices, acting on the token φ(x̃) = (1, x̃, x̃²)); the values are the yᵢ "
+    "themselves. The layer is trained by the masked training of chapters 2 and 3: hide k random points, "
+    "predict them from the rest, Adam on all $W_q^h$, $W_k^h$ and the output weights $U_h$."
 )
 st.latex(
-    r"s_h(x, x') = \frac{\varphi(x)\,W_q^h\,\bigl(\varphi(x')\,W_k^h\bigr)^{\!\top}}{\sqrt{d_{qk}}},\qquad "
-    r"o_h(x) = \sum_{i=1}^n \operatorname{softmax}_i\, s_h(x, x_i)\; y_i,\qquad "
-    r"\hat f(x) = \sum_{h=1}^H U_h\, o_h(x)"
+    r"\begin{gathered}s_h(x, x') = \frac{\varphi(x)\,W_q^h\,\bigl(\varphi(x')\,W_k^h\bigr)^{\!\top}}"
+    r"{\sqrt{d_{qk}}},\\ "
+    r"o_h(x) = \sum_{i=1}^n \operatorname{softmax}_i\, s_h(x, x_i)\; y_i,\\ "
+    r"\hat f(x) = \sum_{h=1}^H U_h\, o_h(x)\end{gathered}"
 )
 st.caption(
     "Why the token (1, x, x²) and not x alone: with a scalar x the score s = w·x·x′ is linear in x′, so "
@@ -172,10 +178,13 @@ st.caption(
 )
 
 lo_h, hi_h = kv.holdout_range(len(train))
-c0, c1, c2, c3, c4, c5 = st.columns([1.2, 1.4, 1.5, 1.4, 1.4, 1.0])
-heads = ui.control("slider", "Number of heads", "attn.heads", default=4, min_value=1, max_value=kv.HEADS_MAX,
-                   container=c0, help="H attention heads, each with its own query and key maps.")
-d_qk = ui.control("slider", "Query/key dimension d_qk", "attn.dqk", default=4, min_value=1,
+# two rows of three, so that every label fits on one line and the sliders line up
+c0, c1, c5 = st.columns([1.0, 1.3, 0.7])
+c2, c3, c4 = st.columns([1.0, 1.3, 0.7])
+heads = ui.control("slider", "Number of heads H", "attn.heads", default=4, min_value=1,
+                   max_value=kv.HEADS_MAX, container=c0,
+                   help="H attention heads, each with its own query and key maps.")
+d_qk = ui.control("slider", "Query/key size $d_{qk}$", "attn.dqk", default=4, min_value=1,
                   max_value=kv.D_QK_MAX, container=c1,
                   help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
 holdout = ui.control("slider", "Hold-out size", "attn.holdout", default=min(10, hi_h), min_value=lo_h,
@@ -184,9 +193,9 @@ steps = ui.control("slider", "Training steps", "attn.steps", default=1000, min_v
                    max_value=kv.STEPS_MAX, step=50, container=c3)
 lr = ui.control("select_slider", "Learning rate", "attn.lr", default=0.05,
                 options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c4,
-                help="Adam's step size on W_q, W_k and U. Large values make training diverge.")
+                help="Adam's step size on $W_q$, $W_k$ and $U$. Large values make training diverge.")
 seed = ui.control("slider", "Seed", "attn.seed", default=0, min_value=0, max_value=99, container=c5,
-                  help="Random start of W_q, W_k and the random hold-out sets.")
+                  help="Random start of $W_q$, $W_k$ and the random hold-out sets.")
 
 with ui.busy(f"Training {heads} attention head{'s' if heads > 1 else ''} (d_qk = {d_qk}): {steps} steps, "
              f"{holdout} held-out point(s) per step…"):
@@ -202,8 +211,11 @@ ui.data_summary(data, training=True)
 
 m1, m2, m3 = st.columns(3)
 tail = fit.losses[-25:] if fit.losses.size else np.array([np.nan])
-m1.metric("Hold-out loss (last 25 steps)", f"{float(np.mean(tail)):.4g}")
-m2.metric("Parameters", f"{heads * (2 * 3 * d_qk + 1):,}", help="H × (W_q and W_k: 2 × 3 × d_qk, plus U_h).")
+m1.metric("Hold-out loss", f"{float(np.mean(tail)):.4g}",
+          help="Mean squared error on the held-out points, averaged over the last 25 training steps.")
+m2.metric("Parameters", f"{heads * (2 * 3 * d_qk + 1):,}",
+          help="$H \\times (2 \\times 3 \\times d_{qk} + 1)$: per head $W_q$ and $W_k$ ($3 \\times d_{qk}$ "
+          "each) and $U_h$.")
 m3.metric(f"Steps run (of {steps:,})", f"{fit.steps_run:,}")
 
 truth = data.truth()
@@ -213,7 +225,7 @@ ui.show(
         ds.x, ds.y, view["grid"], view["head_means"], view["mean"], view["std"], names,
         mixture_name="attention f̂(x) = Σₕ Uₕ oₕ(x)", band_name="band f̂(x) ± 2s(x)",
         truth=None if truth is None else truth[0],
-        title=f"Dot-product attention: {heads} head{'s' if heads > 1 else ''}, d_qk = {d_qk}",
+        title=f"Dot-product attention: {heads} head{'s' if heads > 1 else ''}, d<sub>qk</sub> = {d_qk}",
         x_title=ds.x_label, y_title=ds.y_label,
     ),
     key="attn.fit", filename="kernelviz-attention-fit",
@@ -246,8 +258,8 @@ st.markdown(
     f"**{asym:.3g}**."
 )
 ui.show(
-    kf.score_transpose_figure(s, view["kgrid"], titles=(f"head {head}: log K(x, x′)",
-                                                        f"head {head}: log K(x′, x) (transpose)")),
+    kf.score_transpose_figure(s, view["kgrid"], titles=(f"head {head}<br>log K(x, x′)",
+                                                        f"head {head}, transpose<br>log K(x′, x)")),
     key="attn.kernel", filename="kernelviz-learned-kernel",
 )
 st.markdown(
@@ -283,7 +295,7 @@ st.caption(
 
 # ------------------------------------------------------------------------------------------- W_O
 
-st.subheader("Concatenating the heads: W_O")
+st.subheader("Concatenating the heads: $W_O$")
 st.markdown(
     "Multi-head attention runs the H heads side by side, puts their outputs next to each other and mixes "
     "them with one output matrix $W_O$. Each head's block of rows of $W_O$ is the blog post's $U_h$, so the "
@@ -293,23 +305,25 @@ st.markdown(
     "kernels instead of Gaussians of different widths."
 )
 st.latex(
-    r"\operatorname{MultiHead}(Q, K, V) = \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O "
-    r"= \sum_{h=1}^H \text{head}_h\, U_h,\qquad "
-    r"W_O = \begin{pmatrix} U_1 \\ \vdots \\ U_H \end{pmatrix}"
+    r"\begin{aligned}&\operatorname{MultiHead}(Q, K, V)\\ "
+    r"&\qquad= \operatorname{Concat}(\text{head}_1, \dots, \text{head}_H)\, W_O\\ "
+    r"&\qquad= \sum_{h=1}^H \text{head}_h\, U_h,\qquad "
+    r"W_O = \begin{pmatrix} U_1 \\ \vdots \\ U_H \end{pmatrix}\end{aligned}"
 )
 st.latex(
-    r"\text{head}_h = \operatorname{softmax}\!\Bigl(\frac{Q_h K_h^\top}{\sqrt{d_{qk}}}\Bigr) V_h,\qquad "
-    r"Q_h = \Phi W_q^h,\quad K_h = \Phi W_k^h,\quad V_h = y"
+    r"\begin{gathered}\text{head}_h = \operatorname{softmax}\!\Bigl(\frac{Q_h K_h^\top}{\sqrt{d_{qk}}}\Bigr)"
+    r" V_h,\\ Q_h = \Phi W_q^h,\quad K_h = \Phi W_k^h,\quad V_h = y\end{gathered}"
 )
 wo_left, wo_right = st.columns([2, 3])
 with wo_left:
-    ui.show(kf.mixing_figure(fit.mixing, y_title="W_O entry Uₕ"), key="attn.wo", filename="kernelviz-w-o")
+    ui.show(kf.mixing_figure(fit.mixing, y_title="W<sub>O</sub> entry Uₕ"), key="attn.wo",
+            filename="kernelviz-w-o")
 with wo_right:
     st.markdown(
         "With vectors instead of numbers ($d_v > 1$, an output of dimension $d_{out}$), $\\text{head}_h$ is "
         "$n \\times d_v$ and $U_h$ is the $d_v \\times d_{out}$ block of rows $(h-1)d_v + 1, \\dots, h d_v$ "
         "of $W_O$, so $\\text{Concat}(\\dots)\\, W_O = \\sum_h \\text{head}_h U_h$. As in chapter 3, nothing "
-        "keeps the $U_h$ positive or summing to 1. Φ is the n × 3 matrix of tokens φ(x̃ᵢ)."
+        "keeps the $U_h$ positive or summing to 1. $\\Phi$ is the $n \\times 3$ matrix of tokens φ(x̃ᵢ)."
     )
 
 # ------------------------------------------------------------------------------------------- self / cross
@@ -335,10 +349,10 @@ st.caption(
 )
 
 ui.try_this([
-    "Set d_qk to 1 and then to 2 with one head. Which one can make a local bump like the Gaussian, and what "
-    "does the d_qk = 1 kernel look like in the heatmap?",
+    "Set $d_{qk}$ to 1 and then to 2 with one head. Which one can make a local bump like the Gaussian, and "
+    "what does the $d_{qk} = 1$ kernel look like in the heatmap?",
     "Train with two different seeds. Do the heads find the same kernels? Compare the log K heatmaps and the "
-    "table A = W_q W_kᵀ/√d: is any head close to the Gaussian's shape?",
+    "table $A = W_q W_k^\\top/\\sqrt{d_{qk}}$: is any head close to the Gaussian's shape?",
     "Move ℓ in the first section from its smallest to its largest value: the difference stays at rounding "
     "level. Then compare the trained layer's fit with chapter 3's: where does a learned kernel help?",
 ])
