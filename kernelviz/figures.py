@@ -165,15 +165,15 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
     [min, max]:
 
     1. powers of ten 10ᵏ (every ``step``-th one when there are more than ``max_powers``);
-    2. 1, 2, 5 × 10ᵏ;
-    3. 1, 2, …, 9 × 10ᵏ;
+    2. 1, 2, 5 × 10ᵏ (two ticks are enough when the values span more than a factor of four);
+    3. 1, 2, …, 9 × 10ᵏ (two ticks are enough);
     4. an even linear step of 1, 2 or 5 × 10ᵏ (values within a factor of about 1.8 of each other).
 
     Labels are the value in full ("0.05", "2", "300") when every tick lies in [10⁻³, 10⁴), otherwise
     "10⁻⁴" / "2×10⁻⁴" for all of them. Unlabelled minor ticks mark the other digits 2…9 × 10ᵏ when only
     powers are labelled. Ticks continue a few decades beyond the data, so a little zooming out keeps labels.
-    Returns a dict for ``fig.update_xaxes``/``update_yaxes``: ``type="log"``, ``tickmode="array"``,
-    ``tickvals``, ``ticktext`` and ``minor``.
+    Returns a dict for ``fig.update_xaxes``/``update_yaxes``: ``type="log"``, ``range`` (log10 of the data's
+    extent, padded by 4 % of it), ``tickmode="array"``, ``tickvals``, ``ticktext`` and ``minor``.
     """
     v = _vec(values) if np.size(values) else np.array([], dtype=np.float64)
     v = v[np.isfinite(v) & (v > 0)]
@@ -189,6 +189,7 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
     def digits(ds: Sequence[int]) -> np.ndarray:
         return np.array(sorted(d * 10.0**k for k in decades for d in ds))
 
+    span = float(np.log10(hi / lo))
     powers = 10.0 ** decades.astype(np.float64)
     step = max(1, -(-inside(powers) // max_powers))
     major = powers[decades % step == 0]
@@ -196,9 +197,10 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
     if inside(major) >= min_ticks:
         minor = powers[decades % step != 0] if step > 1 else digits(range(2, 10))
     else:
-        for ds in ((1, 2, 5), range(1, 10)):
+        # 1-2-5 is enough over more than a factor of four; every digit only when the values span less
+        for ds, need in (((1, 2, 5), 2 if span >= 0.6 else min_ticks), (range(1, 10), 2)):
             major = digits(ds)
-            if inside(major) >= min_ticks:
+            if inside(major) >= need:
                 minor = digits(sorted(set(range(1, 10)) - set(ds)))
                 break
         else:
@@ -215,8 +217,10 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
     if not scientific:
         near = shown[(shown >= lo / 1.5) & (shown <= hi * 1.5)]
         scientific = bool(near.size and (near.min() < 1e-3 * (1 - 1e-9) or near.max() >= 1e4))
+    pad = max(0.04 * span, 0.03)  # in decades, so that markers at the ends are not cut in half
     return {
         "type": "log",
+        "range": [float(np.log10(lo)) - pad, float(np.log10(hi)) + pad],
         "tickmode": "array",
         "tickvals": shown.tolist(),
         "ticktext": [_log_label(t, scientific) for t in shown],
@@ -701,11 +705,18 @@ def seeds_figure(
             )
         )
     if optimum is not None:
-        fig.add_hline(
-            y=optimum,
-            line={"color": COLORS["optimum"], "dash": "dash", "width": 2},
-            annotation_text=f"exact LOO optimum ℓ* = {optimum:.3g}",
-            annotation_position="top left",
+        fig.add_hline(y=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
+        # on a log axis an annotation's y is log10 of the value (add_hline's own label would land at 10^ℓ*)
+        fig.add_annotation(
+            x=1.0,
+            xref="paper",
+            y=float(np.log10(optimum)),
+            yref="y",
+            text=f"exact LOO optimum ℓ* = {optimum:.3g}",
+            showarrow=False,
+            xanchor="right",
+            yanchor="bottom",
+            font={"color": COLORS["optimum"]},
         )
     return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
 

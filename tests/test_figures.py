@@ -234,6 +234,10 @@ def test_seeds_figure_one_box_per_group():
     assert len(fig.data[0].y) == 3
     assert fig.layout.yaxis.type == "log"
     assert fig.layout.shapes[0].y0 == 0.11
+    label = fig.layout.annotations[0]  # the optimum's label sits on its line (log axis: log10 coordinates)
+    assert label.y == pytest.approx(np.log10(0.11)) and "0.11" in label.text
+    lo, hi = fig.layout.yaxis.range
+    assert lo < np.log10(0.05) and np.log10(0.2) < hi < np.log10(0.3)  # the range follows the values
 
 
 def test_thumbnail_hides_legend_and_shrinks():
