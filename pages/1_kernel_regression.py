@@ -29,9 +29,8 @@ ui.chapter_header(
 )
 
 st.latex(
-    r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i,\qquad "
-    r"w_i(x) = \frac{K(u_i)}{\sum_{j=1}^n K(u_j)} = \operatorname{softmax}_i \log K(u_i),\qquad "
-    r"u_i = \frac{x - x_i}{\ell}"
+    r"\begin{gathered}\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i,\qquad u_i = \frac{x - x_i}{\ell},\\ "
+    r"w_i(x) = \frac{K(u_i)}{\sum_{j=1}^n K(u_j)} = \operatorname{softmax}_i \log K(u_i)\end{gathered}"
 )
 
 c1, c2, c3 = st.columns([1.2, 2.2, 1.6])
@@ -133,8 +132,8 @@ if baselines:
         "whose width adapts to x."
     )
     st.latex(
-        r"\hat f_{\text{avg}}(x) = \frac1n\sum_{i=1}^n y_i,\qquad "
-        r"\hat f_{k\text{-NN}}(x) = \frac1k\sum_{i \in N_k(x)} y_i"
+        r"\begin{gathered}\hat f_{\text{avg}}(x) = \frac1n\sum_{i=1}^n y_i,\\ "
+        r"\hat f_{k\text{-NN}}(x) = \frac1k\sum_{i \in N_k(x)} y_i\end{gathered}"
     )
 
 st.subheader("The band and the weights")
@@ -146,7 +145,8 @@ st.markdown(
         else "Your data have no known true curve, so only the estimated band is drawn."
     )
 )
-st.latex(r"s^2(x) = \sum_{i=1}^n w_i(x)\,\bigl(y_i - m(x)\bigr)^2,\qquad m(x) = \hat f(x)")
+st.latex(r"\begin{gathered}s^2(x) = \sum_{i=1}^n w_i(x)\,\bigl(y_i - m(x)\bigr)^2,\\ m(x) = \hat f(x)"
+         r"\end{gathered}")
 
 left, right = st.columns([3, 2])
 with left:

@@ -29,13 +29,13 @@ ui.chapter_header(
 )
 
 st.latex(
-    r"L(\ell) = \frac{1}{k}\sum_{j \in H} \bigl(y_j - \hat f_{-H}(x_j;\ell)\bigr)^2,\qquad "
-    r"\mathrm{CV}(\ell) = \frac1n \sum_{i=1}^n \bigl(y_i - \hat f_{-i}(x_i;\ell)\bigr)^2"
+    r"\begin{gathered}L(\ell) = \frac{1}{k}\sum_{j \in H} \bigl(y_j - \hat f_{-H}(x_j;\ell)\bigr)^2,\\ "
+    r"\mathrm{CV}(\ell) = \frac1n \sum_{i=1}^n \bigl(y_i - \hat f_{-i}(x_i;\ell)\bigr)^2\end{gathered}"
 )
 st.markdown(
-    "H is a fresh random set of k held-out points at every step and f̂₋H the kernel regression fitted "
-    "without them. Adam updates log ℓ, so ℓ stays positive. CV(ℓ) is the leave-one-out error: every point "
-    "predicted from all the others."
+    "$H$ is a fresh random set of k held-out points at every step and $\\hat f_{-H}$ the kernel regression "
+    "fitted without them. Adam updates log ℓ, so ℓ stays positive. CV(ℓ) is the leave-one-out error: every "
+    "point predicted from all the others."
 )
 
 lo_h, hi_h = kv.holdout_range(len(train))
@@ -288,8 +288,8 @@ st.caption(f"Same colour scale on both sides. {change} {after.note}")
 
 st.subheader("d2l's parametric view: w = 1/ℓ")
 st.latex(
-    r"f(x) = \sum_{i=1}^n \operatorname{softmax}_i\!\Bigl(-\tfrac12\bigl((x - x_i)\,w\bigr)^2\Bigr)\, y_i,"
-    r"\qquad w = 1/\ell"
+    r"\begin{gathered}f(x) = \sum_{i=1}^n \operatorname{softmax}_i\!\Bigl(-\tfrac12\bigl((x - x_i)\,w\bigr)^2"
+    r"\Bigr)\, y_i,\\ w = 1/\ell\end{gathered}"
 )
 with ui.busy(f"Training d2l's w by full-batch leave-one-out ({steps} Adam steps from w = 1)…"):
     par = ui.fit_parametric(data, kernel, steps, 0.1)

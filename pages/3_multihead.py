@@ -51,7 +51,7 @@ ui.chapter_header(
         "model H *heads* instead: each head is a kernel smoother with its own lengthscale ℓₕ, and the "
         "prediction is a learned linear combination of the heads' predictions. All ℓₕ and the mixing weights "
         "uₕ are learned together by the masked training of chapter 2. Later (chapter 4) each head becomes an "
-        "attention head and the uₕ become the output matrix W_O."
+        "attention head and the uₕ become the output matrix $W_O$."
     ),
     source=(
         "Paweł Czyż, “From kernel regression to the transformer”, section “Multi-headed kernel regression” "
@@ -61,8 +61,8 @@ ui.chapter_header(
 )
 
 st.latex(
-    r"\hat f(x) = \sum_{h=1}^H u_h\, \hat f_h(x) = \sum_{h=1}^H u_h\, \sum_{i=1}^n y_i\, "
-    r"\frac{K(x, x_i; \ell_h)}{\sum_{j=1}^n K(x, x_j; \ell_h)}"
+    r"\begin{aligned}\hat f(x) &= \sum_{h=1}^H u_h\, \hat f_h(x)\\ &= \sum_{h=1}^H u_h\, \sum_{i=1}^n y_i\, "
+    r"\frac{K(x, x_i; \ell_h)}{\sum_{j=1}^n K(x, x_j; \ell_h)}\end{aligned}"
 )
 st.markdown(
     "Each head f̂ₕ is the Nadaraya–Watson smoother of chapter 1 with lengthscale ℓₕ. Training holds out k "
@@ -169,8 +169,8 @@ st.markdown(
     "band pools the heads' weights by |uₕ| and takes the local variance around the mixture:"
 )
 st.latex(
-    r"s^2(x) = \sum_{i=1}^n \bar w_i(x)\,\bigl(y_i - \hat f(x)\bigr)^2,\qquad "
-    r"\bar w_i(x) = \frac{\sum_h |u_h|\, w_{h,i}(x)}{\sum_h |u_h|}"
+    r"\begin{gathered}s^2(x) = \sum_{i=1}^n \bar w_i(x)\,\bigl(y_i - \hat f(x)\bigr)^2,\\ "
+    r"\bar w_i(x) = \frac{\sum_h |u_h|\, w_{h,i}(x)}{\sum_h |u_h|}\end{gathered}"
 )
 st.caption(
     "A wide head with a large |uₕ| widens the band everywhere: its weights reach far-away points, whose yᵢ "

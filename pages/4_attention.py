@@ -180,7 +180,7 @@ st.caption(
 lo_h, hi_h = kv.holdout_range(len(train))
 # two rows of three, so that every label fits on one line and the sliders line up
 c0, c1, c5 = st.columns([1.0, 1.3, 0.7])
-c2, c3, c4 = st.columns([1.0, 1.3, 0.7])
+c2, c3, c4 = st.columns(3)
 heads = ui.control("slider", "Number of heads H", "attn.heads", default=4, min_value=1,
                    max_value=kv.HEADS_MAX, container=c0,
                    help="H attention heads, each with its own query and key maps.")
