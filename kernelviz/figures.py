@@ -170,8 +170,9 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
     4. an even linear step of 1, 2 or 5 × 10ᵏ (values within a factor of about 1.8 of each other).
 
     Labels are the value in full ("0.05", "2", "300") when every tick lies in [10⁻³, 10⁴), otherwise
-    "10⁻⁴" / "2×10⁻⁴" for all of them. Unlabelled minor ticks mark the other digits 2…9 × 10ᵏ when only
-    powers are labelled. Ticks continue a few decades beyond the data, so a little zooming out keeps labels.
+    "10⁻⁴" / "2×10⁻⁴" for all of them. Faint unlabelled grid lines (minor ticks) mark the unlabelled
+    digits, or the skipped powers. Ticks continue a few decades beyond the data, so zooming out keeps
+    labels.
     Returns a dict for ``fig.update_xaxes``/``update_yaxes``: ``type="log"``, ``range`` (log10 of the data's
     extent, padded by 4 % of it), ``tickmode="array"``, ``tickvals``, ``ticktext`` and ``minor``.
     """
@@ -227,9 +228,9 @@ def log_ticks(values: object = (), *, min_ticks: int = 3, max_powers: int = 7) -
         "minor": {
             "tickmode": "array",
             "tickvals": minor[(minor >= lo / 1e3) & (minor <= hi * 1e3)].tolist(),
-            "ticks": "outside",
-            "ticklen": 3,
-            "showgrid": False,
+            "ticks": "",  # faint grid lines, no marks: a lone tick mark beside the labels reads as a dash
+            "showgrid": True,
+            "gridcolor": "rgba(128, 128, 128, 0.12)",
         },
     }
 
