@@ -99,6 +99,7 @@ POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 # session_state keys that are not widgets
 _SHADOW = "kv._values"  # last value of every control, restored when a page is revisited
 _RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors exactly these)
+_SPECS = "kv._specs"  # label and accepted values each control was last drawn with
 _UPLOAD = "kv._upload"  # the last CSV upload that parsed (a CsvUpload)
 _UPLOAD_ERROR = "kv._upload_error"  # the message of the last upload that did not parse
 _LAST_GOOD = "kv._last_good"  # the last Data that loaded, kept when a new choice fails
@@ -288,6 +289,8 @@ def control(
 
     state = st.session_state
     shadow: dict = state.setdefault(_SHADOW, {})
+    specs: dict = state.setdefault(_SPECS, {})
+    identity = (label, spec)
     if key in state:
         current = state[key]
         fixed = spec.coerce(current)
@@ -295,9 +298,11 @@ def control(
             fixed = spec.coerce(shadow.get(key))
         if fixed is None:
             fixed = fallback
-        # always write it back: a widget whose range or options changed gets a new identity, and without
-        # this it would start again from its minimum
-        state[key] = fixed
+        # Written back only when needed: a widget whose label, range or options changed gets a new
+        # identity and would otherwise start again from its minimum. Writing an unchanged value would
+        # make the browser reset the widget to it, losing a key press made while this run was going on.
+        if specs.get(key) != identity or fixed != current or type(fixed) is not type(current):
+            state[key] = fixed
     else:
         start = spec.coerce(_query_value(key))
         if start is None:
@@ -320,6 +325,7 @@ def control(
         value = box.toggle(label, **common)
 
     shadow[key] = value
+    specs[key] = identity
     state.setdefault(_RENDERED, set()).add(key)
     text = to_url(value)
     if _query_value(key) != text:

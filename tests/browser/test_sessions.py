@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from kvbrowser import (
+    RERUN_TIMEOUT_S,
     VIEWPORT,
     BrowserErrors,
     StreamlitServer,
@@ -60,12 +61,22 @@ def test_concurrent_sessions_keep_their_own_settings_and_data(
             for label in CONTROLS:
                 want[label] = str(int(start[label]) + i + 1)
             expected.append(want)
+        # A round presses one key in every session still due one, then waits until each of those
+        # sessions' servers took it (its URL shows the new value) before that session's next press, as a
+        # person watching the slider would; the sessions never wait for each other.
         for step in range(SESSIONS):
-            for label in CONTROLS:
-                for i, page in enumerate(pages):
-                    if step <= i:
-                        slider_by_label(page, label).focus()
-                        page.keyboard.press("ArrowRight")
+            for label, name in CONTROLS.items():
+                due = [i for i in range(SESSIONS) if step <= i]
+                for i in due:
+                    slider_by_label(pages[i], label).focus()
+                    pages[i].keyboard.press("ArrowRight")
+                for i in due:
+                    want = str(int(start[label]) + step + 1)
+                    pages[i].wait_for_function(
+                        "([name, want]) => new URLSearchParams(location.search).get(name) === want",
+                        arg=[name, want],
+                        timeout=RERUN_TIMEOUT_S * 1e3,
+                    )
 
         signatures = []
         for i, page in enumerate(pages):
