@@ -89,8 +89,8 @@ def rgba(color: str, alpha: float) -> str:
 
 
 def png_config(filename: str, scale: int = 2) -> dict:
-    """``config=`` for ``st.plotly_chart``: the modebar camera saves ``<filename>.png`` at ``scale`` × "
-    "size."""
+    """``config=`` for ``st.plotly_chart``: the modebar camera saves ``<filename>.png`` at ``scale`` ×
+    size."""
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": filename, "scale": scale},
@@ -557,8 +557,8 @@ def kernel_shape_figure(
     *,
     height: int = 300,
 ) -> go.Figure:
-    """K(u) against u = (x − x′)/ℓ: the highlighted kernel in the fit colour, the others faint for "
-    "comparison."""
+    """K(u) against u = (x − x′)/ℓ: the highlighted kernel in the fit colour, the others faint for
+    comparison."""
     uu = _vec(u)
     if highlight not in shapes:
         raise ValueError(f"{highlight!r} is not one of the shapes given")

@@ -346,8 +346,8 @@ def sync_url() -> None:
 
 
 def log_options(lo: float, hi: float, per_decade: int = 12) -> tuple[float, ...]:
-    """Log-spaced values from ``lo`` to ``hi`` (``per_decade`` per factor 10), rounded to 3 significant "
-    "digits."""
+    """Log-spaced values from ``lo`` to ``hi`` (``per_decade`` per factor 10), rounded to 3 significant
+    digits."""
     if not (0 < lo < hi and math.isfinite(hi)):
         raise ValueError(f"need 0 < lo < hi, got {lo!r}, {hi!r}")
     count = round(math.log10(hi / lo) * per_decade) + 1
@@ -681,15 +681,15 @@ def cached_on_data(fn: Callable | None = None, *, train: bool = False) -> Callab
 
 @cached_on_data
 def predict(ds: kv.Dataset, lengthscale: float, kernel: str, num: int = GRID_POINTS) -> kv.Smooth:
-    """m(x), s(x) on ``ds.grid(num)`` (no weights: beyond a few thousand points this streams over key "
-    "blocks)."""
+    """m(x), s(x) on ``ds.grid(num)`` (no weights: beyond a few thousand points this streams over key
+    blocks)."""
     return kv.nadaraya_watson(ds.grid(num), ds.x, ds.y, lengthscale, kernel, with_weights=False)
 
 
 @dataclass(frozen=True)
 class Heat:
-    """Weights for a heatmap: ``weights`` (q, k) of ``queries`` against ``keys``; ``note`` says what is "
-    "shown."""
+    """Weights for a heatmap: ``weights`` (q, k) of ``queries`` against ``keys``; ``note`` says what is
+    shown."""
 
     queries: np.ndarray
     keys: np.ndarray

@@ -1,5 +1,5 @@
-"""The Plotly builders: traces, axis titles, colours per role, NaN drawn as gaps, shapes; no browser "
-"needed."""
+"""The Plotly builders: traces, axis titles, colours per role, NaN drawn as gaps, shapes; no browser
+needed."""
 
 import json
 
