@@ -53,9 +53,22 @@ class Smooth(NamedTuple):
     weights: np.ndarray | None
 
 
-def bucket(n: int, minimum: int = 16) -> int:
-    """The padded size for n items: the next power of two, at least ``minimum``."""
-    return max(minimum, 1 << max(0, math.ceil(math.log2(max(n, 1)))))
+MIN_BUCKET = 256  # the smallest padded size: every data set of up to 256 points shares one set of programs
+BUCKET_GROWTH = 4  # padded sizes 256, 1024, 4096, …
+
+
+def bucket(n: int, minimum: int = MIN_BUCKET, growth: int = BUCKET_GROWTH) -> int:
+    """The padded size for n items: the smallest ``minimum`` · growthᵏ (k = 0, 1, …) that holds n.
+
+    Each padded size costs one compiled program per function (tens of MB of machine code for the
+    training loops), so there are few of them: the teaching sizes (10 … 256 points, both built-in data
+    sets) share the first; padding a small problem costs microseconds, and a larger one at most
+    ``growth`` times the work on the real size.
+    """
+    size = max(minimum, 1)
+    while size < n:
+        size *= growth
+    return size
 
 
 def _pad(a: np.ndarray, size: int) -> np.ndarray:
@@ -230,7 +243,7 @@ def nadaraya_watson(
     qb = min(query_block, bucket(nq))
     kb = min(key_block, bucket(nk))
     qp = -(-nq // qb) * qb
-    kp = bucket(-(-nk // kb), 1) * kb
+    kp = bucket(-(-nk // kb), 1, 2) * kb
     mask = np.arange(kp) < nk
     mean, std = _nw_stream(_pad(q, qp), _pad(k, kp), _pad(v, kp), mask, ell, kernel_index(kernel), qb, kb)
     return Smooth(np.asarray(mean)[:nq], np.asarray(std)[:nq], None)

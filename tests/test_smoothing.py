@@ -222,3 +222,15 @@ def test_loo_needs_two_distinct_points():
         kv.loo_lengthscale([1.0, 1.0], [0.0, 1.0])
     with pytest.raises(ValueError):
         kv.loo_curve([1.0], [1.0], [1.0])
+
+
+def test_padded_sizes_are_few_and_hold_the_data() -> None:
+    from kernelviz.smoothing import bucket
+
+    # every teaching size shares the first padded size, so both built-in data sets share their programs
+    assert {bucket(n) for n in (1, 3, 10, 50, 150, 200, 256)} == {256}
+    assert [bucket(n) for n in (257, 1000, 1024, 1025, 4096)] == [1024, 1024, 1024, 4096, 4096]
+    sizes = range(1, 20_000, 7)
+    assert all(n <= bucket(n) < max(4 * n, 257) for n in sizes)
+    assert len({bucket(n) for n in sizes}) == 5  # 256, 1024, 4096, 16384, 65536
+    assert [bucket(n, 1, 2) for n in (1, 2, 3, 5, 9)] == [1, 2, 4, 8, 16]
