@@ -27,17 +27,18 @@ How it stays live (``shared/DESIGN.md``, "Speed"):
   steps; the while loop runs exactly ``steps`` steps, and stops at the first non-finite step (divergence)
   without a wasted iteration. The gradient is taken inside the loop body, so nothing differentiates
   through the loop;
-* static shapes: the data are padded to ``bucket(n)`` with a mask and the heads to ``HEADS_MAX`` with a
-  head mask; the kernel is a traced index (``lax.switch`` in ``log_kernel``); learning rate, seed,
-  hold-out size, step count and the number of seeds are traced. A step holds out a random subset of
-  ``holdout`` points (``_holdout_split``: a counter-based hash of (seed, step), sorted) and loops over
-  its rows in chunks, ⌊k/64⌋ of ``HOLDOUT_BLOCK`` = 64 rows then ⌈(k mod 64)/4⌉ of ``HOLDOUT_ROWS`` = 4
-  (or one more of 64 rows when that would be more than ``HOLDOUT_SMALL_MAX`` small ones), in
-  ``lax.fori_loop``s with dynamic trip counts, summing each chunk's loss and gradient (row weights 1/k)
-  before one Adam update; every chunk masks out the whole held-out set as keys. Small chunks keep
-  hold-out 1 cheap, big ones cost less per row. So the compiled programs are one per data bucket,
-  whatever the hold-out size: ``fit`` and ``fit_seeds`` share it (the seeds run one after another
-  inside), and the search below has one per data bucket and kernel without a gradient;
+* static shapes: the data are padded to ``bucket(n)`` with a mask and 2 … 8 heads to ``HEADS_MAX`` with
+  a head mask (one head runs in a program of its own: ``head_slots``); the kernel is a traced index
+  (``lax.switch`` in ``log_kernel``); learning rate, seed, hold-out size, step count and the number of
+  seeds are traced. A step holds out a random subset of ``holdout`` points (``_holdout_split``: a
+  counter-based hash of (seed, step), sorted) and loops over its rows in chunks, ⌊k/64⌋ of
+  ``HOLDOUT_BLOCK`` = 64 rows then ⌈(k mod 64)/4⌉ of ``HOLDOUT_ROWS`` = 4 (or one more of 64 rows when
+  that would be more than ``HOLDOUT_SMALL_MAX`` small ones), in ``lax.fori_loop``s with dynamic trip
+  counts, summing each chunk's loss and gradient (row weights 1/k) before one Adam update; every chunk
+  masks out the whole held-out set as keys. Small chunks keep hold-out 1 cheap, big ones cost less per
+  row. So the compiled programs are one per (data bucket, head slots), whatever the hold-out size:
+  ``fit`` and ``fit_seeds`` share it (the seeds run one after another inside), and the search below has
+  one per (data bucket, head slots, kernel without a gradient);
 * only the held-out rows of the kernel matrix are formed (``holdout_bucket(k)`` × n per head: 4 for
   hold-out 1, 76 for 75; never n × n);
 * held-out and padded keys are masked with a large finite negative (``MASKED``), far below any log-kernel
@@ -80,7 +81,7 @@ __all__ = [
     "predict_heads",
 ]
 
-HEADS_MAX = 8  # heads are padded to this many with a mask: the head count never recompiles
+HEADS_MAX = 8  # 2 … 8 heads are padded to this many with a mask: the head count never recompiles
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
 TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
 SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
@@ -266,8 +267,15 @@ def _prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> _Prepared:
     return _Prepared(xp, (xp - center) / span, yp, np.arange(size) < n, n, scale, span, note)
 
 
-def _heads_padded(values: np.ndarray) -> np.ndarray:
-    out = np.ones(HEADS_MAX)
+def head_slots(heads: int) -> int:
+    """Head slots a compiled training program carries for ``heads`` heads: 1 for one head, else
+    ``HEADS_MAX`` (masked). One head is the common case (chapter 2, the seed spread) and costs an eighth
+    of the kernel work of eight slots, for one more program per data size."""
+    return 1 if heads == 1 else HEADS_MAX
+
+
+def _heads_padded(values: np.ndarray, slots: int = HEADS_MAX) -> np.ndarray:
+    out = np.ones(slots)
     out[: values.shape[0]] = values
     return out
 
@@ -461,7 +469,7 @@ def _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, lear
     params0 = (log_ell0, u0)
     state0 = opt.init(params0)
     losses0 = jnp.zeros(STEPS_MAX)
-    traj0 = jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0))
+    traj0 = jnp.zeros((STEPS_MAX + 1, log_ell0.shape[0])).at[0].set(jnp.exp(log_ell0))
     grad_fn = jax.value_and_grad(_mixture_loss)
     zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params0))
 
@@ -533,7 +541,7 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seed
         jnp.asarray(0, jnp.int32),
         jnp.zeros(grid.shape[0]),
         jnp.zeros(STEPS_MAX),
-        jnp.zeros((STEPS_MAX + 1, HEADS_MAX)).at[0].set(jnp.exp(log_ell0)),
+        jnp.zeros((STEPS_MAX + 1, log_ell0.shape[0])).at[0].set(jnp.exp(log_ell0)),
     )
     steps_run, total, losses, traj = jax.lax.while_loop(cond, body, init)
     best = jnp.argmin(total)
@@ -542,7 +550,7 @@ def _search_loop(x, y, mask, head_mask, log_ell0, u0, holdout, steps, grid, seed
 
 @jax.jit
 def _adam_run(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seeds, n_seeds):
-    """``_adam_loop`` for each of the first ``n_seeds`` seeds: one program per data size."""
+    """``_adam_loop`` for each of the first ``n_seeds`` seeds: one program per (data size, head slots)."""
     def run(seed):
         return _adam_loop(x, y, mask, head_mask, log_ell0, u0, kernel, holdout, steps, learning_rate, seed)
 
@@ -629,8 +637,9 @@ def _setup(x, y, heads, kernel, holdout, steps, learning_rate, seed):
     lr = _check_rate(learning_rate)
     prep = _prepare(xs, ys, 0 if seed is None else int(seed))
     ell0 = initial_lengthscales(h, prep.x[: prep.n])
-    head_mask = (np.arange(HEADS_MAX) < h).astype(np.float64)
-    log_ell0 = np.log(_heads_padded(ell0) / prep.span)  # standardised units
+    slots = head_slots(h)
+    head_mask = (np.arange(slots) < h).astype(np.float64)
+    log_ell0 = np.log(_heads_padded(ell0, slots) / prep.span)  # standardised units
     u0 = np.where(head_mask > 0, 1.0 / h, 0.0)
     return k, xs, h, st, ho, lr, prep, ell0, head_mask, log_ell0, u0
 

@@ -3,12 +3,12 @@
 After ``warmup(n_points)`` changing the hold-out size, learning rate, seed, step count (1 … ``STEPS_MAX``),
 kernel or head count for data of those sizes compiles nothing: every shape a page can produce was seen
 (data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows, ``KERNEL_GRID_POINTS`` kernel-grid
-points) and everything else is a traced argument. Training needs three programs per data size whatever
-the hold-out size (``kernelviz.training``: the gradient path, the search over ℓ, attention), so the
-warm-up is short; it compiles the
-default views first and can run in a background thread (``warmup_in_background``). JAX's persistent
-compilation cache (``kernelviz._jax.CACHE_DIR``) keeps the compiled programs across restarts, so a
-warm-cache warm-up only loads them.
+points) and everything else is a traced argument. Training needs a few programs per data size whatever
+the hold-out size (``kernelviz.training``: the gradient path and the search over ℓ, each for one head
+and for 2 … 8 heads, and attention), so the warm-up is short; it compiles the default views first and
+can run in a background thread (``warmup_in_background``). JAX's persistent compilation cache
+(``kernelviz._jax.CACHE_DIR``) keeps the compiled programs across restarts, so a warm-cache warm-up only
+loads them.
 """
 
 from __future__ import annotations
@@ -148,6 +148,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
         lambda: fit(x, y, holdout=page, steps=1),
         lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
+        lambda: fit(x, y, heads=2, holdout=page, steps=1),
         lambda: fit_parametric(x, y, steps=1),
         lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
         lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
@@ -166,9 +167,13 @@ def _gaussian(ell: float) -> tuple[np.ndarray, np.ndarray, float]:
 
 def _other_views(n: int) -> list[Callable[[], object]]:
     """The remaining training programs for n points: the search over ℓ for kernels without a useful
-    gradient, and nothing else (one program serves every hold-out size)."""
+    gradient, for one head and for several, and nothing else (one program serves every hold-out size)."""
     x, y = _data(n)
-    return [partial(fit, x, y, kernel=name, holdout=1, steps=1) for name in SEARCH_KERNELS]
+    return [
+        partial(fit, x, y, heads=heads, kernel=name, holdout=1, steps=1)
+        for name in SEARCH_KERNELS
+        for heads in (1, 2)
+    ]
 
 
 def _kernel_shapes() -> None:

@@ -259,6 +259,18 @@ def test_fit_holdout_10_lands_near_the_leave_one_out_optimum(blog):
     np.testing.assert_allclose(single.losses, fits[2].losses, rtol=1e-9)
 
 
+@pytest.mark.parametrize("kernel", ["gaussian", "boxcar"])
+def test_one_head_program_equals_one_head_of_eight_masked_slots(blog, kernel, monkeypatch):
+    x, y = blog
+    assert (tr.head_slots(1), tr.head_slots(2), tr.head_slots(kv.HEADS_MAX)) == (1, 8, 8)
+    one = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
+    monkeypatch.setattr(tr, "head_slots", lambda heads: kv.HEADS_MAX)
+    padded = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
+    assert padded.trajectory.shape == one.trajectory.shape == (201, 1)
+    np.testing.assert_allclose(one.lengthscales, padded.lengthscales, rtol=1e-6)
+    np.testing.assert_allclose(one.losses, padded.losses, rtol=1e-5)  # float32 kernel block: sum order
+
+
 def test_fit_result_shapes_start_and_record(blog):
     x, y = blog
     f = kv.fit(x, y, heads=4, holdout=3, steps=50, learning_rate=0.05, seed=7)
