@@ -14,6 +14,7 @@ How to add a chapter
        import streamlit as st
        import kernelviz as kv
        from kernelviz import figures as kf
+from kernelviz.smoothing import bucket
        from kernelviz import ui
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
@@ -63,6 +64,7 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz import figures as kf
+from kernelviz.smoothing import bucket
 
 __all__ = [
     "CsvUpload",
@@ -748,14 +750,12 @@ def loo_optimum(ds: kv.Dataset, kernel: str) -> float | None:
 
 
 def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
-    """Kernel evaluations of masked training: seeds × steps × hold-out rows × keys, both padded to 2^k.
+    """Kernel evaluations of one-head masked training: seeds × steps × hold-out rows × keys, as padded.
 
-    ``kv.fit_seeds`` always pads to ``kv.SEEDS_MAX`` seeds; pass that for it. Pages use this to keep
-    optional extra work (e.g. a spread over seeds) small enough to stay live.
+    Rows are ``kv.holdout_bucket(holdout)`` (the chunks a step runs), keys the padded data size. Pages use
+    this to keep optional extra work (e.g. a spread over seeds) small enough to stay live.
     """
-    rows = 1 << max(0, int(holdout) - 1).bit_length()
-    keys = max(16, 1 << max(0, int(n) - 1).bit_length())
-    return int(seeds) * int(steps) * rows * keys
+    return int(seeds) * int(steps) * kv.holdout_bucket(int(holdout)) * bucket(int(n))
 
 
 @cached_on_data(train=True)
