@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -40,7 +41,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from kernelviz.smoothing import Smooth, bucket
+from kernelviz.smoothing import Smooth, bucket, in_query_blocks
 from kernelviz.training import (
     HEADS_MAX,
     STEPS_MAX,
@@ -193,13 +194,13 @@ class AttentionFit:
 
 @dataclass(frozen=True)
 class AttentionPrediction:
-    """mean Σ_h U_h o_h (q,), band std (q,), head_means / head_stds (H, q), weights (H, q, n)."""
+    """mean Σ_h U_h o_h (q,), band std (q,), head_means / head_stds (H, q), weights (H, q, n) or None."""
 
     mean: np.ndarray
     std: np.ndarray
     head_means: np.ndarray
     head_stds: np.ndarray
-    weights: np.ndarray
+    weights: np.ndarray | None
 
 
 def _multi_scores(params, qx, kx, dim_mask, d_qk):
@@ -349,26 +350,42 @@ def _padded_params(fit: AttentionFit):
     return (w_q, w_k, u), head_mask, dim_mask
 
 
-@jax.jit
-def _predict(params, qx, kx, values, key_mask, head_mask, dim_mask, d_qk):
-    a = masked_softmax(_multi_scores(params, qx, kx, dim_mask, d_qk), key_mask[None, None, :])
-    head_means = a @ values
-    head_var = jnp.sum(a * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+PREDICT_QUERY_BLOCK = 64  # queries per block of a prediction: temporaries are H × 64 × n, not H × q × n
+
+
+@partial(jax.jit, static_argnames=("with_weights",))
+def _predict(params, qx, kx, values, key_mask, head_mask, dim_mask, d_qk, with_weights=True):
     u = params[2] * head_mask
-    mean = u @ head_means
     absu = jnp.abs(u)
     total = jnp.sum(absu)
-    pooled = jnp.einsum("h,hqn->qn", absu / jnp.where(total > 0, total, 1.0), a)
-    var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+    pool = absu / jnp.where(total > 0, total, 1.0)
+
+    def block(qb):
+        a = masked_softmax(_multi_scores(params, qb, kx, dim_mask, d_qk), key_mask[None, None, :])
+        head_means = a @ values
+        head_var = jnp.sum(a * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+        mean = u @ head_means
+        pooled = jnp.einsum("h,hqn->qn", pool, a)
+        var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+        out = (mean, var, head_means, head_var)
+        return (*out, a) if with_weights else out
+
+    axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)
+    mean, var, head_means, head_var, *weights = in_query_blocks(block, qx, PREDICT_QUERY_BLOCK, axes)
     std = jnp.where(total > 0, jnp.sqrt(jnp.maximum(var, 0.0)), jnp.nan)
-    return jnp.where(total > 0, mean, jnp.nan), std, head_means, jnp.sqrt(jnp.maximum(head_var, 0.0)), a
+    head_stds = jnp.sqrt(jnp.maximum(head_var, 0.0))
+    return jnp.where(total > 0, mean, jnp.nan), std, head_means, head_stds, (weights or [None])[0]
 
 
-def attention_predict(fit: AttentionFit, queries: object, x: object, y: object) -> AttentionPrediction:
+def attention_predict(
+    fit: AttentionFit, queries: object, x: object, y: object, with_weights: bool = True
+) -> AttentionPrediction:
     """The fitted attention smoother at ``queries`` with keys/values (x, y).
 
     mean(x) = Σ_h U_h o_h(x); the band uses the pooled weights ā = Σ_h |U_h| a_h / Σ_h |U_h| (U_h may be
     negative): s²(x) = Σ_i ā_i(x) (y_i − mean(x))², always finite and ≥ 0 (as ``predict_heads``).
+    Queries run in blocks of ``PREDICT_QUERY_BLOCK``, so memory beyond the result is O(H × block × n);
+    ``with_weights=False`` does not return the (H, q, n) weights (``weights`` is None), for big data.
     """
     q = _vector("queries", queries)
     xs, ys = _vector("x", x), _vector("y", y)
@@ -385,17 +402,17 @@ def attention_predict(fit: AttentionFit, queries: object, x: object, y: object) 
     vpad = np.zeros(kp)
     vpad[:n] = ys / vs
     params, head_mask, dim_mask = _padded_params(fit)
-    mean, std, hm, hs, a = (
-        np.asarray(t)
-        for t in _predict(params, qpad, kpad, vpad, np.arange(kp) < n, head_mask, dim_mask, float(fit.d_qk))
+    mean, std, hm, hs, a = _predict(
+        params, qpad, kpad, vpad, np.arange(kp) < n, head_mask, dim_mask, float(fit.d_qk),
+        with_weights=bool(with_weights),
     )
     h = fit.heads
     return AttentionPrediction(
-        mean=mean[:nq] * vs,
-        std=std[:nq] * vs,
-        head_means=hm[:h, :nq] * vs,
-        head_stds=hs[:h, :nq] * vs,
-        weights=np.array(a[:h, :nq, :n]),
+        mean=np.asarray(mean)[:nq] * vs,
+        std=np.asarray(std)[:nq] * vs,
+        head_means=np.asarray(hm)[:h, :nq] * vs,
+        head_stds=np.asarray(hs)[:h, :nq] * vs,
+        weights=None if a is None else np.array(np.asarray(a)[:h, :nq, :n]),
     )
 
 

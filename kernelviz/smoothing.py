@@ -122,6 +122,22 @@ def _value_scale(values: Array, key_mask: Array) -> Array:
     return jnp.where(top > 0, top, 1.0)
 
 
+def in_query_blocks(fn, queries: Array, block: int, query_axes: tuple[int, ...]) -> tuple:
+    """``fn`` over consecutive blocks of ``block`` queries (``lax.map``), outputs stitched back together.
+
+    ``fn(q_block)`` returns a tuple of arrays; output i has its query axis at ``query_axes[i]`` (0 for a
+    (q,) vector, 1 for an (H, q, n) head stack), and comes back with the full query axis there. So a
+    computation over (H, q, n) needs memory for (H, block, n) temporaries only, besides what it returns.
+    """
+    outs = jax.lax.map(fn, queries.reshape(-1, block))
+
+    def stitch(o: Array, axis: int) -> Array:
+        o = jnp.moveaxis(o, 0, axis)  # the block axis just before the within-block query axis
+        return o.reshape(*o.shape[:axis], -1, *o.shape[axis + 2 :])
+
+    return tuple(stitch(o, axis) for o, axis in zip(outs, query_axes, strict=True))
+
+
 @jax.jit
 def _nw_dense(queries, keys, values, key_mask, lengthscale, kernel):
     scale = _value_scale(values, key_mask)

@@ -95,6 +95,22 @@ def test_attention_predict_matches_numpy_reference(blog, trained):
     assert p.head_stds.shape == (2, 33) and np.all(p.std >= 0)
 
 
+def test_attention_predict_in_query_blocks_and_without_weights(blog, trained):
+    x, y = blog
+    q = np.linspace(-3.5, 3.5, 300)  # several query blocks, padded past the first data bucket
+    p = kv.attention_predict(trained, q, x, y)
+    ws = np.stack([
+        np_attention_weights(q, x, trained.w_q[h], trained.w_k[h], 0.5, trained.center, trained.scale)
+        for h in range(trained.heads)
+    ])
+    np.testing.assert_allclose(p.weights, ws, atol=1e-10)
+    np.testing.assert_allclose(p.mean, trained.mixing @ (ws @ y), atol=1e-9)
+    light = kv.attention_predict(trained, q, x, y, with_weights=False)
+    assert light.weights is None
+    for field in ("mean", "std", "head_means", "head_stds"):
+        np.testing.assert_array_equal(getattr(light, field), getattr(p, field))
+
+
 def test_learned_kernel_on_a_grid_is_not_symmetric(trained):
     grid = np.linspace(-3, 3, kv.KERNEL_GRID_POINTS)
     s = kv.attention_kernel(trained, grid, kind="scores")
