@@ -61,7 +61,7 @@ import optax
 from jax import Array
 
 from kernelviz.kernels import get_kernel, kernel_index, log_kernel
-from kernelviz.smoothing import bucket, loo_bounds, softmax_rows
+from kernelviz.smoothing import bucket, in_query_blocks, loo_bounds, softmax_rows
 
 __all__ = [
     "HEADS_MAX",
@@ -83,7 +83,9 @@ __all__ = [
 
 HEADS_MAX = 8  # 2 … 8 heads are padded to this many with a mask: the head count never recompiles
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
-TRAIN_MAX_POINTS = 1024  # above this many points training uses a random subsample of this size
+# Above this many points training uses a random subsample of this size: the smallest padded size, so
+# training on any data set runs the programs the warm-up compiled, and a slider move stays live.
+TRAIN_MAX_POINTS = 256
 SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
 HOLDOUT_BLOCK = 64  # a training step runs ⌊holdout/64⌋ chunks of 64 held-out rows,
 HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4,
@@ -820,21 +822,33 @@ def fit_parametric(
 # ---------------------------------------------------------------------------------------------------------
 
 
-@jax.jit
-def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mask, kernel):
-    """Per-head NW weights (H, q, n), head means/stds (H, q), the mixture mean and band (q,)."""
-    u = (queries[None, :, None] - keys[None, None, :]) / lengthscales[:, None, None]
-    logits = jnp.where(key_mask[None, None, :], log_kernel(u, kernel), -jnp.inf)
-    w = softmax_rows(logits)  # empty windows: a zero row
-    empty = jnp.sum(w, axis=-1) <= 0  # (H, q)
-    head_means = w @ values
-    head_var = jnp.sum(w * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+HEADS_QUERY_BLOCK = 64  # queries per block of a multi-head prediction (temporaries H × 64 × n)
+
+
+@partial(jax.jit, static_argnames=("with_weights",))
+def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mask, kernel, with_weights=True):
+    """Per-head NW weights (H, q, n) (when ``with_weights``), head means/stds (H, q), the mixture mean and
+    band (q,); computed in blocks of ``HEADS_QUERY_BLOCK`` queries."""
     active = head_mask * (mixing != 0)
-    mean = jnp.sum((mixing * head_mask)[:, None] * head_means, axis=0)
     absu = jnp.abs(mixing) * head_mask
     total = jnp.sum(absu)
-    pooled = jnp.einsum("h,hqn->qn", absu / jnp.where(total > 0, total, 1.0), w)
-    var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+    pool = absu / jnp.where(total > 0, total, 1.0)
+
+    def block(qb):
+        u = (qb[None, :, None] - keys[None, None, :]) / lengthscales[:, None, None]
+        logits = jnp.where(key_mask[None, None, :], log_kernel(u, kernel), -jnp.inf)
+        w = softmax_rows(logits)  # empty windows: a zero row
+        empty = jnp.sum(w, axis=-1) <= 0  # (H, q)
+        head_means = w @ values
+        head_var = jnp.sum(w * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+        mean = jnp.sum((mixing * head_mask)[:, None] * head_means, axis=0)
+        pooled = jnp.einsum("h,hqn->qn", pool, w)
+        var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+        out = (mean, var, empty, head_means, head_var)
+        return (*out, w) if with_weights else out
+
+    axes = (0, 0, 1, 1, 1, 1) if with_weights else (0, 0, 1, 1, 1)
+    mean, var, empty, head_means, head_var, *w = in_query_blocks(block, queries, HEADS_QUERY_BLOCK, axes)
     missing = jnp.any(empty & (active[:, None] > 0), axis=0)
     nan = jnp.nan
     return (
@@ -842,7 +856,7 @@ def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mas
         jnp.where(missing | (total <= 0), nan, jnp.sqrt(jnp.maximum(var, 0.0))),
         jnp.where(empty, nan, head_means),
         jnp.where(empty, nan, jnp.sqrt(jnp.maximum(head_var, 0.0))),
-        w,
+        (w or [None])[0],
     )
 
 
@@ -864,7 +878,8 @@ def predict_heads(
         s²(x) = Σ_i w̄_i(x) (y_i − mean(x))²,
 
     always finite and ≥ 0. Where a head with u_h ≠ 0 has an empty window (compact kernels) the mixture's
-    mean and std are NaN, like the head's own; its weight row is zero. ``weights`` is (H, q, n) or None.
+    mean and std are NaN, like the head's own; its weight row is zero. ``weights`` is (H, q, n), or None
+    with ``with_weights=False`` (then no (H, q, n) array is returned; queries run in blocks either way).
     """
     k = get_kernel(kernel)
     q = _vector("queries", queries)
@@ -891,16 +906,14 @@ def predict_heads(
     head_mask = (np.arange(HEADS_MAX) < h).astype(np.float64)
     mix = np.zeros(HEADS_MAX)
     mix[:h] = u
-    mean, std, hm, hs, w = (
-        np.asarray(a)
-        for a in _heads_dense(
-            qpad, xp, yp, np.arange(kp) < n, _heads_padded(ell), mix, head_mask, kernel_index(k.name)
-        )
+    mean, std, hm, hs, w = _heads_dense(
+        qpad, xp, yp, np.arange(kp) < n, _heads_padded(ell), mix, head_mask, kernel_index(k.name),
+        with_weights=bool(with_weights),
     )
     return HeadsPrediction(
-        mean=mean[:nq] * scale,
-        std=std[:nq] * scale,
-        head_means=hm[:h, :nq] * scale,
-        head_stds=hs[:h, :nq] * scale,
-        weights=np.array(w[:h, :nq, :n]) if with_weights else None,
+        mean=np.asarray(mean)[:nq] * scale,
+        std=np.asarray(std)[:nq] * scale,
+        head_means=np.asarray(hm)[:h, :nq] * scale,
+        head_stds=np.asarray(hs)[:h, :nq] * scale,
+        weights=None if w is None else np.array(np.asarray(w)[:h, :nq, :n]),
     )

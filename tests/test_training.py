@@ -354,6 +354,22 @@ def test_predict_heads_matches_numpy_reference(blog):
         assert np.all(p.std[np.isfinite(p.std)] >= 0)
 
 
+def test_predict_heads_in_query_blocks_and_without_weights(blog):
+    x, y = blog
+    q = np.linspace(-3.5, 3.5, 300)  # several query blocks, padded past the first bucket
+    ells, u = np.array([0.02, 0.4]), np.array([0.7, 0.3])
+    p = kv.predict_heads(q, x, y, ells, u, kernel="epanechnikov")
+    mean, std, hm, _hs, ws = np_heads(q, x, y, ells, u, "epanechnikov")
+    np.testing.assert_allclose(p.mean, mean, atol=1e-10)  # NaN where the narrow head's window is empty
+    np.testing.assert_allclose(p.std, std, atol=1e-10)
+    np.testing.assert_allclose(p.head_means, hm, atol=1e-10)
+    np.testing.assert_allclose(p.weights, ws, atol=1e-12)
+    light = kv.predict_heads(q, x, y, ells, u, kernel="epanechnikov", with_weights=False)
+    assert light.weights is None
+    for field in ("mean", "std", "head_means", "head_stds"):
+        np.testing.assert_array_equal(getattr(light, field), getattr(p, field))
+
+
 def test_one_head_equals_the_single_head_smoother(blog):
     x, y = blog
     q = np.linspace(-3, 3, 50)
