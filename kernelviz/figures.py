@@ -38,6 +38,7 @@ __all__ = [
     "band_polygon",
     "band_trace",
     "data_trace",
+    "even_indices",
     "fit_figure",
     "heatmap_figure",
     "heatmap_pair_figure",
@@ -52,6 +53,7 @@ __all__ = [
     "seeds_figure",
     "small_multiples_figure",
     "style",
+    "thin_heatmap",
     "thumbnail",
 ]
 
@@ -459,11 +461,28 @@ def small_multiples_figure(
     return fig
 
 
-def _even_indices(n: int, keep: int) -> np.ndarray:
+def even_indices(n: int, keep: int) -> np.ndarray:
     """At most ``keep`` evenly spread indices of range(n), always including the first and the last."""
     if n <= keep:
         return np.arange(n)
     return np.unique(np.round(np.linspace(0, n - 1, keep)).astype(int))
+
+
+def thin_heatmap(
+    weights: object, queries: object, keys: object, max_rows: int, max_cols: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows and columns a heatmap builder draws: (weights[..., rows, cols], queries[rows], keys[cols]).
+
+    ``weights`` is (…, q, n); at most ``max_rows`` queries and ``max_cols`` keys are kept, evenly spread
+    (``even_indices``), exactly the cells the builders show with the same limits, so a cache can keep
+    only these and the figure is unchanged.
+    """
+    w = np.asarray(weights)
+    q, k = _vec(queries), _vec(keys)
+    if w.shape[-2:] != (q.shape[0], k.shape[0]):
+        raise ValueError(f"weights have shape {w.shape}, expected (…, {q.shape[0]}, {k.shape[0]})")
+    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
+    return w[..., ri, :][..., ci], q[ri], k[ci]
 
 
 def _heatmap(weights: np.ndarray, queries: np.ndarray, keys: np.ndarray, coloraxis: str) -> go.Heatmap:
@@ -498,7 +517,7 @@ def heatmap_figure(
     q, k = _vec(queries), _vec(keys)
     if w.shape != (q.shape[0], k.shape[0]):
         raise ValueError(f"weights have shape {w.shape}, expected ({q.shape[0]}, {k.shape[0]})")
-    ri, ci = _even_indices(q.shape[0], max_rows), _even_indices(k.shape[0], max_cols)
+    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
     fig = go.Figure(_heatmap(w[np.ix_(ri, ci)], q[ri], k[ci], "coloraxis"))
     fig.update_layout(
         coloraxis={"colorscale": HEATMAP_SCALE, "cmin": 0.0, "colorbar": {"title": {"text": "wᵢ(x)"}}}
@@ -525,7 +544,7 @@ def heatmap_pair_figure(
     for w in (a, b):
         if w.shape != (q.shape[0], k.shape[0]):
             raise ValueError(f"weights have shape {w.shape}, expected ({q.shape[0]}, {k.shape[0]})")
-    ri, ci = _even_indices(q.shape[0], max_rows), _even_indices(k.shape[0], max_cols)
+    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
     fig = make_subplots(
         rows=1, cols=2, shared_yaxes=True, subplot_titles=list(titles), horizontal_spacing=0.05
     )
@@ -876,7 +895,7 @@ def head_heatmaps_figure(
         horizontal_spacing=0.03,
         vertical_spacing=0.16 if rows > 1 else 0.1,
     )
-    ri, ci = _even_indices(q.shape[0], max_rows), _even_indices(k.shape[0], max_cols)
+    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
     layout: dict = {}
     for h in range(heads):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
@@ -996,8 +1015,8 @@ def self_cross_figure(
     # each panel its own query axis: the grid reaches past the data, and a shared axis would leave the
     # self-attention picture shorter than the cross-attention one
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(titles), horizontal_spacing=0.08)
-    ci = _even_indices(xd.shape[0], max_cols)
-    ra, rb = _even_indices(xd.shape[0], max_rows), _even_indices(g.shape[0], max_rows)
+    ci = even_indices(xd.shape[0], max_cols)
+    ra, rb = even_indices(xd.shape[0], max_rows), even_indices(g.shape[0], max_rows)
     za, zb = a[np.ix_(ra, ci)], b[np.ix_(rb, ci)]
     fig.add_trace(_heatmap(za, xd[ra], xd[ci], "coloraxis"), row=1, col=1)
     fig.add_trace(_heatmap(zb, g[rb], xd[ci], "coloraxis"), row=1, col=2)

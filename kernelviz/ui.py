@@ -651,21 +651,36 @@ def csv_preview(data: Data, rows: int = 8) -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+CACHE_ENTRIES = 256  # cached results of small backend calls (fits, curves: tens of kB each)
+HEAVY_CACHE_ENTRIES = 16  # cached views holding weight matrices (up to a few MB each)
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def _cached_call(
     ident: str, data_key: tuple, args: tuple, kwargs: tuple, _fn: Callable, _ds: kv.Dataset
 ) -> Any:
     return _fn(_ds, *args, **dict(kwargs))
 
 
-def cached_on_data(fn: Callable | None = None, *, train: bool = False) -> Callable:
+@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False)
+def _cached_heavy_call(
+    ident: str, data_key: tuple, args: tuple, kwargs: tuple, _fn: Callable, _ds: kv.Dataset
+) -> Any:
+    return _fn(_ds, *args, **dict(kwargs))
+
+
+def cached_on_data(fn: Callable | None = None, *, train: bool = False, heavy: bool = False) -> Callable:
     """Decorator: ``fn(ds, *scalars)`` becomes ``wrapper(data: Data, *scalars)``, cached.
 
     The cache key is (fn's name, ``data.key``, the scalar arguments), so arrays are never hashed; a CSV is
     identified by its SHA-256. With ``train=True`` ``fn`` receives ``data.train`` (at most
-    ``kv.TRAIN_MAX_POINTS`` points) instead of ``data.ds``. Results go through pickle (``st.cache_data``),
-    so callers get their own copy: return NumPy arrays or dataclasses of them, never mutate shared state.
+    ``kv.TRAIN_MAX_POINTS`` points) instead of ``data.ds``. ``heavy=True`` (results holding weight
+    matrices) keeps the results in a cache of ``HEAVY_CACHE_ENTRIES`` instead of ``CACHE_ENTRIES``, so
+    the server's memory stays bounded however many views its visitors explore. Results go through pickle
+    (``st.cache_data``), so callers get their own copy: return NumPy arrays or dataclasses of them, never
+    mutate shared state.
     """
+    call = _cached_heavy_call if heavy else _cached_call
 
     def deco(f: Callable) -> Callable:
         ident = f"{f.__module__}.{f.__qualname__}"
@@ -674,7 +689,7 @@ def cached_on_data(fn: Callable | None = None, *, train: bool = False) -> Callab
         def wrapper(data: Data, *args: Any, **kwargs: Any) -> Any:
             ds = data.train if train else data.ds
             key = (*data.key, "train") if train else data.key
-            return _cached_call(ident, key, args, tuple(sorted(kwargs.items())), f, ds)
+            return call(ident, key, args, tuple(sorted(kwargs.items())), f, ds)
 
         return wrapper
 
@@ -713,13 +728,13 @@ def _heat(ds: kv.Dataset, lengthscale: float, kernel: str, queries: int) -> Heat
     return Heat(q, np.asarray(sub.x), np.asarray(s.weights), note)
 
 
-@cached_on_data
+@cached_on_data(heavy=True)
 def heatmap_weights(ds: kv.Dataset, lengthscale: float, kernel: str, queries: int = HEATMAP_QUERIES) -> Heat:
     """Attention weights w_i(x) for ``queries`` grid points against the keys (≤ HEATMAP_KEYS, subsampled)."""
     return _heat(ds, lengthscale, kernel, queries)
 
 
-@cached_on_data(train=True)
+@cached_on_data(train=True, heavy=True)
 def train_heatmap_weights(
     ds: kv.Dataset, lengthscale: float, kernel: str, queries: int = HEATMAP_QUERIES
 ) -> Heat:

@@ -9,6 +9,8 @@ import kernelviz as kv
 from kernelviz import figures as kf
 from kernelviz import ui
 
+HEAT_ROWS, HEAT_COLS = 96, 160  # cells of each head's heatmap (queries × keys); the cache keeps only these
+
 
 @ui.cached_on_data(train=True)
 def train_heads(ds: kv.Dataset, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
@@ -18,13 +20,14 @@ def train_heads(ds: kv.Dataset, heads: int, kernel: str, holdout: int, steps: in
                   learning_rate=learning_rate, seed=seed)
 
 
-@ui.cached_on_data
+@ui.cached_on_data(heavy=True)
 def heads_view(ds: kv.Dataset, lengthscales: tuple[float, ...], mixing: tuple[float, ...],
                kernel: str) -> dict[str, object]:
     """The mixture and every head on the page's grid, predicting from all the data; weights for heatmaps.
 
     A dict (results go through pickle, so no class defined in this script): grid, mean, std,
-    head_means (H, g), keys, weights (H, g, keys) and a note when the heatmap keys are a subsample.
+    head_means (H, g), and for the heatmaps the cells they draw (``kf.thin_heatmap``, float32): queries,
+    keys, weights (H, queries, keys), and a note when the heatmap keys are a subsample.
     """
     grid = ds.grid(ui.GRID_POINTS)
     small = len(ds) <= ui.HEATMAP_KEYS
@@ -37,8 +40,9 @@ def heads_view(ds: kv.Dataset, lengthscales: tuple[float, ...], mixing: tuple[fl
         weights = kv.predict_heads(grid, sub.x, sub.y, lengthscales, mixing, kernel).weights
         note = (f"The heatmaps use an even subsample of {len(sub):,} of the {len(ds):,} points as keys; "
                 "the fit above uses all of them.")
+    shown, queries, keys = kf.thin_heatmap(weights, grid, keys, HEAT_ROWS, HEAT_COLS)
     return {"grid": grid, "mean": full.mean, "std": full.std, "head_means": full.head_means,
-            "keys": np.asarray(keys), "weights": np.asarray(weights), "note": note}
+            "queries": queries, "keys": keys, "weights": shown.astype(np.float32), "note": note}
 
 
 data = ui.current_data()
@@ -202,8 +206,9 @@ with right:
 
 st.subheader("Each head's attention weights")
 ui.show(
-    kf.head_heatmaps_figure(view["weights"], view["grid"], view["keys"],
-                            [f"head {h + 1}: ℓ = {ell:.3g}" for h, ell in enumerate(ells)]),
+    kf.head_heatmaps_figure(view["weights"], view["queries"], view["keys"],
+                            [f"head {h + 1}: ℓ = {ell:.3g}" for h, ell in enumerate(ells)],
+                            max_rows=HEAT_ROWS, max_cols=HEAT_COLS),
     key="mh.heatmaps", filename="kernelviz-head-heatmaps",
 )
 st.caption(

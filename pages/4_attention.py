@@ -7,9 +7,10 @@ import kernelviz as kv
 from kernelviz import figures as kf
 from kernelviz import ui
 
-HEAT_KEYS = 500  # keys of the attention heatmaps and queries of the self-attention picture (n × n per head);
-# bigger data sets show an even subsample of this many points
+HEAT_KEYS = 256  # keys of the attention heatmaps and queries of the self-attention picture (n × n per head);
+# bigger data sets show an even subsample of this many points (the pictures draw at most 200 columns)
 TOKEN_NAMES = ("1", "x̃", "x̃²")  # the features of a token φ(x̃)
+PAIR_CELLS = (120, 200)  # queries × keys drawn in the Gaussian-as-attention pair of heatmaps
 
 
 def _keys(ds: kv.Dataset, limit: int) -> tuple[kv.Dataset, str]:
@@ -21,11 +22,12 @@ def _keys(ds: kv.Dataset, limit: int) -> tuple[kv.Dataset, str]:
                  "the fit uses all of them.")
 
 
-@ui.cached_on_data
+@ui.cached_on_data(heavy=True)
 def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, object]:
     """Gaussian Nadaraya–Watson and dot-product attention with ``gaussian_attention_params`` on the same keys.
 
-    Returns the query grid, the keys, both weight matrices, both fits and the largest absolute differences.
+    Returns the largest absolute differences of the weights and of the fits, and for the heatmaps the
+    cells they draw (``kf.thin_heatmap``): query grid, keys and both weight matrices.
     Tokens are standardised by the keys' mean and standard deviation (any centre and scale give the same
     weights; standardising keeps the numbers moderate).
     """
@@ -36,8 +38,9 @@ def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, objec
     att = kv.dot_product_attention(grid, sub.x, sub.y, g.w_q, g.w_k, g.score_scale, center=center,
                                    scale=scale)
     nw = kv.nadaraya_watson(grid, sub.x, sub.y, lengthscale, "gaussian", with_weights=True)
+    both, queries, keys = kf.thin_heatmap(np.stack([nw.weights, att.weights]), grid, sub.x, *PAIR_CELLS)
     return {
-        "grid": grid, "keys": np.asarray(sub.x), "nw": nw.weights, "att": att.weights,
+        "grid": queries, "keys": keys, "nw": both[0], "att": both[1],
         "weight_diff": float(np.max(np.abs(nw.weights - att.weights))),
         "mean_diff": float(np.max(np.abs(nw.mean - att.mean))),
         "w_q": g.w_q, "w_k": g.w_k, "scale": scale, "note": note,
@@ -52,24 +55,25 @@ def train_attention(ds: kv.Dataset, heads: int, d_qk: int, holdout: int, steps: 
                             learning_rate=learning_rate, seed=seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=ui.HEAVY_CACHE_ENTRIES, show_spinner=False)
 def attention_views(data_key: tuple, train_args: tuple, _fit: kv.AttentionFit, _ds: kv.Dataset) -> dict:
     """Everything the page draws from one trained layer, cached by (data, training arguments).
 
     fit on the grid from all the data (mean, band, heads), attention weights of grid queries (cross) and of
-    the data points themselves (self) against the heatmap keys, and the learned scores s_h(x, x′) on a grid.
+    the data points themselves (self) against the heatmap keys, and the learned scores s_h(x, x′) on a grid;
+    the weight matrices in float32 (what the heatmaps draw), so each cached view stays small.
     """
     grid = _ds.grid(ui.GRID_POINTS)
-    full = kv.attention_predict(_fit, grid, _ds.x, _ds.y)
     keys, note = _keys(_ds, HEAT_KEYS)
+    full = kv.attention_predict(_fit, grid, _ds.x, _ds.y, with_weights=keys is _ds)
     cross = full.weights if keys is _ds else kv.attention_predict(_fit, grid, keys.x, keys.y).weights
     own = kv.attention_predict(_fit, keys.x, keys.x, keys.y).weights
     lo, hi = _ds.domain
     kgrid = np.linspace(lo, hi, kv.KERNEL_GRID_POINTS)
     return {
         "grid": grid, "mean": full.mean, "std": full.std, "head_means": full.head_means,
-        "keys": np.asarray(keys.x), "cross": cross, "note": note,
-        "self": own,
+        "keys": np.asarray(keys.x), "cross": cross.astype(np.float32), "note": note,
+        "self": own.astype(np.float32),
         "kgrid": kgrid, "scores": kv.attention_kernel(_fit, kgrid, "scores"),
     }
 
@@ -151,7 +155,8 @@ st.markdown(
 )
 ui.show(
     kf.heatmap_pair_figure(check["nw"], check["att"], check["grid"], check["keys"],
-                           (f"Gaussian kernel<br>ℓ = {ell:g}", "attention<br>softmax(q·k/√2)")),
+                           (f"Gaussian kernel<br>ℓ = {ell:g}", "attention<br>softmax(q·k/√2)"),
+                           max_rows=PAIR_CELLS[0], max_cols=PAIR_CELLS[1]),
     key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
 )
 st.caption("Same colour scale on both sides; rows are queries x, columns keys xᵢ. " + check["note"])

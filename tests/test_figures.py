@@ -149,6 +149,24 @@ def test_heatmap_figure_thins_large_matrices_keeping_exact_values():
     np.testing.assert_allclose(z, w[np.ix_(rows, cols)])
 
 
+def test_thin_heatmap_keeps_exactly_the_cells_the_builders_draw():
+    rng = np.random.default_rng(0)
+    q, k = np.linspace(-1, 1, 256), np.linspace(0, 3, 400)
+    w = rng.random((3, 256, 400))
+    shown, qs, ks = kf.thin_heatmap(w, q, k, 96, 160)
+    assert shown.shape == (3, 96, 160) and qs.shape == (96,) and ks.shape == (160,)
+    assert (qs[0], qs[-1], ks[0], ks[-1]) == (q[0], q[-1], k[0], k[-1])
+    full = kf.head_heatmaps_figure(w, q, k, max_rows=96, max_cols=160)
+    thin = kf.head_heatmaps_figure(shown, qs, ks, max_rows=96, max_cols=160)
+    assert full.to_json() == thin.to_json()
+    small, q2, k2 = kf.thin_heatmap(w[0, :10, :20], q[:10], k[:20], 96, 160)  # nothing to thin
+    np.testing.assert_array_equal(q2, q[:10])
+    np.testing.assert_array_equal(k2, k[:20])
+    np.testing.assert_array_equal(small, w[0, :10, :20])
+    with pytest.raises(ValueError):
+        kf.thin_heatmap(w, q, k[:-1], 96, 160)
+
+
 def test_heatmap_figure_rejects_mismatched_shapes():
     with pytest.raises(ValueError, match="shape"):
         kf.heatmap_figure(np.ones((3, 4)), np.arange(3.0), np.arange(5.0))
