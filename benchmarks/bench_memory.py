@@ -7,7 +7,7 @@ picks another kernel where there is a kernel choice. A thread samples the reside
 process and all its children every 20 ms. Prints the RSS after each page and the peak, against the
 690 MB limit of Cloud's smallest container.
 
-    python benchmarks/bench_memory.py [--warm-cache]
+    python benchmarks/bench_memory.py [--warm-cache] [--verbose]
 """
 
 from __future__ import annotations
@@ -36,12 +36,14 @@ class TreeSampler:
     def __init__(self, pid: int, interval: float = 0.02) -> None:
         self.pid, self.interval = pid, interval
         self.peak = 0
+        self.recent = 0  # the largest value since the caller last set it to 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, kvb.process_tree_rss(self.pid))
+            rss = kvb.process_tree_rss(self.pid)
+            self.peak, self.recent = max(self.peak, rss), max(self.recent, rss)
             time.sleep(self.interval)
 
     def __enter__(self) -> TreeSampler:
@@ -53,33 +55,64 @@ class TreeSampler:
         self._thread.join()
 
 
-def move_everything(page) -> int:
-    """Moves each slider once (and picks the next kernel); returns how many controls were moved."""
-    moved = 0
+def rss_split(pid: int) -> str:
+    """The server process's resident memory split into anonymous (heap, arrays, caches) and file-backed
+    (mapped libraries such as jaxlib's), from /proc/PID/smaps_rollup."""
+    fields: dict[str, int] = {}
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+            name, value = line.split(":", 1)
+            fields[name] = int(value.split()[0]) * 1024
+    except (OSError, ValueError):
+        return ""
+    anon = fields.get("Anonymous", 0)
+    return f"anon {anon / MB:6.1f} MB, files {(fields.get('Rss', 0) - anon) / MB:6.1f} MB"
+
+
+def move_everything(page, sampler: TreeSampler, pid: int, verbose: bool = False) -> int:
+    """Moves each slider once (and picks the next kernel); returns how many controls were moved.
+
+    With ``verbose`` prints, per control, its label, the time to the repainted charts and the peak RSS
+    while it reran."""
+
+    def moved(label: str, t: float) -> None:
+        if verbose:
+            print(f"    {label[:30]:<30} {time.perf_counter() - t:5.1f} s  peak {sampler.recent / MB:7.1f} MB"
+                  f"  rss {kvb.process_tree_rss(pid) / MB:7.1f} MB", flush=True)
+        sampler.recent = 0
+
+    count = 0
     i = 0
     while i < kvb.sliders(page).count():
         thumb = kvb.sliders(page).nth(i)
+        label = thumb.get_attribute("aria-label") or f"slider {i + 1}"
         before = kvb.page_state(page)["signature"]
         key = kvb.slider_key_towards_middle(thumb)
         thumb.focus()
+        sampler.recent, t = 0, time.perf_counter()
         page.keyboard.press(key)
         kvb.wait_for_repaint(page, before)
-        moved += 1
+        moved(label, t)
+        count += 1
         i += 1
     if "Kernel" in kvb.widget_values(page):
         options = kvb.select_options(page, "Kernel")
         current = kvb.widget_values(page)["Kernel"]
         before = kvb.page_state(page)["signature"]
+        sampler.recent, t = 0, time.perf_counter()
         kvb.choose_option(page, "Kernel", options[(options.index(current) + 1) % len(options)])
         kvb.wait_for_repaint(page, before)
-        moved += 1
-    return moved
+        moved("Kernel", t)
+        count += 1
+    return count
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warm-cache", action="store_true",
                         help="use the default JAX cache (programs already compiled) instead of an empty one")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the time and peak memory of every control moved")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache, sync_playwright() as p:
@@ -104,10 +137,11 @@ def main() -> None:
                     links.nth(index).click()
                     page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
                     kvb.wait_until_drawn(page)
-                    moved = move_everything(page)
+                    moved = move_everything(page, sampler, server.pid, args.verbose)
                     rss = kvb.process_tree_rss(server.pid)
                     print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
-                          f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s)", flush=True)
+                          f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s;"
+                          f" {rss_split(server.pid)})", flush=True)
                 errors = kvb.exception_texts(page)
                 browser.close()
         finally:
