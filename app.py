@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
+from kernelviz import _memory, ui
 from kernelviz import figures as kf
-from kernelviz import ui
 
-ROOT = Path(__file__).resolve().parent
+_memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 
 st.set_page_config(page_title="kernelviz: from kernel regression to attention", page_icon="🔍", layout="wide")
 
@@ -30,6 +30,8 @@ def _warm_up() -> None:
         kv.warmup()
     except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
+    finally:
+        _memory.release_native_heap()  # the compiler's scratch memory
 
 
 @st.cache_resource(show_spinner=False)
@@ -150,11 +152,6 @@ CHAPTERS = (
 )
 
 
-def available_chapters() -> list[Chapter]:
-    """The chapters whose page file exists (so the app never breaks while a chapter is being written)."""
-    return [c for c in CHAPTERS if (ROOT / c.path).exists()]
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Home page
 # ---------------------------------------------------------------------------------------------------------
@@ -183,10 +180,9 @@ def home() -> None:
     )
     data = ui.current_data()
     ui.data_summary(data)
-    chapters = [c for c in available_chapters() if c.path in PAGES]
-    for row in range(0, len(chapters), 2):
+    for row in range(0, len(CHAPTERS), 2):
         cols = st.columns(2)
-        for col, ch in zip(cols, chapters[row : row + 2], strict=False):
+        for col, ch in zip(cols, CHAPTERS[row : row + 2], strict=False):
             with col, st.container(border=True):
                 st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
                 st.caption(ch.summary)
@@ -195,14 +191,10 @@ def home() -> None:
                     key=f"home.preview.{Path(ch.path).stem}",
                     filename=f"kernelviz-{Path(ch.path).stem}",
                 )
-    missing = [c.title for c in CHAPTERS if c not in chapters]
-    if missing:
-        st.info("Coming soon: " + ", ".join(missing) + ".")
     st.caption(
         "Sources: Paweł Czyż, “From kernel regression to the transformer” (blog post); “Attention as a "
-        "kernel "
-        "smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel regression” and "
-        "“Attention pooling”; lecture notes “Kernel regression → attention”."
+        "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel "
+        "regression” and “Attention pooling”; lecture notes “Kernel regression → attention”."
     )
 
 
@@ -211,7 +203,7 @@ def home() -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 PAGES = {
-    c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in available_chapters()
+    c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in CHAPTERS
 }
 page = st.navigation([st.Page(home, title="Overview", icon="🏠", default=True), *PAGES.values()])
 
@@ -221,3 +213,4 @@ data = ui.data_sidebar()
 ui.data_messages(data)
 page.run()
 ui.sync_url()
+_memory.release_native_heap()  # XLA's temporaries of this run, freed but still held by the C heap

@@ -1,0 +1,63 @@
+"""Keep the server's native heap small: glibc malloc settings and handing freed memory back to the OS.
+
+XLA runs its programs on buffers from the C heap. With glibc's defaults a long-lived Streamlit server
+keeps much of that memory after it is freed: every script-run thread may get a heap arena of its own
+(up to 8 per core), and the mmap threshold grows with each large buffer freed, so later large temporaries
+come from the heap and fragment it. On a 690 MB Streamlit Community Cloud container that is the
+difference between fitting and being restarted (``benchmarks/bench_memory.py`` prints the figures).
+
+Both functions are no-ops where the C library is not glibc (macOS, Windows, musl).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import sys
+
+M_TRIM_THRESHOLD = -1  # mallopt parameters, from glibc's <malloc.h>
+M_MMAP_THRESHOLD = -3
+M_ARENA_MAX = -8
+
+ARENAS = 2  # heap arenas shared by all threads
+MMAP_THRESHOLD_BYTES = 1 << 20  # blocks of 1 MiB and more are mapped and unmapped, never kept in a heap
+TRIM_THRESHOLD_BYTES = 8 << 20  # free memory above this at a heap's top goes back at once
+
+
+@functools.cache
+def _glibc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.gnu_get_libc_version  # noqa: B018  (raises AttributeError outside glibc)
+        libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+@functools.cache
+def limit_native_heap() -> bool:
+    """Cap glibc's heap arenas at ``ARENAS`` and fix the mmap threshold at ``MMAP_THRESHOLD_BYTES``.
+
+    Process-wide and once per process; returns whether the settings were applied (glibc only).
+    """
+    libc = _glibc()
+    if libc is None:
+        return False
+    ok = libc.mallopt(M_ARENA_MAX, ARENAS) == 1
+    ok &= libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1
+    ok &= libc.mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_BYTES) == 1
+    return bool(ok)
+
+
+def release_native_heap() -> bool:
+    """Hand the free pages of every heap arena back to the OS (``malloc_trim(0)``, a few milliseconds).
+
+    Returns whether any memory was released.
+    """
+    libc = _glibc()
+    return bool(libc is not None and libc.malloc_trim(0))
