@@ -182,8 +182,7 @@ with right:
     traj = result.trajectory[:, 0]
     pick = np.unique(np.round(np.linspace(0, traj.shape[0] - 1, min(60, traj.shape[0]))).astype(int))
     path = tuple(float(v) for v in traj[pick])
-    path_cv = ui.loo_curve(data, kernel, path) if path else ()
-    learned_cv = float(ui.loo_curve(data, kernel, (learned,))[0])
+    *path_cv, learned_cv = ui.loo_curve(data, kernel, (*path, learned))  # one compiled call
     ui.show(
         kf.loo_figure(
             np.asarray(ells),
