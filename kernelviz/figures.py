@@ -486,8 +486,10 @@ def thin_heatmap(
 
 
 def _heatmap(weights: np.ndarray, queries: np.ndarray, keys: np.ndarray, coloraxis: str) -> go.Heatmap:
+    """One heatmap trace; the cells travel as float32 (half the bytes of float64 to the browser, far more
+    precision than a colour or a three-digit hover shows)."""
     return go.Heatmap(
-        z=weights,
+        z=np.asarray(weights, dtype=np.float32),
         x=keys,
         y=queries,
         coloraxis=coloraxis,
