@@ -31,6 +31,7 @@ def _warm_up() -> None:
     except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
     finally:
+        _memory.freeze_long_lived_objects()  # later post-run collections skip modules and programs
         _memory.release_native_heap()  # the compiler's scratch memory
 
 

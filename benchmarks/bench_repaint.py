@@ -4,7 +4,8 @@ In one run this script
 
 1. starts the app with an empty JAX compilation cache (``KERNELVIZ_JAX_CACHE`` → a fresh temporary folder)
    and times server start → first chart drawn in Chromium (the cold start: every program compiles);
-2. stops it and starts it again on the now filled cache (the warm start: compiled programs load from disk);
+2. waits until the background warm-up has compiled every program into the cache, stops the server and
+   starts it again on the filled cache (the warm start: compiled programs load from disk);
 3. keeps that server, starts the bare page (benchmarks/bare_app.py: one slider, two Plotly charts of the
    dashboard's size) next to it, and measures N times, alternating between the two, the time from an
    ArrowRight on a slider to the repainted charts (chart data changed and Streamlit idle): the "Hold-out
@@ -55,6 +56,25 @@ def timed_start(playwright, path: str, env: dict[str, str]) -> tuple[float, floa
     return healthy, drawn, server
 
 
+def cache_files(cache: str) -> int:
+    return sum(1 for f in Path(cache).rglob("*") if f.is_file())
+
+
+def wait_for_warmup(cache: str, quiet: float = 8.0, timeout: float = 300.0) -> float:
+    """Waits until the server's warm-up has written every program: the cache folder's file count stays
+    the same for ``quiet`` seconds. Returns the seconds waited (at most ``timeout``)."""
+    t0 = time.perf_counter()
+    count, since = cache_files(cache), time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        time.sleep(0.5)
+        now = cache_files(cache)
+        if now != count:
+            count, since = now, time.perf_counter()
+        elif time.perf_counter() - since >= quiet:
+            break
+    return since - t0
+
+
 def press_and_wait(page, thumb, direction: list[str]) -> float:
     """One key press on ``thumb``; seconds until the charts hold new data and Streamlit is idle again.
 
@@ -96,10 +116,14 @@ def main() -> None:
                 app = kvb.start_streamlit("app.py")
             else:
                 print(f"cold start (empty JAX cache {cache}) …", flush=True)
+                t0 = time.perf_counter()
                 healthy, cold, app = timed_start(p, args.start_page, env)
+                settled = wait_for_warmup(cache) + cold
                 app.stop()
-                files = sum(1 for f in Path(cache).rglob("*") if f.is_file())
-                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {cold:6.1f} s")
+                files = cache_files(cache)
+                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {cold:6.1f} s;"
+                      f" warm-up done ({files} programs on disk) after about {settled:6.1f} s"
+                      f" ({time.perf_counter() - t0:.0f} s in all)")
                 print(f"warm start (same cache, {files} compiled programs on disk) …", flush=True)
                 healthy, warm, app = timed_start(p, args.start_page, env)
                 print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {warm:6.1f} s")

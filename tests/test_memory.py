@@ -1,5 +1,6 @@
 """The native-heap settings the app applies at start (kernelviz._memory)."""
 
+import gc
 import platform
 import sys
 
@@ -28,3 +29,15 @@ def test_no_ops_answer_false_without_glibc(monkeypatch):
         assert _memory.limit_native_heap() is False
     finally:
         _memory.limit_native_heap.cache_clear()
+
+
+def test_freezing_takes_long_lived_objects_out_of_collections():
+    try:
+        frozen = _memory.freeze_long_lived_objects()
+        assert frozen == gc.get_freeze_count() > 1000
+        cycle: list = []
+        cycle.append(cycle)  # garbage made after the freeze is still collected
+        del cycle
+        assert gc.collect() >= 1
+    finally:
+        gc.unfreeze()
