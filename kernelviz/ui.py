@@ -14,7 +14,6 @@ How to add a chapter
        import streamlit as st
        import kernelviz as kv
        from kernelviz import figures as kf
-from kernelviz.smoothing import bucket
        from kernelviz import ui
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
