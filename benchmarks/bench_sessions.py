@@ -12,7 +12,11 @@ Every session then checks that its widgets and its URL still hold its own settin
 exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
 Prints the median repaint time with ten sessions and alone, and the ratio (target: at most 3).
 
-    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6]
+    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--bare]
+
+With ``--bare`` it then measures the bare page of ``bench_repaint.py`` the same way: every session's page is
+drawn by one Chromium on this machine's cores, and the bare page's ratio shows how much of the slowdown that
+alone causes.
 """
 
 from __future__ import annotations
@@ -196,10 +200,49 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[li
     return (alone.times, alone.server_times), (together, server), problems
 
 
+async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list]:
+    """The same presses on the bare page (benchmarks/bare_app.py, slider "Width"): one session alone, then
+    ``args.sessions`` at once. Their ratio is the floor this machine sets for any Streamlit page."""
+
+    async def open_page(browser):
+        context = await browser.new_context(viewport=kvb.VIEWPORT)
+        page = await context.new_page()
+        await page.goto(server.url + "/")
+        await settle(page)
+        return context, page
+
+    async def move(page, times: list[float]) -> None:
+        thumb = page.locator(
+            '[data-testid="stApp"] input[type="range"][aria-label="Width"],'
+            ' [data-testid="stApp"] [role="slider"][aria-label="Width"]'
+        ).first
+        for _ in range(args.moves):
+            before = (await page.evaluate(kvb.PAGE_STATE_JS))["signature"]
+            await thumb.focus()
+            t = time.perf_counter()
+            await page.keyboard.press("ArrowRight")
+            await wait_drawn(page, before)
+            times.append(time.perf_counter() - t)
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
+        alone: list[float] = []
+        context, page = await open_page(browser)
+        await move(page, alone)
+        await context.close()
+        opened = await asyncio.gather(*(open_page(browser) for _ in range(args.sessions)))
+        together: list[float] = []
+        await asyncio.gather(*(move(page, together) for _, page in opened))
+        await browser.close()
+    return alone, together
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--moves", type=int, default=6, help="key presses per session")
+    parser.add_argument("--bare", action="store_true",
+                        help="also measure the bare page (one slider, two charts) the same way")
     args = parser.parse_args()
 
     server = kvb.start_streamlit("app.py")
@@ -225,6 +268,16 @@ def main() -> None:
               f" with {args.sessions} sessions, ratio {server_ratio:.2f}x")
     print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
           " include the browser's share of the CPU; the server-side times do not)")
+    if args.bare:
+        bare = kvb.start_streamlit("benchmarks/bare_app.py")
+        try:
+            bare_alone, bare_together = asyncio.run(run_bare(args, bare))
+        finally:
+            bare.stop()
+        bare_ratio = statistics.median(bare_together) / statistics.median(bare_alone)
+        print(f"bare page, same presses: {statistics.median(bare_alone) * 1e3:.1f} ms alone,"
+              f" {statistics.median(bare_together) * 1e3:.1f} ms with {args.sessions} sessions,"
+              f" ratio {bare_ratio:.2f}x (kernelviz / bare: {ratio / bare_ratio:.2f})")
     if problems:
         print("isolation problems:", *problems, sep="\n  ")
         sys.exit(1)
