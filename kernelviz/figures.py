@@ -519,8 +519,7 @@ def heatmap_figure(
     q, k = _vec(queries), _vec(keys)
     if w.shape != (q.shape[0], k.shape[0]):
         raise ValueError(f"weights have shape {w.shape}, expected ({q.shape[0]}, {k.shape[0]})")
-    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
-    fig = go.Figure(_heatmap(w[np.ix_(ri, ci)], q[ri], k[ci], "coloraxis"))
+    fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, max_rows, max_cols), "coloraxis"))
     fig.update_layout(
         coloraxis={"colorscale": HEATMAP_SCALE, "cmin": 0.0, "colorbar": {"title": {"text": "wᵢ(x)"}}}
     )
@@ -546,12 +545,12 @@ def heatmap_pair_figure(
     for w in (a, b):
         if w.shape != (q.shape[0], k.shape[0]):
             raise ValueError(f"weights have shape {w.shape}, expected ({q.shape[0]}, {k.shape[0]})")
-    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
+    (za, zb), qs, ks = thin_heatmap(np.stack([a, b]), q, k, max_rows, max_cols)
     fig = make_subplots(
         rows=1, cols=2, shared_yaxes=True, subplot_titles=list(titles), horizontal_spacing=0.05
     )
-    fig.add_trace(_heatmap(a[np.ix_(ri, ci)], q[ri], k[ci], "coloraxis"), row=1, col=1)
-    fig.add_trace(_heatmap(b[np.ix_(ri, ci)], q[ri], k[ci], "coloraxis"), row=1, col=2)
+    fig.add_trace(_heatmap(za, qs, ks, "coloraxis"), row=1, col=1)
+    fig.add_trace(_heatmap(zb, qs, ks, "coloraxis"), row=1, col=2)
     top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
     fig.update_layout(
         coloraxis={
@@ -897,13 +896,13 @@ def head_heatmaps_figure(
         horizontal_spacing=0.03,
         vertical_spacing=0.16 if rows > 1 else 0.1,
     )
-    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
+    shown, qs, ks = thin_heatmap(w, q, k, max_rows, max_cols)
     layout: dict = {}
     for h in range(heads):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
-        sub = w[h][np.ix_(ri, ci)]
+        sub = shown[h]
         top = float(np.nanmax(sub, initial=0.0))
-        trace = _heatmap(sub, q[ri], k[ci], axis)
+        trace = _heatmap(sub, qs, ks, axis)
         trace.update(
             hovertemplate=f"{names[h]}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}"
             "<br>weight = %{z:.3g}<extra></extra>"
