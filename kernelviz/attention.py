@@ -55,6 +55,7 @@ from kernelviz.training import (
     _vector,
     holdout_range,
     masked_softmax,
+    mixture_moments,
 )
 
 __all__ = [
@@ -362,12 +363,7 @@ def _predict(params, qx, kx, values, key_mask, head_mask, dim_mask, d_qk, with_w
 
     def block(qb):
         a = masked_softmax(_multi_scores(params, qb, kx, dim_mask, d_qk), key_mask[None, None, :])
-        head_means = a @ values
-        head_var = jnp.sum(a * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
-        mean = u @ head_means
-        pooled = jnp.einsum("h,hqn->qn", pool, a)
-        var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
-        out = (mean, var, head_means, head_var)
+        out = mixture_moments(a, values, u, pool)
         return (*out, a) if with_weights else out
 
     axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)

@@ -825,6 +825,21 @@ def fit_parametric(
 HEADS_QUERY_BLOCK = 64  # queries per block of a multi-head prediction (temporaries H × 64 × n)
 
 
+def mixture_moments(w: Array, values: Array, mixing: Array, pool: Array) -> tuple[Array, ...]:
+    """Moments of a mixture of heads with weights ``w`` (H, q, n) over ``values`` (n,):
+
+        m_h = Σ_i w_hi y_i,   v_h = Σ_i w_hi (y_i − m_h)²,   m = Σ_h u_h m_h,   v = Σ_i w̄_i (y_i − m)²
+
+    with w̄ = Σ_h pool_h w_h the pooled weights. Returns (m (q,), v (q,), m_h (H, q), v_h (H, q)).
+    """
+    head_means = w @ values
+    head_var = jnp.sum(w * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
+    mean = mixing @ head_means
+    pooled = jnp.einsum("h,hqn->qn", pool, w)
+    var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+    return mean, var, head_means, head_var
+
+
 @partial(jax.jit, static_argnames=("with_weights",))
 def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mask, kernel, with_weights=True):
     """Per-head NW weights (H, q, n) (when ``with_weights``), head means/stds (H, q), the mixture mean and
@@ -839,11 +854,7 @@ def _heads_dense(queries, keys, values, key_mask, lengthscales, mixing, head_mas
         logits = jnp.where(key_mask[None, None, :], log_kernel(u, kernel), -jnp.inf)
         w = softmax_rows(logits)  # empty windows: a zero row
         empty = jnp.sum(w, axis=-1) <= 0  # (H, q)
-        head_means = w @ values
-        head_var = jnp.sum(w * jnp.square(values[None, None, :] - head_means[..., None]), axis=-1)
-        mean = jnp.sum((mixing * head_mask)[:, None] * head_means, axis=0)
-        pooled = jnp.einsum("h,hqn->qn", pool, w)
-        var = jnp.sum(pooled * jnp.square(values[None, :] - mean[:, None]), axis=-1)
+        mean, var, head_means, head_var = mixture_moments(w, values, mixing * head_mask, pool)
         out = (mean, var, empty, head_means, head_var)
         return (*out, w) if with_weights else out
 
