@@ -33,34 +33,25 @@ from kernelviz.data import (
     make_dataset,
     subsample,
 )
+from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_parametric, fit_seeds, initial_lengthscales
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
-from kernelviz.smoothing import Smooth, knn_average, loo_curve, loo_lengthscale, nadaraya_watson
-from kernelviz.training import (
+from kernelviz.loo import loo_curve, loo_lengthscale
+from kernelviz.smoothing import (
     HEADS_MAX,
-    SEEDS_MAX,
-    STEPS_MAX,
-    TRAIN_MAX_POINTS,
-    FitResult,
     HeadsPrediction,
-    fit,
-    fit_parametric,
-    fit_seeds,
-    holdout_bucket,
-    holdout_buckets,
-    holdout_chunks,
-    holdout_range,
-    initial_lengthscales,
+    Smooth,
+    knn_average,
+    nadaraya_watson,
     predict_heads,
 )
+from kernelviz.training import STEPS_MAX, TRAIN_MAX_POINTS, holdout_bucket, holdout_chunks, holdout_range
 from kernelviz.warmup import (
     KERNEL_GRID_POINTS,
     QUERY_POINTS,
     CompileCount,
     WarmupReport,
-    WarmupThread,
     count_compilations,
     warmup,
-    warmup_in_background,
     warmup_tasks,
 )
 
@@ -88,7 +79,6 @@ __all__ = [
     "Kernel",
     "Smooth",
     "WarmupReport",
-    "WarmupThread",
     "attention_kernel",
     "attention_predict",
     "blog_data",
@@ -103,7 +93,6 @@ __all__ = [
     "gaussian_attention_params",
     "get_kernel",
     "holdout_bucket",
-    "holdout_buckets",
     "holdout_chunks",
     "holdout_range",
     "initial_lengthscales",
@@ -118,6 +107,5 @@ __all__ = [
     "predict_heads",
     "subsample",
     "warmup",
-    "warmup_in_background",
     "warmup_tasks",
 ]

@@ -13,7 +13,6 @@ loads them.
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,26 +32,19 @@ from kernelviz.attention import (
     fit_attention,
     gaussian_attention_params,
 )
+from kernelviz.heads import SEEDS_MAX, fit, fit_parametric, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
-from kernelviz.smoothing import loo_curve, nadaraya_watson
-from kernelviz.training import (
-    SEEDS_MAX,
-    fit,
-    fit_parametric,
-    fit_seeds,
-    holdout_range,
-    predict_heads,
-)
+from kernelviz.loo import loo_curve
+from kernelviz.smoothing import nadaraya_watson, predict_heads
+from kernelviz.training import holdout_range
 
 __all__ = [
     "KERNEL_GRID_POINTS",
     "QUERY_POINTS",
     "CompileCount",
     "WarmupReport",
-    "WarmupThread",
     "count_compilations",
     "warmup",
-    "warmup_in_background",
     "warmup_tasks",
 ]
 
@@ -237,37 +229,3 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
         cache_dir=None if _jax.CACHE_DIR is None else str(_jax.CACHE_DIR),
         complete=complete,
     )
-
-
-class WarmupThread(threading.Thread):
-    """A daemon thread running ``warmup``: ``report`` (a WarmupReport) or ``error`` is set when it ends;
-    ``stop()`` asks it to finish after the call it is in."""
-
-    def __init__(self, n_points: int | Sequence[int] = (150, 50)) -> None:
-        super().__init__(name="kernelviz-warmup", daemon=True)
-        self.n_points = _sizes(n_points)
-        self.report: WarmupReport | None = None
-        self.error: BaseException | None = None
-        self._stop_event = threading.Event()
-
-    def run(self) -> None:
-        try:
-            self.report = warmup(self.n_points, stop=self._stop_event)
-        except Exception as exc:  # warm-up only saves time: the pages compile what they need on first use
-            self.error = exc
-            logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
-
-    def stop(self) -> None:
-        self._stop_event.set()
-
-
-def warmup_in_background(n_points: int | Sequence[int] = (150, 50)) -> WarmupThread:
-    """Start ``warmup(n_points)`` in a daemon thread and return it at once (call at server start).
-
-    The default views compile first, so the first page a visitor opens is usually ready before the rest.
-    Pages need not wait: a call whose program is not compiled yet compiles it itself (JAX compilation is
-    thread-safe). ``thread.join()`` waits; ``thread.report`` then holds the WarmupReport.
-    """
-    thread = WarmupThread(n_points)
-    thread.start()
-    return thread

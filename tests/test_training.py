@@ -10,8 +10,11 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
+from kernelviz import heads, pooling
 from kernelviz import training as tr
-from kernelviz.kernels import KERNELS
+from kernelviz.kernels import KERNELS, kernel_index
+from kernelviz.shapes import bucket, pad
+from kernelviz.smoothing import kernel_scores
 
 
 @pytest.fixture(scope="module")
@@ -71,38 +74,43 @@ def test_numpy_reference_has_an_empty_window_case():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The loss and its gradient
+# Hold-out sets, the loss and its gradient
 # ---------------------------------------------------------------------------------------------------------
 
+_split = jax.jit(tr.holdout_split)
 
-def _loss_args(n=40, heads=3, holdout=5, seed=0):
+
+def _data(n=40, seed=0):
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(-0.5, 0.5, n))
     y = np.sin(6 * x) + 0.1 * rng.standard_normal(n)
-    size = kv.smoothing.bucket(n)
-    xp = np.full(size, x[0])
-    xp[:n] = x
-    yp = np.zeros(size)
-    yp[:n] = y
-    mask = np.arange(size) < n
-    order, avail = (np.asarray(a) for a in _split(np.uint32(seed), 0, mask, holdout))
-    rows = max(tr.HOLDOUT_ROWS, holdout)
-    idx = order[:rows]
-    row_w = np.where(np.arange(rows) < holdout, 1.0 / holdout, 0.0)
-    head_mask = (np.arange(kv.HEADS_MAX) < heads).astype(float)
-    return x, y, xp, yp, mask, idx, row_w, avail, head_mask
+    size = bucket(n)
+    return x, y, pad(x, size, x[0]), pad(y, size), np.arange(size) < n
 
 
-_split = jax.jit(tr._holdout_split)
+def _params(ells, u):
+    """(log ℓ_h, u_h) padded to HEADS_MAX; padded heads get a large u, which must not count."""
+    h = len(ells)
+    log_ell = np.log(pad(np.asarray(ells), kv.HEADS_MAX, 1.0))
+    return log_ell, np.concatenate([u, np.full(kv.HEADS_MAX - h, 5.0)])
+
+
+@jax.jit(static_argnames=("chunked", "with_grad"))
+def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_grad=True):
+    h = jnp.sum(params[1] != 5.0)
+    params = (params[0], jnp.where(jnp.arange(kv.HEADS_MAX) < h, params[1], 0.0))
+    objective = tr.holdout_objective(heads._predictor(xp, yp, kernel), xp, yp, mask, holdout, seed,
+                                     with_grad=with_grad, chunks=(4, 64) if chunked else None)
+    return objective(params, 0)
 
 
 def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them():
     for holdout in (1, 3, 5, 38):
-        _x, _y, _xp, _yp, mask, idx, row_w, avail, _ = _loss_args(holdout=holdout, seed=holdout)
-        held = idx[:holdout]
+        *_, mask = _data()
+        order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
+        held = order[:holdout]
         assert len(set(held.tolist())) == holdout and np.all(held < 40)
         assert set(np.flatnonzero(mask & ~avail).tolist()) == set(held.tolist())
-        assert np.isclose(row_w.sum(), 1.0) and np.count_nonzero(row_w) == holdout
 
 
 def test_holdout_split_is_a_uniform_random_order():
@@ -118,46 +126,52 @@ def test_holdout_split_is_a_uniform_random_order():
     expected = steps * holdout / n  # 500, standard deviation √(500 · 7/8) ≈ 21
     assert np.all(np.abs(counts[:n] - expected) < 5 * np.sqrt(expected)) and counts[n:].sum() == 0
     assert np.all((~avail & mask).sum(axis=1) == holdout)
-    # the first held-out point is uniform too, and consecutive steps are not alike
     first = np.bincount(order[:, 0], minlength=n)
     assert np.all(np.abs(first - steps / n) < 5 * np.sqrt(steps / n))
     assert np.mean(order[1:, 0] == order[:-1, 0]) < 0.1
 
 
-@jax.jit
-def _grad(params, xq, yq, row_w, x, y, avail, head_mask, kernel):
-    return jax.value_and_grad(tr._mixture_loss)(params, xq, yq, row_w, x, y, avail, head_mask, kernel)
+def _numpy_loss(x, y, order, avail, holdout, ells, u, kernel):
+    held = order[:holdout]
+    keep = avail[: x.shape[0]]
+    pred = sum(u[h] * np_weights(x[held], x[keep], ells[h], kernel) @ y[keep] for h in range(len(ells)))
+    return np.mean((pred - y[held]) ** 2)
 
 
-def test_padded_heads_loss_equals_unpadded_numpy_reference():
-    x, y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=3)
-    ells = np.array([0.03, 0.1, 0.4])
-    u = np.array([0.7, -0.2, 0.5])
-    log_ell = np.log(tr._heads_padded(ells))
-    u_pad = np.zeros(kv.HEADS_MAX)
-    u_pad[:3] = u
-    u_pad[3:] = 5.0  # masked heads must not count, whatever their weight
-    for name in ("gaussian", "epanechnikov", "laplace"):
-        loss, _ = _grad(
-            (log_ell, u_pad), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, tr.kernel_index(name)
-        )
-        held = idx[row_w > 0]
-        keep = avail[: x.shape[0]]
-        pred = sum(u[h] * np_weights(x[held], x[keep], ells[h], name) @ y[keep] for h in range(3))
-        ref = np.mean((pred - y[held]) ** 2)
-        assert float(loss) == pytest.approx(ref, rel=1e-5), name
+@pytest.mark.parametrize(("n", "holdout"), [(40, 1), (40, 5), (40, 38), (100, 45), (100, 71)])
+def test_padded_heads_loss_equals_unpadded_numpy_reference(n, holdout):
+    x, y, xp, yp, mask = _data(n, seed=holdout)
+    ells, u = np.array([0.03, 0.1, 0.4]), np.array([0.7, -0.2, 0.5])
+    order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
+    for name in ("gaussian", "laplace", "cauchy"):
+        loss, _ = _objective(_params(ells, u), xp, yp, mask, holdout, np.uint32(holdout), kernel_index(name))
+        ref = _numpy_loss(x, y, order, avail, holdout, ells, u, name)
+        assert float(loss) == pytest.approx(ref, rel=1e-9), name
+
+
+@pytest.mark.parametrize(("n", "holdout"), [(40, 1), (40, 4), (40, 9), (100, 64), (100, 71)])
+def test_chunked_step_equals_all_rows_at_once(n, holdout):
+    """Summing loss and gradient over chunks of held-out rows (one program for every hold-out size) gives
+    the loss and gradient of predicting every padded row at once with weights 1/k on the held-out ones."""
+    _x, _y, xp, yp, mask = _data(n, seed=holdout)
+    params = _params(np.array([0.04, 0.15]), np.array([0.8, 0.3]))
+    for name in ("gaussian", "tricube"):
+        k = kernel_index(name)
+        loss, grads = _objective(params, xp, yp, mask, holdout, np.uint32(3), k)
+        ref, ref_grads = _objective(params, xp, yp, mask, holdout, np.uint32(3), k, chunked=False)
+        assert float(loss) == pytest.approx(float(ref), rel=1e-10)
+        for g, r in zip(grads, ref_grads, strict=True):
+            np.testing.assert_allclose(g, r, rtol=1e-8, atol=1e-12)
 
 
 @pytest.mark.parametrize("ell", [1e-4, 1e4])
 def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell):
-    _x, _y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=kv.HEADS_MAX, holdout=4)
-    log_ell = np.log(np.full(kv.HEADS_MAX, ell))
-    log_ell[1] = np.log(0.05)  # one ordinary head next to the extreme ones
-    u = np.full(kv.HEADS_MAX, 1.0 / kv.HEADS_MAX)
+    _x, _y, xp, yp, mask = _data()
+    ells = np.full(kv.HEADS_MAX, ell)
+    ells[1] = 0.05  # one ordinary head next to the extreme ones
+    params = (np.log(ells), np.full(kv.HEADS_MAX, 1.0 / kv.HEADS_MAX))
     for name in KERNELS:
-        loss, (g_ell, g_u) = _grad(
-            (log_ell, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, tr.kernel_index(name)
-        )
+        loss, (g_ell, g_u) = _objective(params, xp, yp, mask, 4, np.uint32(0), kernel_index(name))
         assert np.isfinite(float(loss)), name
         assert np.all(np.isfinite(np.asarray(g_ell))) and np.all(np.isfinite(np.asarray(g_u))), name
 
@@ -165,44 +179,28 @@ def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell):
 def test_empty_window_in_training_puts_no_weight_on_masked_keys():
     # two clusters; the held-out point's compact window holds only masked (held-out) keys
     x = np.array([-0.5, -0.499, 0.3, 0.31, 0.32, 0.33] + [0.0] * 10)
-    mask = np.arange(16) < 6
-    avail = mask.copy()
+    avail = np.arange(16) < 6
     avail[:2] = False  # both left points held out
-    u = (x[0] - x) / 0.05
     for name in ("boxcar", "epanechnikov", "tricube"):
-        z = kv.log_kernel(jnp.asarray(u, dtype=jnp.float32), tr.kernel_index(name), tr.OUTSIDE)
-        w = np.asarray(tr.masked_softmax(z, avail))
+        z = kernel_scores(jnp.asarray(x[:1]), jnp.asarray(x), 0.05, kernel_index(name), heads.OUTSIDE)
+        w = np.asarray(pooling.masked_softmax(z, avail))[0]
         assert np.all(w[~avail] == 0.0), name
         assert np.allclose(w[avail], 0.25), name  # the mean of the remaining points, finite
 
 
 def test_finite_difference_gradient_matches():
-    _x, _y, xp, yp, _mask, idx, row_w, avail, head_mask = _loss_args(heads=2)
-    log_ell = np.log(tr._heads_padded(np.array([0.05, 0.2])))
-    u = np.zeros(kv.HEADS_MAX)
-    u[:2] = [0.6, 0.5]
-    k = tr.kernel_index("gaussian")
-    _, (g, _) = _grad((log_ell, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)
-    eps = 1e-4
+    _x, _y, xp, yp, mask = _data()
+    params = _params(np.array([0.05, 0.2]), np.array([0.6, 0.5]))
+    k = kernel_index("gaussian")
+    _, (g, _) = _objective(params, xp, yp, mask, 5, np.uint32(0), k)
+    eps = 1e-5
     for h in range(2):
-        hi, lo = log_ell.copy(), log_ell.copy()
+        hi, lo = params[0].copy(), params[0].copy()
         hi[h] += eps
         lo[h] -= eps
-        fd = (
-            float(_grad((hi, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)[0])
-            - float(_grad((lo, u), xp[idx], yp[idx], row_w, xp, yp, avail, head_mask, k)[0])
-        ) / (2 * eps)
-        assert float(g[h]) == pytest.approx(fd, rel=2e-2, abs=1e-5)
-
-
-@jax.jit
-def _chunked_step(params, order, holdout, xp, yp, avail, head_mask, kernel):
-    def rows_loss(idx, row_w):
-        return jax.value_and_grad(tr._mixture_loss)(params, xp[idx], yp[idx], row_w, xp, yp, avail, head_mask,
-                                                    kernel)
-
-    zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    return tr._chunked_sum(rows_loss, order, holdout, zero)
+        up = _objective((hi, params[1]), xp, yp, mask, 5, np.uint32(0), k, with_grad=False)
+        down = _objective((lo, params[1]), xp, yp, mask, 5, np.uint32(0), k, with_grad=False)
+        assert float(g[h]) == pytest.approx((float(up) - float(down)) / (2 * eps), rel=1e-5, abs=1e-9)
 
 
 def test_holdout_chunks_by_hand():
@@ -211,33 +209,6 @@ def test_holdout_chunks_by_hand():
     for holdout, chunks in table.items():
         assert kv.holdout_chunks(holdout) == chunks, holdout
         assert kv.holdout_bucket(holdout) == 64 * chunks[0] + 4 * chunks[1]
-    assert kv.holdout_buckets(150) == kv.holdout_buckets(6) == (4,)
-
-
-CHUNK_CASES = [(40, 1), (40, 4), (40, 5), (40, 9), (40, 38), (100, 45), (100, 64), (100, 71)]  # (n, hold-out)
-
-
-@pytest.mark.parametrize(("n", "holdout"), CHUNK_CASES)
-def test_chunked_step_equals_one_block_and_numpy(n, holdout):
-    """A step's loss and gradient, summed over chunks of HOLDOUT_BLOCK and HOLDOUT_ROWS rows (one program for
-    every hold-out size), equal the hold-out MSE of NumPy and the gradient of the whole held-out block."""
-    x, y, xp, yp, mask, _idx, _w, _avail, head_mask = _loss_args(n, heads=2, holdout=holdout, seed=holdout)
-    order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
-    ells, u = np.array([0.04, 0.15]), np.array([0.8, 0.3])
-    params = (np.log(tr._heads_padded(ells)), np.concatenate([u, np.zeros(kv.HEADS_MAX - 2)]))
-    for name in ("gaussian", "laplace", "tricube"):
-        k = tr.kernel_index(name)
-        loss, (g_ell, g_u) = _chunked_step(params, order, holdout, xp, yp, avail, head_mask, k)
-        held = order[:holdout]
-        keep = avail[: x.shape[0]]
-        if not kv.get_kernel(name).compact:  # (a compact kernel's empty window differs from NumPy's zero row)
-            pred = sum(u[h] * np_weights(x[held], x[keep], ells[h], name) @ y[keep] for h in range(2))
-            assert float(loss) == pytest.approx(np.mean((pred - y[held]) ** 2), rel=1e-5), name
-        block_w = np.full(holdout, 1.0 / holdout)
-        ref, (r_ell, r_u) = _grad(params, xp[held], yp[held], block_w, xp, yp, avail, head_mask, k)
-        assert float(loss) == pytest.approx(float(ref), rel=1e-6)
-        np.testing.assert_allclose(g_ell, r_ell, rtol=1e-5, atol=1e-9)
-        np.testing.assert_allclose(g_u, r_u, rtol=1e-5, atol=1e-9)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -262,13 +233,13 @@ def test_fit_holdout_10_lands_near_the_leave_one_out_optimum(blog):
 @pytest.mark.parametrize("kernel", ["gaussian", "boxcar"])
 def test_one_head_program_equals_one_head_of_eight_masked_slots(blog, kernel, monkeypatch):
     x, y = blog
-    assert (tr.head_slots(1), tr.head_slots(2), tr.head_slots(kv.HEADS_MAX)) == (1, 8, 8)
+    assert (heads.head_slots(1), heads.head_slots(2), heads.head_slots(kv.HEADS_MAX)) == (1, 8, 8)
     one = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
-    monkeypatch.setattr(tr, "head_slots", lambda heads: kv.HEADS_MAX)
+    monkeypatch.setattr(heads, "head_slots", lambda h: kv.HEADS_MAX)
     padded = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
     assert padded.trajectory.shape == one.trajectory.shape == (201, 1)
-    np.testing.assert_allclose(one.lengthscales, padded.lengthscales, rtol=1e-6)
-    np.testing.assert_allclose(one.losses, padded.losses, rtol=1e-5)  # float32 kernel block: sum order
+    np.testing.assert_allclose(one.lengthscales, padded.lengthscales, rtol=1e-9)
+    np.testing.assert_allclose(one.losses, padded.losses, rtol=1e-9)
 
 
 def test_fit_result_shapes_start_and_record(blog):
@@ -311,15 +282,43 @@ def test_boxcar_is_fitted_by_search(blog):
     assert runs[0].seed == 3 and runs[0].method == "search"
 
 
-def test_fit_parametric_reaches_the_exact_leave_one_out_optimum():
+def test_fit_parametric_with_adam_reaches_the_exact_leave_one_out_optimum():
     ds = kv.d2l_data()
-    f = kv.fit_parametric(ds.x, ds.y, steps=1500, learning_rate=0.1)
-    assert f.method == "leave-one-out" and not f.diverged
+    f = kv.fit_parametric(ds.x, ds.y, steps=1500, learning_rate=0.1, w0=1.0, optimizer="adam")
+    assert f.method == "adam" and not f.diverged
     best = kv.loo_lengthscale(ds.x, ds.y)
     assert f.lengthscales[0] == pytest.approx(best, rel=0.02)
     cv = kv.loo_curve(ds.x, ds.y, [f.lengthscales[0]])[0]
-    assert f.losses[-1] == pytest.approx(cv, rel=1e-3)  # the loss is exactly CV(ℓ)
+    assert f.losses[-1] == pytest.approx(0.5 * len(ds) * cv, rel=1e-3)  # d2l's loss is Σ ½ error² = n/2 CV
     assert f.trajectory.shape == (1501, 1) and f.trajectory[0, 0] == pytest.approx(1.0)
+
+
+def numpy_d2l_sgd(x, y, w, lr, epochs):
+    """d2l's parametric pooling trained as d2l does, written out in NumPy: every point predicted from all
+    the others, loss Σ ½(f_i − y_i)², the gradient of s_ij = −½((x_i − x_j) w)² by hand, plain SGD."""
+    d2 = (x[:, None] - x[None, :]) ** 2
+    off = ~np.eye(x.size, dtype=bool)
+    losses = []
+    for _ in range(epochs):
+        s = np.where(off, -0.5 * d2 * w * w, -np.inf)
+        a = np.exp(s - s.max(axis=1, keepdims=True))
+        a /= a.sum(axis=1, keepdims=True)
+        f = a @ y
+        ds = np.where(off, -d2 * w, 0.0)
+        df = (a * y[None, :] * ds).sum(axis=1) - f * (a * ds).sum(axis=1)
+        losses.append(0.5 * np.sum((f - y) ** 2))
+        w = w - lr * np.sum((f - y) * df)
+    return w, np.array(losses)
+
+
+def test_fit_parametric_runs_d2ls_sgd_from_a_uniform_start():
+    ds = kv.d2l_data()
+    f = kv.fit_parametric(ds.x, ds.y, seed=3)  # d2l: w ~ U(0, 1), SGD at 0.5, 5 epochs, full batch
+    w0 = np.random.default_rng(3).uniform()
+    assert f.method == "sgd" and f.steps_run == 5 and f.trajectory[0, 0] == pytest.approx(1 / w0)
+    w, losses = numpy_d2l_sgd(ds.x, ds.y, w0, 0.5, 5)
+    assert 1 / f.lengthscales[0] == pytest.approx(abs(w), rel=1e-9)
+    np.testing.assert_allclose(f.losses, losses, rtol=1e-9)
 
 
 def test_input_validation(blog):
@@ -407,12 +406,13 @@ def test_sweep_after_background_warmup_compiles_nothing():
     rng = np.random.default_rng(0)
     x = np.sort(rng.uniform(0, 5, 150))  # bucket 256, hold-outs 1 … 148: chunks of 4 and of 64 rows
     y = np.sin(x)
-    thread = kv.warmup_in_background(150)
+    reports: list = []
+    thread = threading.Thread(target=lambda: reports.append(kv.warmup(150)))
+    thread.start()
     # a page's call while the warm-up runs: correct, whether it compiles its program or finds it compiled
     during = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
     thread.join()
-    assert thread.error is None and thread.report is not None
-    assert thread.report.complete and thread.report.n_points == (150,)
+    assert reports and reports[0].complete and reports[0].n_points == (150,)
     q = np.linspace(0, 5, kv.QUERY_POINTS)
     with kv.count_compilations() as count:
         after = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)

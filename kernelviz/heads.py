@@ -1,0 +1,384 @@
+"""Kernel regression that learns its lengthscales: the blog post's GaussianKernel and
+MultiheadGaussianKernel trained by masked training, and d2l's parametric attention pooling.
+
+The model is H Nadaraya–Watson heads (``kernelviz.smoothing``) mixed by u_h,
+
+    f̂(x) = Σ_h u_h m_h(x),     m_h(x) = Σ_i softmax_i(log K((x − x_i)/ℓ_h)) y_i,
+
+trained by ``kernelviz.training.run`` (Adam on log ℓ_h and u_h). As in the post:
+
+* one head (``multihead=False``, the post's GaussianKernel) trains ℓ alone from ℓ_post = 1; u = 1 is not a
+  parameter;
+* ``multihead=True`` (the post's MultiheadGaussianKernel, any H ≥ 1) trains log ℓ_h and u_h from
+  ℓ_post = linspace(0.1, 3, H) and u_h = 1/H; the u_h are free (negative, or not summing to 1).
+
+Lengthscale convention: K(u) = exp(−u²/2), u = (x − x′)/ℓ; the post writes exp(−((x − x′)/ℓ_post)²), so
+ℓ_post = √2 ℓ. The post's data span 6 units (x ∈ [−3, 3]); on other data the starting lengthscales are
+scaled by span/6, so the start is the same fraction of the data (exactly the post's on its data).
+
+d2l's parametric pooling f(x) = Σ_i softmax_i(−((x − x_i) w)²/2) y_i trains w = 1/ℓ by SGD on the
+full-batch leave-one-out loss Σ_i ½(y_i − f_{−i}(x_i))² (``kernelviz.loo.loo_loss``) on the same loop.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from kernelviz import pooling, training
+from kernelviz.kernels import get_kernel, kernel_index
+from kernelviz.loo import loo_bounds, loo_loss
+from kernelviz.shapes import check_int, check_positive, pad, vector
+from kernelviz.smoothing import HEADS_MAX, kernel_scores
+
+__all__ = [
+    "SEEDS_MAX",
+    "FitResult",
+    "fit",
+    "fit_parametric",
+    "fit_seeds",
+    "initial_lengthscales",
+]
+
+SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
+OUTSIDE = -1e4  # log-kernel of an out-of-support key inside training: finite, far below any real score
+LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run counts as diverged
+SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
+SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
+SQRT2 = math.sqrt(2.0)
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A trained (multi-head) kernel smoother and the record of its training.
+
+    ``lengthscales`` ℓ_h and ``mixing`` u_h have shape (heads,) in the Gaussian convention K = exp(−u²/2)
+    (√2 ℓ is the blog post's). ``losses[t]`` is the loss at step t (before its update), ``trajectory[t]``
+    the lengthscales after t updates (row 0 the start). A diverged run stops at its last finite parameters:
+    ``losses`` and ``trajectory`` are then truncated to the ``steps_run`` completed steps, so they never
+    hold NaN. ``method`` is "adam", "search" (kernels with a zero gradient in ℓ: the losses are those of the
+    hold-out sets scored) or "sgd" (d2l's parametric pooling, whose losses are d2l's per-epoch Σ ½ error²);
+    ``message`` is a sentence for the page, "" when there is nothing to say.
+    """
+
+    lengthscales: np.ndarray
+    mixing: np.ndarray
+    losses: np.ndarray
+    trajectory: np.ndarray
+    method: str
+    diverged: bool
+    message: str
+    steps_run: int
+    kernel: str
+    holdout: int
+    learning_rate: float
+    seed: int
+
+    @property
+    def heads(self) -> int:
+        return int(self.lengthscales.shape[0])
+
+
+def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | None = None) -> np.ndarray:
+    """The blog post's starting lengthscales in this package's convention (ℓ = ℓ_post/√2).
+
+    GaussianKernel (``multihead`` False): ℓ_post = 1. MultiheadGaussianKernel: ℓ_post = linspace(0.1, 3, H).
+    ``multihead=None`` means H ≥ 2. With data ``x`` they are scaled by span(x)/6, the post's data span.
+    """
+    h = check_int("heads", heads, 1, HEADS_MAX)
+    many = h > 1 if multihead is None else bool(multihead)
+    if not many and h != 1:
+        raise ValueError("the single-kernel model has one head; ask multihead=True for several")
+    post = np.linspace(0.1, 3.0, h) if many else np.array([1.0])
+    scale = 1.0 if x is None else float(np.ptp(vector("x", x))) / 6.0
+    return post / SQRT2 * (scale if scale > 0 else 1.0)
+
+
+def _predictor(x, y, kernel):
+    """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x)."""
+
+    def predict(params, xq, available):
+        log_ell, u = params
+        means = pooling.over_heads(
+            lambda le: pooling.pool(kernel_scores(xq, x, jnp.exp(le), kernel, OUTSIDE), y, available).mean,
+            log_ell,
+        )
+        return u @ means
+
+    return predict
+
+
+@jax.jit
+def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, seeds, n_seeds):
+    """Masked training with Adam for each of the first ``n_seeds`` seeds: one program per data size."""
+
+    def one(seed):
+        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, seed)
+        return training.run(objective, params0, trainable, optimizer="adam", learning_rate=learning_rate,
+                            steps=steps, limit=LOG_ELL_LIMIT, record=lambda p: jnp.exp(p[0]))
+
+    return training.each_seed(one, seeds, n_seeds)
+
+
+@jax.jit
+def _search_run(x, y, mask, candidates, kernel, holdout, sets, seeds, n_seeds):
+    """The search over lengthscales on the same hold-out sets, for each seed (kernels without a gradient)."""
+
+    def one(seed):
+        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, seed,
+                                               with_grad=False, chunks=(1, 0))
+        return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
+
+    return training.each_seed(one, seeds, n_seeds)
+
+
+def search_sets(steps: int, holdout: int) -> int:
+    """Hold-out sets the search scores: the first min(steps, ⌈SEARCH_ROWS/holdout⌉) of the run's sets
+    (1,000 sets of 1 point, 200 of 10, 27 of 75: about ``SEARCH_ROWS`` predictions per lengthscale)."""
+    return max(1, min(int(steps), -(-SEARCH_ROWS // int(holdout))))
+
+
+def _search_message(label: str, heads: int, sets: int) -> str:
+    text = (
+        f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was chosen "
+        f"by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random hold-out sets "
+        "(loss averaged)."
+    )
+    if heads > 1:
+        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
+    return text
+
+
+def _diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
+    return (
+        f"Training diverged at step {step + 1} of {steps} (the learning rate {learning_rate:g} is too high "
+        f"for this loss); the fit stops at the last finite {what}, after {step} steps."
+    )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A checked training request: the prepared data, the start and what trains."""
+
+    prep: training.Prepared
+    heads: int
+    holdout: int
+    steps: int
+    learning_rate: float
+    params0: tuple[np.ndarray, np.ndarray]
+    trainable: tuple[np.ndarray, np.ndarray]
+
+
+def _check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = vector("x", x), vector("y", y)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
+    if xs.shape[0] < 3:
+        raise ValueError("training needs at least three points (one to hold out, two to predict from)")
+    if float(np.ptp(xs)) <= 0:
+        raise ValueError("training needs at least two distinct x values")
+    return xs, ys
+
+
+def _setup(x, y, heads, holdout, steps, learning_rate, seed, multihead) -> _Run:
+    xs, ys = _check_data(x, y)
+    h = check_int("heads", heads, 1, HEADS_MAX)
+    many = h > 1 if multihead is None else bool(multihead)
+    st = check_int("steps", steps, 1, training.STEPS_MAX)
+    ho = check_int("holdout", holdout, *training.holdout_range(xs.shape[0]))
+    lr = check_positive("the learning rate", learning_rate)
+    prep = training.prepare(xs, ys, int(seed))
+    slots = head_slots(h)
+    active = (np.arange(slots) < h).astype(np.float64)
+    ell0 = initial_lengthscales(h, prep.x[: prep.n], many) / prep.span  # standardised units
+    params0 = (np.log(pad(ell0, slots, 1.0)), active / h if many else active)
+    trainable = (active, active if many else np.zeros(slots))
+    return _Run(prep, h, ho, st, lr, params0, trainable)
+
+
+def head_slots(heads: int) -> int:
+    """Head slots a compiled training program carries: 1 for one head (an eighth of the work of eight
+    masked slots, for the common case of chapter 2 and the seed spread), else ``HEADS_MAX``."""
+    return 1 if heads == 1 else HEADS_MAX
+
+
+def _seed_words(seeds: list[int]) -> np.ndarray:
+    return np.array([s % 2**32 for s in seeds] + [seeds[0] % 2**32] * (SEEDS_MAX - len(seeds)), np.uint32)
+
+
+def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str) -> FitResult:
+    run = int(out.steps_run)
+    sentences = [s for s in (extra, r.prep.note) if s]
+    if bool(out.diverged):
+        sentences.insert(0, _diverged_message(run, r.steps, r.learning_rate))
+    log_ell, u = (np.asarray(p) for p in out.params)
+    return FitResult(
+        lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
+        mixing=np.array(u[: r.heads]),
+        losses=np.array(out.losses[:run]) * r.prep.scale**2,
+        trajectory=np.array(out.trajectory[: run + 1, : r.heads]) * r.prep.span,
+        method=method,
+        diverged=bool(out.diverged),
+        message=" ".join(sentences),
+        steps_run=run,
+        kernel=kernel,
+        holdout=r.holdout,
+        learning_rate=r.learning_rate,
+        seed=seed,
+    )
+
+
+def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate,
+           multihead) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
+    k = get_kernel(kernel)
+    r = _setup(x, y, heads, holdout, steps, learning_rate, seeds[0], multihead)
+    p = r.prep
+    words = _seed_words(seeds)
+    if k.differentiable:
+        out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
+                        r.learning_rate, words, len(seeds))
+        method, extra = "adam", ""
+    else:
+        sets = search_sets(r.steps, r.holdout)
+        lo, hi = loo_bounds(p.x[: p.n])
+        grid = np.log(np.geomspace(lo, hi, SEARCH_GRID) / p.span)
+        ladder = r.params0[0] - r.params0[0][0]
+        mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
+        candidates = (grid[:, None] + ladder[None, :], mixing)
+        out = _search_run(p.xt, p.y, p.mask, candidates, kernel_index(k.name), r.holdout, sets, words,
+                          len(seeds))
+        method, extra = "search", _search_message(k.label, r.heads, sets)
+    out = jax.tree.map(np.asarray, out)
+    return [
+        _result(jax.tree.map(lambda a, i=i: a[i], out), r, method, k.name, s, extra)
+        for i, s in enumerate(seeds)
+    ]
+
+
+def fit(
+    x: object,
+    y: object,
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+    seed: int = 0,
+    *,
+    multihead: bool | None = None,
+) -> FitResult:
+    """Masked training of H-head kernel regression f̂(x) = Σ_h u_h m_h(x) (see the module docstring).
+
+    Each of ``steps`` steps holds out ``holdout`` random points (1 … n − 2) and predicts them from the rest;
+    Adam (``learning_rate``) moves log ℓ_h (and u_h for the multi-head model) down the hold-out squared
+    error. Kernels whose gradient in ℓ is zero almost everywhere (the boxcar) are fitted by a search over ℓ
+    on the same hold-out sets instead (``method="search"``). One compiled call.
+    """
+    return _train(x, y, [int(seed)], heads, kernel, holdout, steps, learning_rate, multihead)[0]
+
+
+def fit_seeds(
+    x: object,
+    y: object,
+    seeds: Sequence[int],
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+    *,
+    multihead: bool | None = None,
+) -> list[FitResult]:
+    """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled call; one FitResult per seed.
+
+    The seeds run one after another inside the program ``fit`` uses (``fit(seed=s)`` gives the same
+    result). With more than ``TRAIN_MAX_POINTS`` points every seed trains on the first seed's subsample.
+    """
+    seed_list = [int(s) for s in seeds]
+    if not 1 <= len(seed_list) <= SEEDS_MAX:
+        raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
+    return _train(x, y, seed_list, heads, kernel, holdout, steps, learning_rate, multihead)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# d2l's parametric attention pooling: one learnable w = 1/ℓ, full-batch leave-one-out, SGD
+# ---------------------------------------------------------------------------------------------------------
+
+W_LIMIT = 1e300  # |w| beyond this counts as diverged
+
+
+def _d2l_objective(x, y, mask, kernel):
+    """w ↦ (Σ_i ½(y_i − f_{−i}(x_i))², its gradient): d2l's summed L2 loss, every point predicted from
+    all the others."""
+    n = jnp.sum(mask)
+    return jax.value_and_grad(lambda w: 0.5 * n * loo_loss(w, x, y, mask, kernel, OUTSIDE))
+
+
+def _inverse(w):
+    return jnp.reshape(1.0 / jnp.maximum(jnp.abs(w), 1e-300), (1,))
+
+
+@partial(jax.jit, static_argnames=("optimizer",))
+def _parametric_run(x, y, mask, w0, kernel, steps, learning_rate, optimizer):
+    value_and_grad = _d2l_objective(x, y, mask, kernel)
+    return training.run(lambda w, step: value_and_grad(w), w0, 1.0, optimizer=optimizer,
+                        learning_rate=learning_rate, steps=steps, limit=W_LIMIT, record=_inverse)
+
+
+def fit_parametric(
+    x: object,
+    y: object,
+    kernel: str = "gaussian",
+    steps: int = 5,
+    learning_rate: float = 0.5,
+    w0: float | None = None,
+    seed: int = 0,
+    optimizer: str = "sgd",
+) -> FitResult:
+    """d2l's parametric attention pooling f(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i, trained as d2l does.
+
+    w plays 1/ℓ (ℓ = 1/|w|). It starts at ``w0``, or like d2l's ``torch.rand`` at a uniform draw from
+    [0, 1) (``seed``), and takes ``steps`` full-batch steps (d2l's epochs) of SGD (or ``optimizer="adam"``)
+    on d2l's loss Σ_i ½(y_i − f_{−i}(x_i))², each training input predicted from the key–value pairs of
+    all the others; ``losses`` are that loss per epoch, before the epoch's update, as d2l prints it. Data
+    above ``TRAIN_MAX_POINTS`` points use a random subsample. One compiled call.
+    """
+    k = get_kernel(kernel)
+    xs, ys = _check_data(x, y)
+    st = check_int("steps", steps, 1, training.STEPS_MAX)
+    lr = check_positive("the learning rate", learning_rate)
+    if optimizer not in training.OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(training.OPTIMIZERS)}, not {optimizer!r}")
+    start = float(np.random.default_rng(int(seed)).uniform()) if w0 is None else float(w0)
+    if not (math.isfinite(start) and start != 0):
+        raise ValueError(f"w0 must be a finite non-zero number, not {w0!r}")
+    p = training.prepare(xs, ys, int(seed))
+    out = jax.tree.map(np.asarray, _parametric_run(p.x, p.y * p.scale, p.mask, start, kernel_index(k.name),
+                                                    st, lr, optimizer))
+    run = int(out.steps_run)
+    sentences = [_diverged_message(run, st, lr, "w")] if bool(out.diverged) else []
+    if not k.differentiable:
+        sentences.append(f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is "
+                         "zero), so w stays where it starts.")
+    sentences += [p.note] if p.note else []
+    return FitResult(
+        lengthscales=np.array([1.0 / max(abs(float(out.params)), 1e-300)]),
+        mixing=np.array([1.0]),
+        losses=np.array(out.losses[:run]),
+        trajectory=np.array(out.trajectory[: run + 1]).reshape(-1, 1),
+        method=optimizer,
+        diverged=bool(out.diverged),
+        message=" ".join(sentences),
+        steps_run=run,
+        kernel=k.name,
+        holdout=1,
+        learning_rate=lr,
+        seed=int(seed),
+    )

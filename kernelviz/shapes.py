@@ -1,0 +1,79 @@
+"""Static shapes and argument checks shared by the backend (plain NumPy: nothing here compiles).
+
+Data are padded to a few fixed sizes with a mask, so moving a slider (number of points, hold-out size,
+heads) never changes the shape of a compiled program: ``bucket`` gives the padded size, ``pad`` the
+padded array. The checks turn bad arguments into a ``ValueError`` that says what is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = [
+    "MIN_BUCKET",
+    "bucket",
+    "check_int",
+    "check_lengthscale",
+    "check_positive",
+    "pad",
+    "vector",
+]
+
+MIN_BUCKET = 256  # the smallest padded size: every data set of up to 256 points shares one set of programs
+BUCKET_GROWTH = 4  # padded sizes 256, 1024, 4096, …
+
+
+def bucket(n: int, minimum: int = MIN_BUCKET, growth: int = BUCKET_GROWTH) -> int:
+    """The padded size for n items: the smallest ``minimum`` · growthᵏ (k = 0, 1, …) that holds n.
+
+    Each padded size costs one compiled program per function, so there are few of them: the teaching sizes
+    (10 … 256 points, both built-in data sets) share the first; padding a small problem costs microseconds,
+    and a larger one at most ``growth`` times the work on the real size.
+    """
+    size = max(minimum, 1)
+    while size < n:
+        size *= growth
+    return size
+
+
+def pad(a: np.ndarray, size: int, fill: float = 0.0) -> np.ndarray:
+    """``a`` (n,) followed by ``fill`` up to ``size`` entries, as float64."""
+    out = np.full(size, fill, dtype=np.float64)
+    out[: a.shape[0]] = a
+    return out
+
+
+def vector(name: str, a: object) -> np.ndarray:
+    """``a`` as a flat float64 array, or a ValueError when it holds NaN or infinity."""
+    arr = np.asarray(a, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite numbers; found NaN or infinity")
+    return arr
+
+
+def check_positive(name: str, value: object) -> float:
+    """``value`` as a float, or a ValueError for anything that is not a finite positive number."""
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{name} must be a finite positive number, not {value!r}")
+    return v
+
+
+def check_lengthscale(lengthscale: object) -> float:
+    """ℓ as a float, or a ValueError for anything that is not a finite positive number."""
+    return check_positive("the lengthscale", lengthscale)
+
+
+def check_int(name: str, value: object, lo: int, hi: int) -> int:
+    """``value`` as an int in lo … hi, or a ValueError (bools and floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{name} must be an integer, not {value!r}")
+    v = int(value)
+    if not lo <= v <= hi:
+        raise ValueError(f"{name} must be between {lo} and {hi}, not {v}")
+    return v
