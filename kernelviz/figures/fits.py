@@ -1,0 +1,291 @@
+"""Fits on a grid: data points, true mean and band, predicted curves with their bands, per-head fits.
+
+``band_trace``, ``line_trace`` and ``data_trace`` are the traces every fit figure is made of; a ``Curve``
+is one prediction to draw. ``mixing_figure`` shows the weights that mix the heads' fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.figures.styling import (
+    BAND_ALPHA,
+    COLORS,
+    head_color,
+    head_labels,
+    label_outer_axes,
+    rgba,
+    style,
+    subplot_grid,
+    vec,
+)
+
+
+def band_polygon(x: object, lower: object, upper: object) -> tuple[list, list]:
+    """A band as closed polygons, one per run of x where both edges are finite, separated by None.
+
+    Plotly's ``fill="toself"`` closes each None-separated piece on its own, so an undefined stretch (NaN
+    edges) is a gap in the band instead of a polygon drawn across it.
+    """
+    xs, lo, hi = vec(x), vec(lower), vec(upper)
+    ok = np.isfinite(xs) & np.isfinite(lo) & np.isfinite(hi)
+    px: list = []
+    py: list = []
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(int), [0]])))
+    for start, stop in zip(edges[::2], edges[1::2], strict=True):
+        if px:
+            px.append(None)
+            py.append(None)
+        seg = slice(start, stop)
+        px.extend(np.concatenate([xs[seg], xs[seg][::-1], xs[seg][:1]]).tolist())
+        py.extend(np.concatenate([hi[seg], lo[seg][::-1], hi[seg][:1]]).tolist())
+    return px, py
+
+
+def band_trace(x: object, lower: object, upper: object, name: str, color: str, **kw: object) -> go.Scatter:
+    """A filled band between ``lower`` and ``upper`` (gaps where either is NaN)."""
+    px, py = band_polygon(x, lower, upper)
+    return go.Scatter(
+        x=px,
+        y=py,
+        name=name,
+        mode="lines",
+        fill="toself",
+        fillcolor=rgba(color, BAND_ALPHA),
+        line={"width": 0, "color": rgba(color, 0.0)},
+        hoverinfo="skip",
+        connectgaps=False,
+        **kw,
+    )
+
+
+def line_trace(
+    x: object,
+    y: object,
+    name: str,
+    color: str,
+    *,
+    dash: str = "solid",
+    width: float = 2.5,
+    hover_name: str | None = None,
+    **kw: object,
+) -> go.Scatter:
+    """A curve that breaks where y is NaN (``connectgaps=False``), with an x/y hover label."""
+    label = hover_name or name
+    return go.Scatter(
+        x=vec(x),
+        y=vec(y),
+        name=name,
+        mode="lines",
+        line={"color": color, "dash": dash, "width": width},
+        connectgaps=False,
+        hovertemplate=f"{label}<br>x = %{{x:.3g}}<br>y = %{{y:.3g}}<extra></extra>",
+        **kw,
+    )
+
+
+def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: float = 5.0) -> go.Scatter:
+    """The observed points; WebGL beyond 5,000 points so large data sets stay responsive."""
+    xs, ys = vec(x), vec(y)
+    cls = go.Scattergl if xs.shape[0] > 5000 else go.Scatter
+    return cls(
+        x=xs,
+        y=ys,
+        name=name,
+        mode="markers",
+        marker={"color": rgba(COLORS["data"], 0.75), "size": size if xs.shape[0] <= 2000 else 3},
+        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
+    )
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One predicted curve on a grid: its legend name, values, colour, dash, and optionally a ±2σ band.
+
+    ``std`` (same shape as ``y``) draws m ± 2·std in the curve's colour, named ``band_name``.
+    """
+
+    name: str
+    y: np.ndarray
+    color: str
+    dash: str = "solid"
+    width: float = 2.5
+    std: np.ndarray | None = None
+    band_name: str | None = None
+
+
+def fit_figure(
+    x: object,
+    y: object,
+    grid: object,
+    curves: Sequence[Curve] = (),
+    *,
+    truth: object | None = None,
+    noise_sd: object | None = None,
+    title: str | None = None,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 420,
+) -> go.Figure:
+    """Data points, the true mean f(x) with its true band f ± 2n (when given) and predicted curves.
+
+    Bands are drawn first (underneath), then the data, then the curves. Every NaN in a curve or band is a
+    gap, so a compact kernel's empty window shows as a missing piece of the fit.
+    """
+    g = vec(grid)
+    fig = go.Figure()
+    if truth is not None and noise_sd is not None:
+        f, n = vec(truth), vec(noise_sd)
+        fig.add_trace(band_trace(g, f - 2 * n, f + 2 * n, "true band f(x) ± 2n(x)", COLORS["truth"]))
+    for c in curves:
+        if c.std is not None:
+            m, s = vec(c.y), vec(c.std)
+            fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_name or f"{c.name} ± 2s(x)", c.color))
+    fig.add_trace(data_trace(x, y))
+    if truth is not None:
+        fig.add_trace(line_trace(g, truth, "true mean f(x)", COLORS["truth"], width=2.0))
+    for c in curves:
+        fig.add_trace(line_trace(g, c.y, c.name, c.color, dash=c.dash, width=c.width))
+    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height)
+
+
+def _panel_traces(
+    x: object, y: object, grid: np.ndarray, prediction: object, truth: object | None, first: bool
+) -> list[go.Scatter]:
+    """One small-multiples panel: data, true mean (when given) and fit; in the legend for the first only."""
+    traces = [data_trace(x, y, size=4).update(showlegend=first, legendgroup="data")]
+    if truth is not None:
+        truth_line = line_trace(grid, truth, "true mean f(x)", COLORS["truth"], width=1.8)
+        traces.append(truth_line.update(showlegend=first, legendgroup="truth"))
+    fit_line = line_trace(grid, prediction, "fit m(x)", COLORS["fit"])
+    traces.append(fit_line.update(showlegend=first, legendgroup="fit"))
+    return traces
+
+
+def small_multiples_figure(
+    x: object,
+    y: object,
+    grid: object,
+    panels: Sequence[tuple[str, np.ndarray]],
+    *,
+    truth: object | None = None,
+    cols: int = 2,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 560,
+) -> go.Figure:
+    """One panel per (title, prediction on ``grid``), shared axes, data and true mean in every panel."""
+    rows = -(-len(panels) // cols)
+    titles = [t for t, _ in panels]
+    fig = subplot_grid(rows, cols, titles, horizontal_spacing=0.06, vertical_spacing=0.12)
+    g = vec(grid)
+    for i, (_, pred) in enumerate(panels):
+        for trace in _panel_traces(x, y, g, pred, truth, first=i == 0):
+            fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
+    style(fig, x_title="", y_title="", height=height)
+    label_outer_axes(fig, rows, cols, x_title, y_title)
+    # the legend sits above the panel titles, not on them
+    fig.update_layout(margin={"t": 95}, legend={"y": 1.1})
+    return fig
+
+
+def _head_curves(head_means: object, grid: np.ndarray, head_names: Sequence[str]) -> list[Curve]:
+    """One dotted curve per head, in its head colour; ``head_means`` must be (len(head_names), grid)."""
+    hm = np.asarray(head_means, dtype=np.float64)
+    if hm.ndim != 2 or hm.shape[1] != grid.shape[0] or hm.shape[0] != len(head_names):
+        raise ValueError(f"head_means have shape {hm.shape}, expected ({len(head_names)}, {grid.shape[0]})")
+    return [Curve(name, hm[h], head_color(h), dash="dot", width=1.8) for h, name in enumerate(head_names)]
+
+
+def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
+    """A horizontal legend under the plot, with room for two rows when there are many ``entries``."""
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0.0},
+        margin={"b": 150 if entries > 4 else 120},
+    )
+    return fig
+
+
+def heads_fit_figure(
+    x: object,
+    y: object,
+    grid: object,
+    head_means: object,
+    mean: object,
+    std: object | None,
+    head_names: Sequence[str],
+    *,
+    mixture_name: str = "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)",
+    band_name: str = "mixture band f̂(x) ± 2s(x)",
+    truth: object | None = None,
+    noise_sd: object | None = None,
+    title: str | None = None,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 460,
+) -> go.Figure:
+    """Each head's own fit f̂ₕ(x) (dotted, in its head colour) and the mixture Σₕ uₕ f̂ₕ(x) with its ±2s band.
+
+    ``head_means`` is (H, grid); ``head_names`` one legend entry per head. The mixture is drawn last, on
+    top, solid and wider; NaN anywhere is a gap (``fit_figure``).
+    """
+    g = vec(grid)
+    curves = _head_curves(head_means, g, head_names)
+    band_std = None if std is None else vec(std)
+    curves.append(Curve(mixture_name, vec(mean), COLORS["fit"], width=3.2, std=band_std, band_name=band_name))
+    fig = fit_figure(
+        x,
+        y,
+        g,
+        curves,
+        truth=truth,
+        noise_sd=noise_sd,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        height=height,
+    )
+    # up to ten legend entries: below the plot, so they never cover the title or the curves
+    return _legend_below(fig, len(head_names))
+
+
+def mixing_figure(
+    mixing: object,
+    lengthscales: object | None = None,
+    *,
+    head_names: Sequence[str] | None = None,
+    y_title: str = "mixing weight uₕ",
+    height: int = 280,
+) -> go.Figure:
+    """One bar per head: its mixing weight uₕ (may be negative), in the head's colour, with a zero line.
+
+    With ``lengthscales`` the hover also gives ℓₕ. The title states Σₕ uₕ, which need not be 1.
+    """
+    u = vec(mixing)
+    names = head_labels(head_names, u.shape[0])
+    if len(names) != u.shape[0]:
+        raise ValueError(f"{len(names)} head names for {u.shape[0]} mixing weights")
+    ells = vec(lengthscales) if lengthscales is not None else None
+    if ells is not None and ells.shape != u.shape:
+        raise ValueError(f"{ells.shape[0]} lengthscales for {u.shape[0]} mixing weights")
+    custom = ells if ells is not None else np.full(u.shape, np.nan)
+    hover = "%{x}<br>uₕ = %{y:.4g}" + ("<br>ℓₕ = %{customdata:.4g}" if ells is not None else "")
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=u,
+            marker={"color": [head_color(h) for h in range(u.shape[0])]},
+            customdata=custom,
+            hovertemplate=hover + "<extra></extra>",
+            name="uₕ",
+        )
+    )
+    fig.add_hline(y=0.0, line={"color": rgba(COLORS["data"], 0.9), "width": 1})
+    total = float(np.sum(u)) if u.size else 0.0
+    return style(
+        fig, x_title="", y_title=y_title, title=f"Σₕ uₕ = {total:.3g}", height=height, showlegend=False
+    )

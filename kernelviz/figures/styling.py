@@ -1,0 +1,152 @@
+"""Colours, the shared layout and the small pieces every builder uses.
+
+``COLORS`` maps a *role* to a colour and ``HEAD_COLORS`` gives one colour per attention head; ``style`` is
+the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` the ``config=`` for
+``st.plotly_chart``. ``subplot_grid`` and ``label_outer_axes`` lay out small multiples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kernelviz.figures.log_axes import log_axis
+
+# Okabe–Ito colours: distinguishable with colour-blindness, readable on white and on Streamlit's dark theme.
+COLORS: dict[str, str] = {
+    "data": "#8C8C8C",
+    "truth": "#D55E00",
+    "fit": "#0072B2",
+    "average": "#CC79A7",
+    "knn": "#009E73",
+    "optimum": "#E69F00",
+    "trajectory": "#009E73",
+    "loss": "#56B4E9",
+    "before": "#8C8C8C",
+}
+HEAD_COLORS: tuple[str, ...] = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#8C564B",
+)
+HEATMAP_SCALE = "Viridis"
+BAND_ALPHA = 0.18
+
+
+def vec(a: object) -> np.ndarray:
+    """``a`` as a flat float64 array."""
+    return np.asarray(a, dtype=np.float64).reshape(-1)
+
+
+def rgba(color: str, alpha: float) -> str:
+    """``#RRGGBB`` with an opacity, as a Plotly ``rgba(r, g, b, a)`` string."""
+    c = color.lstrip("#")
+    r, g, b = (int(c[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha:g})"
+
+
+def head_color(h: int) -> str:
+    """The colour of head ``h`` (0-based), cycling through ``HEAD_COLORS``."""
+    return HEAD_COLORS[h % len(HEAD_COLORS)]
+
+
+def head_labels(names: Sequence[str] | None, heads: int) -> list[str]:
+    """``names`` as a list, or "head 1", "head 2", … for ``heads`` heads when there are none."""
+    return list(names) if names is not None else [f"head {h + 1}" for h in range(heads)]
+
+
+def png_config(filename: str, scale: int = 2) -> dict:
+    """``config=`` for ``st.plotly_chart``: the modebar camera saves ``<filename>.png`` at ``scale`` ×
+    size."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": filename, "scale": scale},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+
+
+def style(
+    fig: go.Figure,
+    *,
+    x_title: str,
+    y_title: str,
+    title: str | None = None,
+    height: int = 380,
+    showlegend: bool = True,
+    log_x: bool = False,
+    log_y: bool = False,
+) -> go.Figure:
+    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins.
+
+    The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
+    overlap). Log axes (``log_x``/``log_y``) get ``log_axis``: every label a whole value (0.05, 10⁻⁴), never
+    a bare mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow
+    the data.
+    """
+    legend = (
+        {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
+        if title
+        else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
+    )
+    fig.update_layout(
+        title={"text": title} if title else None,
+        height=height,
+        margin={"l": 60, "r": 20, "t": 50 if title else 40, "b": 110 if title and showlegend else 50},
+        hovermode="closest",
+        showlegend=showlegend,
+        legend=legend,
+    )
+    fig.update_xaxes(title_text=x_title, exponentformat="power")
+    fig.update_yaxes(title_text=y_title, exponentformat="power")
+    if log_x:
+        log_axis(fig, "x")
+    if log_y:
+        log_axis(fig, "y")
+    return fig
+
+
+def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
+    """A small version of a figure for previews: no legend, no title, tight margins, axis titles kept."""
+    fig.update_layout(
+        height=height, showlegend=False, title=None, margin={"l": 40, "r": 10, "t": 10, "b": 35}
+    )
+    fig.update_xaxes(title_font={"size": 11})
+    fig.update_yaxes(title_font={"size": 11})
+    return fig
+
+
+def subplot_grid(
+    rows: int,
+    cols: int,
+    titles: Sequence[str],
+    *,
+    horizontal_spacing: float,
+    vertical_spacing: float,
+) -> go.Figure:
+    """An empty ``rows`` × ``cols`` grid of panels with shared x and y axes, one title per panel."""
+    return make_subplots(
+        rows=rows,
+        cols=cols,
+        shared_xaxes=True,
+        shared_yaxes=True,
+        subplot_titles=list(titles),
+        horizontal_spacing=horizontal_spacing,
+        vertical_spacing=vertical_spacing,
+    )
+
+
+def label_outer_axes(fig: go.Figure, rows: int, cols: int, x_title: str, y_title: str) -> go.Figure:
+    """Axis titles on the outer panels of a grid only: x along the bottom row, y down the first column."""
+    for c in range(1, cols + 1):
+        fig.update_xaxes(title_text=x_title, row=rows, col=c)
+    for r in range(1, rows + 1):
+        fig.update_yaxes(title_text=y_title, row=r, col=1)
+    return fig
