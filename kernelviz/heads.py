@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernelviz import pooling, training
-from kernelviz.kernels import get_kernel, kernel_index
+from kernelviz.kernels import get_kernel, kernel_index, log_kernel
 from kernelviz.loo import loo_bounds, loo_loss
 from kernelviz.shapes import check_int, check_positive, pad, vector
 from kernelviz.smoothing import HEADS_MAX, kernel_scores
@@ -100,10 +100,15 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
     return post / SQRT2 * (scale if scale > 0 else 1.0)
 
 
-def _predictor(x, y, kernel):
-    """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x)."""
+def _predictor(x, y, kernel, fast: bool = True):
+    """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x).
 
-    def predict(params, xq, available):
+    ``fast`` pools the (H, rows, n) block in float32 with the hand-written gradient of ``_head_means``;
+    ``fast=False`` is the plain float64 form differentiated by JAX (``benchmarks/bench_training.py`` times
+    both).
+    """
+
+    def plain(params, xq, available):
         log_ell, u = params
         means = pooling.over_heads(
             lambda le: pooling.pool(kernel_scores(xq, x, jnp.exp(le), kernel, OUTSIDE), y, available).mean,
@@ -111,15 +116,67 @@ def _predictor(x, y, kernel):
         )
         return u @ means
 
-    return predict
+    def predict(params, xq, available):
+        log_ell, u = params
+        d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
+        return u @ _head_means(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
+
+    return predict if fast else plain
 
 
-@jax.jit
-def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, seeds, n_seeds):
-    """Masked training with Adam for each of the first ``n_seeds`` seeds: one program per data size."""
+LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here inside the float32 block
+U_MAX_F32 = 1e18  # scaled distances are clipped here inside the float32 block: u² stays finite
+
+
+def _scaled(log_ell: jax.Array, d: jax.Array) -> jax.Array:
+    """u = d/ℓ_h in float32 for every head: (H, rows, n), clipped to ±``U_MAX_F32``."""
+    inv = jnp.exp(-jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32)).astype(jnp.float32)
+    return jnp.clip(d[None, :, :] * inv[:, None, None], -U_MAX_F32, U_MAX_F32)
+
+
+@jax.custom_vjp
+def _head_means(log_ell, d, y, available, kernel):
+    """m_h(x_j) = Σ_i w_hji y_i with w_hj = softmax over the available keys of log K(d_ji/ℓ_h): (H, rows).
+
+    The backward pass is one fused sweep: with g = ∂L/∂m,
+
+        ∂L/∂log ℓ_h = Σ_{j,i} g_hj w_hji (y_i − m_hj) · ∂ log K(u)/∂u · (−u_hji),
+
+    the last factor a forward-mode derivative of the log-kernel taken with the forward pass (0 outside a
+    compact support and on masked keys, whose weight is 0).
+    """
+    return pooling.masked_softmax(log_kernel(_scaled(log_ell, d), kernel, OUTSIDE), available) @ y
+
+
+def _head_means_fwd(log_ell, d, y, available, kernel):
+    u = _scaled(log_ell, d)
+    log_k, slope = jax.jvp(lambda v: log_kernel(v, kernel, OUTSIDE), (u,), (-u,))
+    w = pooling.masked_softmax(log_k, available)
+    m = w @ y
+    return m, (log_ell, y, w, m, slope)
+
+
+def _head_means_bwd(res, g):
+    log_ell, y, w, m, slope = res
+    coef = g.astype(jnp.float32)[:, :, None] * w * (y[None, None, :] - m[:, :, None])
+    grad = jnp.sum(coef * slope, axis=(1, 2)).astype(log_ell.dtype)
+    return jnp.where(jnp.abs(log_ell) < LOG_ELL_F32, grad, 0.0), None, None, None, None
+
+
+_head_means.defvjp(_head_means_fwd, _head_means_bwd)
+
+
+@partial(jax.jit, static_argnames=("fast", "chunked"))
+def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, seeds, n_seeds,
+              fast=True, chunked=True):
+    """Masked training with Adam for each of the first ``n_seeds`` seeds: one program per data size.
+
+    ``fast`` and ``chunked`` switch the two speed devices (``_predictor``, ``training.holdout_objective``)."""
 
     def one(seed):
-        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, seed)
+        chunks = (training.HOLDOUT_ROWS, training.HOLDOUT_BLOCK) if chunked else None
+        objective = training.holdout_objective(_predictor(x, y, kernel, fast), x, y, mask, holdout, seed,
+                                               chunks=chunks)
         return training.run(objective, params0, trainable, optimizer="adam", learning_rate=learning_rate,
                             steps=steps, limit=LOG_ELL_LIMIT, record=lambda p: jnp.exp(p[0]))
 
@@ -234,16 +291,18 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
     )
 
 
-def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate,
-           multihead) -> list[FitResult]:
-    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
+def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate, multihead, *,
+           devices: tuple[bool, bool] = (True, True)) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed.
+
+    ``devices`` = (fast, chunked) of ``_adam_run``; the benchmark turns them off to show what they buy."""
     k = get_kernel(kernel)
     r = _setup(x, y, heads, holdout, steps, learning_rate, seeds[0], multihead)
     p = r.prep
     words = _seed_words(seeds)
     if k.differentiable:
         out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
-                        r.learning_rate, words, len(seeds))
+                        r.learning_rate, words, len(seeds), *devices)
         method, extra = "adam", ""
     else:
         sets = search_sets(r.steps, r.holdout)
