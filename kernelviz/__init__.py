@@ -33,9 +33,10 @@ from kernelviz.data import (
     make_dataset,
     subsample,
 )
-from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_parametric, fit_seeds, initial_lengthscales
+from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
 from kernelviz.loo import loo_curve, loo_lengthscale
+from kernelviz.parametric import fit_parametric
 from kernelviz.smoothing import (
     HEADS_MAX,
     HeadsPrediction,

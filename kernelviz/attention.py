@@ -29,7 +29,6 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling, training
-from kernelviz.heads import _check_data, _diverged_message
 from kernelviz.shapes import bucket, check_int, check_positive, pad, vector
 from kernelviz.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK, Smooth
 
@@ -232,7 +231,7 @@ def fit_attention(
     the rest; Adam on W_q, W_k (entries start N(0, 1) from ``seed``) and U_h (start 1/H). Data above
     ``TRAIN_MAX_POINTS`` points use a random subsample. One compiled call.
     """
-    xs, ys = _check_data(x, y)
+    xs, ys = training.check_data(x, y)
     h = check_int("heads", heads, 1, HEADS_MAX)
     d = check_int("d_qk", d_qk, 1, D_QK_MAX)
     st = check_int("steps", steps, 1, training.STEPS_MAX)
@@ -246,7 +245,7 @@ def fit_attention(
                  _initial_params(seed, head_mask, dim_mask), ho, st, lr, np.uint32(int(seed) % 2**32))
     w_q, w_k, u = (np.asarray(a) for a in out.params)
     run = int(out.steps_run)
-    sentences = [_diverged_message(run, st, lr)] if bool(out.diverged) else []
+    sentences = [training.diverged_message(run, st, lr)] if bool(out.diverged) else []
     sentences += [p.note] if p.note else []
     return AttentionFit(
         w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), mixing=np.array(u[:h]),

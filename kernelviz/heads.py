@@ -1,5 +1,5 @@
 """Kernel regression that learns its lengthscales: the blog post's GaussianKernel and
-MultiheadGaussianKernel trained by masked training, and d2l's parametric attention pooling.
+MultiheadGaussianKernel, trained by masked training.
 
 The model is H Nadaraya–Watson heads (``kernelviz.smoothing``) mixed by u_h,
 
@@ -15,9 +15,6 @@ trained by ``kernelviz.training.run`` (Adam on log ℓ_h and u_h). As in the pos
 Lengthscale convention: K(u) = exp(−u²/2), u = (x − x′)/ℓ; the post writes exp(−((x − x′)/ℓ_post)²), so
 ℓ_post = √2 ℓ. The post's data span 6 units (x ∈ [−3, 3]); on other data the starting lengthscales are
 scaled by span/6, so the start is the same fraction of the data (exactly the post's on its data).
-
-d2l's parametric pooling f(x) = Σ_i softmax_i(−((x − x_i) w)²/2) y_i trains w = 1/ℓ by SGD on the
-full-batch leave-one-out loss Σ_i ½(y_i − f_{−i}(x_i))² (``kernelviz.loo.loo_loss``) on the same loop.
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ import numpy as np
 
 from kernelviz import pooling, training
 from kernelviz.kernels import get_kernel, kernel_index, log_kernel
-from kernelviz.loo import loo_bounds, loo_loss
+from kernelviz.loo import loo_bounds
 from kernelviz.shapes import check_int, check_positive, pad, vector
 from kernelviz.smoothing import HEADS_MAX, kernel_scores
 
@@ -41,7 +38,6 @@ __all__ = [
     "SEEDS_MAX",
     "FitResult",
     "fit",
-    "fit_parametric",
     "fit_seeds",
     "initial_lengthscales",
 ]
@@ -212,13 +208,6 @@ def _search_message(label: str, heads: int, sets: int) -> str:
     return text
 
 
-def _diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
-    return (
-        f"Training diverged at step {step + 1} of {steps} (the learning rate {learning_rate:g} is too high "
-        f"for this loss); the fit stops at the last finite {what}, after {step} steps."
-    )
-
-
 @dataclass(frozen=True)
 class _Run:
     """A checked training request: the prepared data, the start and what trains."""
@@ -232,19 +221,8 @@ class _Run:
     trainable: tuple[np.ndarray, np.ndarray]
 
 
-def _check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = vector("x", x), vector("y", y)
-    if xs.shape != ys.shape:
-        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
-    if xs.shape[0] < 3:
-        raise ValueError("training needs at least three points (one to hold out, two to predict from)")
-    if float(np.ptp(xs)) <= 0:
-        raise ValueError("training needs at least two distinct x values")
-    return xs, ys
-
-
 def _setup(x, y, heads, holdout, steps, learning_rate, seed, multihead) -> _Run:
-    xs, ys = _check_data(x, y)
+    xs, ys = training.check_data(x, y)
     h = check_int("heads", heads, 1, HEADS_MAX)
     many = h > 1 if multihead is None else bool(multihead)
     st = check_int("steps", steps, 1, training.STEPS_MAX)
@@ -273,7 +251,7 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
     run = int(out.steps_run)
     sentences = [s for s in (extra, r.prep.note) if s]
     if bool(out.diverged):
-        sentences.insert(0, _diverged_message(run, r.steps, r.learning_rate))
+        sentences.insert(0, training.diverged_message(run, r.steps, r.learning_rate))
     log_ell, u = (np.asarray(p) for p in out.params)
     return FitResult(
         lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
@@ -364,80 +342,3 @@ def fit_seeds(
     if not 1 <= len(seed_list) <= SEEDS_MAX:
         raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
     return _train(x, y, seed_list, heads, kernel, holdout, steps, learning_rate, multihead)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# d2l's parametric attention pooling: one learnable w = 1/ℓ, full-batch leave-one-out, SGD
-# ---------------------------------------------------------------------------------------------------------
-
-W_LIMIT = 1e300  # |w| beyond this counts as diverged
-
-
-def _d2l_objective(x, y, mask, kernel):
-    """w ↦ (Σ_i ½(y_i − f_{−i}(x_i))², its gradient): d2l's summed L2 loss, every point predicted from
-    all the others."""
-    n = jnp.sum(mask)
-    return jax.value_and_grad(lambda w: 0.5 * n * loo_loss(w, x, y, mask, kernel, OUTSIDE))
-
-
-def _inverse(w):
-    return jnp.reshape(1.0 / jnp.maximum(jnp.abs(w), 1e-300), (1,))
-
-
-@partial(jax.jit, static_argnames=("optimizer",))
-def _parametric_run(x, y, mask, w0, kernel, steps, learning_rate, optimizer):
-    value_and_grad = _d2l_objective(x, y, mask, kernel)
-    return training.run(lambda w, step: value_and_grad(w), w0, 1.0, optimizer=optimizer,
-                        learning_rate=learning_rate, steps=steps, limit=W_LIMIT, record=_inverse)
-
-
-def fit_parametric(
-    x: object,
-    y: object,
-    kernel: str = "gaussian",
-    steps: int = 5,
-    learning_rate: float = 0.5,
-    w0: float | None = None,
-    seed: int = 0,
-    optimizer: str = "sgd",
-) -> FitResult:
-    """d2l's parametric attention pooling f(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i, trained as d2l does.
-
-    w plays 1/ℓ (ℓ = 1/|w|). It starts at ``w0``, or like d2l's ``torch.rand`` at a uniform draw from
-    [0, 1) (``seed``), and takes ``steps`` full-batch steps (d2l's epochs) of SGD (or ``optimizer="adam"``)
-    on d2l's loss Σ_i ½(y_i − f_{−i}(x_i))², each training input predicted from the key–value pairs of
-    all the others; ``losses`` are that loss per epoch, before the epoch's update, as d2l prints it. Data
-    above ``TRAIN_MAX_POINTS`` points use a random subsample. One compiled call.
-    """
-    k = get_kernel(kernel)
-    xs, ys = _check_data(x, y)
-    st = check_int("steps", steps, 1, training.STEPS_MAX)
-    lr = check_positive("the learning rate", learning_rate)
-    if optimizer not in training.OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {', '.join(training.OPTIMIZERS)}, not {optimizer!r}")
-    start = float(np.random.default_rng(int(seed)).uniform()) if w0 is None else float(w0)
-    if not (math.isfinite(start) and start != 0):
-        raise ValueError(f"w0 must be a finite non-zero number, not {w0!r}")
-    p = training.prepare(xs, ys, int(seed))
-    out = jax.tree.map(np.asarray, _parametric_run(p.x, p.y * p.scale, p.mask, start, kernel_index(k.name),
-                                                    st, lr, optimizer))
-    run = int(out.steps_run)
-    sentences = [_diverged_message(run, st, lr, "w")] if bool(out.diverged) else []
-    if not k.differentiable:
-        sentences.append(f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is "
-                         "zero), so w stays where it starts.")
-    sentences += [p.note] if p.note else []
-    return FitResult(
-        lengthscales=np.array([1.0 / max(abs(float(out.params)), 1e-300)]),
-        mixing=np.array([1.0]),
-        losses=np.array(out.losses[:run]),
-        trajectory=np.array(out.trajectory[: run + 1]).reshape(-1, 1),
-        method=optimizer,
-        diverged=bool(out.diverged),
-        message=" ".join(sentences),
-        steps_run=run,
-        kernel=k.name,
-        holdout=1,
-        learning_rate=lr,
-        seed=int(seed),
-    )

@@ -33,14 +33,16 @@ import numpy as np
 import optax
 from jax import Array
 
-from kernelviz.shapes import bucket, pad
+from kernelviz.shapes import bucket, pad, vector
 
 __all__ = [
     "STEPS_MAX",
     "TRAIN_MAX_POINTS",
     "Prepared",
     "Trained",
+    "check_data",
     "chunked_sum",
+    "diverged_message",
     "each_seed",
     "holdout_bucket",
     "holdout_chunks",
@@ -101,6 +103,26 @@ def prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> Prepared:
     center, span = 0.5 * (float(np.max(xs)) + float(np.min(xs))), float(np.ptp(xs))
     mask = np.arange(size) < n
     return Prepared(xp, (xp - center) / span, pad(ys / scale, size), mask, n, scale, span, note)
+
+
+def check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
+    """x and y as finite float arrays of one length, at least 3 points and 2 distinct x, or a ValueError."""
+    xs, ys = vector("x", x), vector("y", y)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
+    if xs.shape[0] < 3:
+        raise ValueError("training needs at least three points (one to hold out, two to predict from)")
+    if float(np.ptp(xs)) <= 0:
+        raise ValueError("training needs at least two distinct x values")
+    return xs, ys
+
+
+def diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
+    """The sentence a page shows when ``run`` stopped at a non-finite step."""
+    return (
+        f"Training diverged at step {step + 1} of {steps} (the learning rate {learning_rate:g} is too high "
+        f"for this loss); the fit stops at the last finite {what}, after {step} steps."
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -32,9 +32,10 @@ from kernelviz.attention import (
     fit_attention,
     gaussian_attention_params,
 )
-from kernelviz.heads import SEEDS_MAX, fit, fit_parametric, fit_seeds
+from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
 from kernelviz.loo import loo_curve
+from kernelviz.parametric import fit_parametric
 from kernelviz.smoothing import nadaraya_watson, predict_heads
 from kernelviz.training import holdout_range
 
