@@ -5,8 +5,8 @@ kernel or head count for data of those sizes compiles nothing: every shape a pag
 (data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows, ``KERNEL_GRID_POINTS`` kernel-grid
 points) and everything else is a traced argument. Training needs a few programs per data size whatever
 the hold-out size (``kernelviz.training``: the gradient path and the search over ℓ, each for one head
-and for 2 … 8 heads, and attention), so the warm-up is short; it compiles the default views first and
-can run in a background thread (``warmup_in_background``). JAX's persistent compilation cache
+and for 2 … 8 heads, and attention), so the warm-up is short; it compiles the default views
+(``kernelviz.defaults``) first, and app.py runs it in a background thread. JAX's persistent compilation cache
 (``kernelviz._jax.CACHE_DIR``) keeps the compiled programs across restarts, so a warm-cache warm-up only
 loads them.
 """
@@ -23,7 +23,7 @@ from functools import partial
 import jax.monitoring
 import numpy as np
 
-from kernelviz import _jax
+from kernelviz import _jax, defaults
 from kernelviz.attention import (
     AttentionFit,
     attention_kernel,
@@ -34,7 +34,7 @@ from kernelviz.attention import (
 )
 from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
-from kernelviz.loo import loo_curve
+from kernelviz.loo import loo_curve, loo_lengthscale
 from kernelviz.parametric import fit_parametric
 from kernelviz.smoothing import nadaraya_watson, predict_heads
 from kernelviz.training import holdout_range
@@ -49,9 +49,9 @@ __all__ = [
     "warmup_tasks",
 ]
 
-QUERY_POINTS = 256  # the pages evaluate fits on this many query points
-KERNEL_GRID_POINTS = 100  # the attention-kernel heatmap grid
-HEATMAP_QUERIES = (96, 48)  # rows of the weight heatmaps: chapter pages (ui.HEATMAP_QUERIES), home preview
+QUERY_POINTS = defaults.GRID_POINTS  # the pages evaluate fits on this many query points
+KERNEL_GRID_POINTS = defaults.KERNEL_GRID_POINTS  # the attention-kernel heatmap grid
+HEATMAP_QUERIES = (defaults.HEATMAP_ROWS, 48)  # rows of the weight heatmaps: chapter pages, home preview
 SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # every backend compile (or cache load)
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from the persistent cache
@@ -127,7 +127,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
     grid = np.linspace(-3.0, 3.0, KERNEL_GRID_POINTS)
     lo, hi = holdout_range(n)
-    page = min(10, hi)  # the default hold-out of chapters 2 and 4
+    page = min(defaults.MASKED.holdout, hi)  # the default hold-out of chapters 2 and 4
     seeds = list(range(SEEDS_MAX))
     state: dict[str, AttentionFit] = {}
 
@@ -139,6 +139,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
         lambda: nadaraya_watson(x, x, y, 0.3),
         lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
+        lambda: loo_lengthscale(x, y),
         lambda: fit(x, y, holdout=page, steps=1),
         lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
         lambda: fit(x, y, heads=2, holdout=page, steps=1),

@@ -1,0 +1,101 @@
+"""The one place for the defaults the pages show and the warm-up compiles for.
+
+Each chapter's controls start at the values its source uses (converted to this package's convention where
+the source writes another: the blog post's ℓ_post = √2 ℓ, d2l's w = 1/ℓ). The warm-up (``kernelviz.warmup``)
+and the pages import these, so what a visitor sees first is always what was compiled first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = [
+    "ATTENTION",
+    "D2L",
+    "GRID_POINTS",
+    "HEATMAP_KEYS",
+    "HEATMAP_ROWS",
+    "KERNEL_GRID_POINTS",
+    "KERNEL_REGRESSION",
+    "MASKED",
+    "MULTIHEAD",
+    "POST_SPAN",
+    "post_lengthscale",
+]
+
+GRID_POINTS = 256  # query points of every fit figure
+HEATMAP_ROWS = 96  # query rows of an attention-weight heatmap
+HEATMAP_KEYS = 1500  # keys of a heatmap: bigger data sets show an even subsample of this many
+KERNEL_GRID_POINTS = 100  # the learned-kernel heatmap grid of chapter 4
+POST_SPAN = 6.0  # the blog post's data span x ∈ [−3, 3]: its lengthscales are scaled by span/6 elsewhere
+
+
+def post_lengthscale(post_ell: float, span: float = POST_SPAN) -> float:
+    """The blog post's ℓ_post (K = exp(−((x − x′)/ℓ_post)²)) in this package's convention, ℓ = ℓ_post/√2,
+    scaled from the post's data span to ``span``."""
+    return post_ell / math.sqrt(2.0) * span / POST_SPAN
+
+
+@dataclass(frozen=True)
+class KernelRegression:
+    """Chapter 1: the post's “reasonable choice” ℓ_post ≈ 0.25 and its four panels."""
+
+    kernel: str = "gaussian"
+    post_lengthscale: float = 0.25
+    panels: tuple[float, ...] = (3.0, 0.5, 0.25, 0.05)
+
+
+@dataclass(frozen=True)
+class Masked:
+    """Chapter 2: the post's masked training of one GaussianKernel (ℓ_post = 1 at the start, Adam 0.2,
+    100 steps) and its four hold-out sizes (1, 10, n/2, 0.8 n)."""
+
+    kernel: str = "gaussian"
+    holdout: int = 10
+    steps: int = 100
+    learning_rate: float = 0.2
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Multihead:
+    """Chapter 3: the post's MultiheadGaussianKernel (hold-out 1, 1,000 steps, Adam 0.2) and its panels of
+    1, 2, 4 and 8 heads."""
+
+    heads: int = 4
+    kernel: str = "gaussian"
+    holdout: int = 1
+    steps: int = 1000
+    learning_rate: float = 0.2
+    seed: int = 0
+    panels: tuple[int, ...] = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class D2l:
+    """d2l's parametric attention pooling: w ~ U(0, 1), SGD at 0.5, 5 epochs, full-batch leave-one-out."""
+
+    steps: int = 5
+    learning_rate: float = 0.5
+    optimizer: str = "sgd"
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Attention:
+    """Chapter 4: a trained multi-head attention layer (kernelviz's own settings: no source trains one)."""
+
+    heads: int = 4
+    d_qk: int = 4
+    holdout: int = 10
+    steps: int = 1000
+    learning_rate: float = 0.05
+    seed: int = 0
+
+
+KERNEL_REGRESSION = KernelRegression()
+MASKED = Masked()
+MULTIHEAD = Multihead()
+D2L = D2l()
+ATTENTION = Attention()
