@@ -7,7 +7,10 @@ picks another kernel where there is a kernel choice. A thread samples the reside
 process and all its children every 20 ms. Prints the RSS after each page and the peak, against the
 690 MB limit of Cloud's smallest container.
 
-    python benchmarks/bench_memory.py [--warm-cache] [--verbose]
+    python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
+
+``--ablate`` walks twice in one run, with the server's heap tuning (``kernelviz/_memory.py``) and without
+it (``KERNELVIZ_HEAP_TUNING=0``), and prints both peaks.
 """
 
 from __future__ import annotations
@@ -107,21 +110,13 @@ def move_everything(page, sampler: TreeSampler, pid: int, verbose: bool = False)
     return count
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--warm-cache", action="store_true",
-                        help="use the default JAX cache (programs already compiled) instead of an empty one")
-    parser.add_argument("--verbose", action="store_true",
-                        help="print the time and peak memory of every control moved")
-    args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache, sync_playwright() as p:
-        env = {} if args.warm_cache else {"KERNELVIZ_JAX_CACHE": cache}
+def walk(env: dict[str, str], verbose: bool) -> tuple[int, int, list[str]]:
+    """One visitor walks every page against a fresh server; returns (peak RSS, RSS at the end, errors)."""
+    with sync_playwright() as p:
         server = kvb.start_streamlit("app.py", env=env)
         try:
             idle = kvb.process_tree_rss(server.pid)
-            print(f"server idle before any visitor: {idle / MB:7.1f} MB"
-                  f" ({'default' if args.warm_cache else 'empty'} JAX cache)", flush=True)
+            print(f"server idle before any visitor: {idle / MB:7.1f} MB", flush=True)
             with TreeSampler(server.pid) as sampler:
                 browser = kvb.launch_chromium(p)
                 page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
@@ -130,30 +125,59 @@ def main() -> None:
                 rss = kvb.process_tree_rss(server.pid)
                 print(f"{'/ (first visit, warm-up)':<34} rss {rss / MB:7.1f} MB  peak so far"
                       f" {sampler.peak / MB:7.1f} MB", flush=True)
-                links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
-                hrefs = [urlsplit(a.get_attribute("href")).path for a in links.all()]
-                for index, href in enumerate(hrefs):
-                    t = time.perf_counter()
-                    links.nth(index).click()
-                    page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
-                    kvb.wait_until_drawn(page)
-                    moved = move_everything(page, sampler, server.pid, args.verbose)
-                    rss = kvb.process_tree_rss(server.pid)
-                    print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
-                          f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s;"
-                          f" {rss_split(server.pid)})", flush=True)
+                visit_chapters(page, sampler, server.pid, verbose)
                 errors = kvb.exception_texts(page)
                 browser.close()
         finally:
             final = kvb.process_tree_rss(server.pid)
             server.stop()
+    return sampler.peak, final, errors
 
+
+def visit_chapters(page, sampler: TreeSampler, pid: int, verbose: bool) -> None:
+    """Clicks through every chapter in the sidebar and moves its controls, printing RSS per page."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    hrefs = [urlsplit(a.get_attribute("href")).path for a in links.all()]
+    for index, href in enumerate(hrefs):
+        t = time.perf_counter()
+        links.nth(index).click()
+        page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
+        kvb.wait_until_drawn(page)
+        moved = move_everything(page, sampler, pid, verbose)
+        rss = kvb.process_tree_rss(pid)
+        print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
+              f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s;"
+              f" {rss_split(pid)})", flush=True)
+
+
+def report(name: str, peak: int, final: int) -> None:
+    verdict = "within" if peak <= LIMIT_BYTES else "OVER"
+    print(f"{name}: peak RSS of the server (+ children) {peak / MB:7.1f} MB ({peak / 2**20:.1f} MiB), "
+          f"{final / MB:7.1f} MB at the end; {verdict} the 690 MB limit ({peak / LIMIT_BYTES:.0%} of it)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="use the default JAX cache (programs already compiled) instead of an empty one")
+    parser.add_argument("--verbose", action="store_true",
+                        help="print the time and peak memory of every control moved")
+    parser.add_argument("--ablate", action="store_true",
+                        help="walk again without the heap tuning of kernelviz/_memory.py and print both")
+    args = parser.parse_args()
+    runs = [("with heap tuning", {})] + ([("without heap tuning", {"KERNELVIZ_HEAP_TUNING": "0"})]
+                                          if args.ablate else [])
+    results, errors = [], []
+    for name, extra in runs:
+        with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache:
+            env = {**extra, **({} if args.warm_cache else {"KERNELVIZ_JAX_CACHE": cache})}
+            print(f"== {name} ({'default' if args.warm_cache else 'empty'} JAX cache)", flush=True)
+            peak, final, errs = walk(env, args.verbose)
+            results.append((name, peak, final))
+            errors += errs
     print()
-    peak = sampler.peak
-    print(f"peak RSS of the server (+ children): {peak / MB:7.1f} MB ({peak / 2**20:.1f} MiB)")
-    print(f"RSS at the end of the walk:          {final / MB:7.1f} MB")
-    verdict = "within" if sampler.peak <= LIMIT_BYTES else "OVER"
-    print(f"{verdict} the 690 MB limit ({sampler.peak / LIMIT_BYTES:.0%} of it)")
+    for name, peak, final in results:
+        report(name, peak, final)
     if errors:
         print("exception boxes seen:", *errors, sep="\n")
         sys.exit(1)

@@ -7,7 +7,8 @@ keeps much of that memory after it is freed: every script-run thread may get a h
 come from the heap and fragment it. On a 690 MB Streamlit Community Cloud container that is the
 difference between fitting and being restarted (``benchmarks/bench_memory.py`` prints the figures).
 
-The heap functions are no-ops where the C library is not glibc (macOS, Windows, musl).
+The heap functions are no-ops where the C library is not glibc (macOS, Windows, musl), and where the
+environment sets ``KERNELVIZ_HEAP_TUNING=0`` (``benchmarks/bench_memory.py --ablate`` measures both).
 
 Streamlit runs a full garbage collection after every script run. With JAX, Plotly and Streamlit loaded
 that walks some 280,000 objects (about 0.1 s, a large part of a slider's repaint); almost all of them
@@ -22,6 +23,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import os
 import sys
 
 M_TRIM_THRESHOLD = -1  # mallopt parameters, from glibc's <malloc.h>
@@ -35,7 +37,7 @@ TRIM_THRESHOLD_BYTES = 8 << 20  # free memory above this at a heap's top goes ba
 
 @functools.cache
 def _glibc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.environ.get("KERNELVIZ_HEAP_TUNING") == "0":
         return None
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
