@@ -1,0 +1,197 @@
+"""What the pages draw: frozen dataclasses of NumPy arrays, computed from the backend.
+
+A page asks for a view with the values of its controls (through a cached call in ``kernelviz.ui``) and hands
+its fields to the figure builders of ``kernelviz.figures``. Views hold only the cells a heatmap draws
+(``figures.thin_heatmap``, in float32), so a cached view stays small. Nothing here imports streamlit.
+
+Where a data set is too big to show every key, ``heatmap_keys`` picks an even subsample and says so, once
+for every view; ``training_status`` is the one rule for a training run that diverged or ran away.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelviz import defaults
+from kernelviz.attention import AttentionFit, attention_kernel, attention_predict, dot_product_attention
+from kernelviz.attention import gaussian_attention_params as _gaussian_maps
+from kernelviz.data import Dataset, subsample
+from kernelviz.figures import thin_heatmap
+from kernelviz.heads import FitResult
+from kernelviz.smoothing import nadaraya_watson, predict_heads
+
+__all__ = [
+    "AttentionView",
+    "GaussianCheck",
+    "HeadsView",
+    "Heatmap",
+    "Status",
+    "attention_view",
+    "gaussian_check",
+    "heads_view",
+    "heatmap_keys",
+    "training_status",
+    "weights_heatmap",
+]
+
+HEAT_ROWS, HEAT_COLS = 96, 160  # cells of a heatmap per head (queries × keys) kept in a view
+PAIR_CELLS = (120, 200)  # cells of each side of a two-panel heatmap
+ATTENTION_KEYS = 256  # keys of chapter 4's heatmaps (and queries of its self-attention picture)
+RUNAWAY = (1e-4, 1e3)  # a learned ℓ outside span × this range ran away (nearest neighbour / the mean)
+
+
+@dataclass(frozen=True)
+class Heatmap:
+    """Weights (…, rows, cols) of ``queries`` (rows) against ``keys`` (cols), as drawn; ``note`` says when
+    the keys are a subsample."""
+
+    queries: np.ndarray
+    keys: np.ndarray
+    weights: np.ndarray
+    note: str
+
+
+def heatmap_keys(ds: Dataset, limit: int = defaults.HEATMAP_KEYS) -> tuple[Dataset, str]:
+    """``ds`` itself, or an even subsample of ``limit`` points with the sentence that says so."""
+    if len(ds) <= limit:
+        return ds, ""
+    sub = subsample(ds, limit)
+    return sub, (f"The heatmaps use an even subsample of {len(sub):,} of the {len(ds):,} points as keys; "
+                 "the fit uses all of them.")
+
+
+def _heatmap(weights: np.ndarray, queries: np.ndarray, keys: np.ndarray, note: str,
+             cells: tuple[int, int] = (HEAT_ROWS, HEAT_COLS)) -> Heatmap:
+    shown, q, k = thin_heatmap(weights, queries, keys, *cells)
+    return Heatmap(q, k, shown.astype(np.float32), note)
+
+
+def weights_heatmap(ds: Dataset, lengthscale: float, kernel: str,
+                    rows: int = defaults.HEATMAP_ROWS) -> Heatmap:
+    """Nadaraya–Watson weights w_i(x) of ``rows`` grid queries against the data (chapters 1 and 2)."""
+    keys, note = heatmap_keys(ds)
+    q = ds.grid(rows)
+    w = nadaraya_watson(q, keys.x, keys.y, lengthscale, kernel, with_weights=True).weights
+    return _heatmap(w, q, keys.x, note, (rows, defaults.HEATMAP_KEYS))
+
+
+@dataclass(frozen=True)
+class HeadsView:
+    """A multi-head model on the page's grid: the mixture ``mean`` and ``std`` (g,), each head's
+    ``head_means`` (H, g), and every head's weights as a ``heatmap`` (H, rows, cols)."""
+
+    grid: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    head_means: np.ndarray
+    heatmap: Heatmap
+
+
+def heads_view(ds: Dataset, lengthscales: tuple[float, ...], mixing: tuple[float, ...],
+               kernel: str) -> HeadsView:
+    """Chapter 3: f̂ = Σ_h u_h m_h and every head on the grid, predicting from all the data."""
+    grid = ds.grid(defaults.GRID_POINTS)
+    keys, note = heatmap_keys(ds)
+    full = predict_heads(grid, ds.x, ds.y, lengthscales, mixing, kernel, with_weights=keys is ds)
+    weights = full.weights if keys is ds else predict_heads(grid, keys.x, keys.y, lengthscales, mixing,
+                                                            kernel).weights
+    return HeadsView(grid, full.mean, full.std, full.head_means, _heatmap(weights, grid, keys.x, note))
+
+
+@dataclass(frozen=True)
+class GaussianCheck:
+    """Gaussian Nadaraya–Watson and its attention form on the same keys: both weight matrices as one
+    heatmap (2, rows, cols), the largest differences of the weights and of the fits, and the maps."""
+
+    heatmap: Heatmap
+    weight_diff: float
+    mean_diff: float
+    w_q: np.ndarray
+    w_k: np.ndarray
+    scale: float
+
+
+def gaussian_check(ds: Dataset, lengthscale: float) -> GaussianCheck:
+    """Chapter 4's check: the Gaussian smoother is dot-product attention with ``gaussian_attention_params``.
+
+    Tokens are standardised by the keys' mean and standard deviation (any centre and scale give the same
+    weights; standardising keeps the numbers moderate).
+    """
+    keys, note = heatmap_keys(ds, ATTENTION_KEYS)
+    grid = ds.grid(defaults.GRID_POINTS)
+    center, scale = float(np.mean(keys.x)), float(np.std(keys.x))
+    g = _gaussian_maps(lengthscale, scale)
+    att = dot_product_attention(grid, keys.x, keys.y, g.w_q, g.w_k, g.score_scale, center=center, scale=scale)
+    nw = nadaraya_watson(grid, keys.x, keys.y, lengthscale, "gaussian", with_weights=True)
+    both = np.stack([nw.weights, att.weights])
+    return GaussianCheck(
+        heatmap=_heatmap(both, grid, keys.x, note, PAIR_CELLS),
+        weight_diff=float(np.max(np.abs(nw.weights - att.weights))),
+        mean_diff=float(np.max(np.abs(nw.mean - att.mean))),
+        w_q=g.w_q, w_k=g.w_k, scale=scale,
+    )
+
+
+@dataclass(frozen=True)
+class AttentionView:
+    """A trained attention layer on the page's grid: the output ``mean`` and ``std``, each head's output,
+    the heads' weights of grid queries (``cross``) and of the data themselves (``self_``), and the
+    learned scores s_h(x, x′) on ``kgrid``."""
+
+    grid: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    head_means: np.ndarray
+    cross: Heatmap
+    self_: Heatmap
+    kgrid: np.ndarray
+    scores: np.ndarray
+
+
+def attention_view(ds: Dataset, fit: AttentionFit) -> AttentionView:
+    """Chapter 4: everything the page draws from one trained layer."""
+    grid = ds.grid(defaults.GRID_POINTS)
+    keys, note = heatmap_keys(ds, ATTENTION_KEYS)
+    full = attention_predict(fit, grid, ds.x, ds.y, with_weights=keys is ds)
+    cross = full.weights if keys is ds else attention_predict(fit, grid, keys.x, keys.y).weights
+    own = attention_predict(fit, keys.x, keys.x, keys.y).weights
+    lo, hi = ds.domain
+    kgrid = np.linspace(lo, hi, defaults.KERNEL_GRID_POINTS)
+    return AttentionView(
+        grid, full.mean, full.std, full.head_means,
+        cross=Heatmap(grid, np.asarray(keys.x), cross.astype(np.float32), note),
+        self_=Heatmap(np.asarray(keys.x), np.asarray(keys.x), own.astype(np.float32), note),
+        kgrid=kgrid, scores=attention_kernel(fit, kgrid, "scores"),
+    )
+
+
+@dataclass(frozen=True)
+class Status:
+    """How a training run went, for the page: ``level`` "warning", "info" or "note" ("" message: nothing
+    to say)."""
+
+    level: str
+    message: str
+
+
+def training_status(fit: FitResult | AttentionFit, span: float) -> Status:
+    """The one rule for every chapter: a diverged run, then lengthscales that ran away (outside
+    span × ``RUNAWAY``: a head that copies its nearest point or the mean), then a search's explanation."""
+    if fit.diverged:
+        return Status("warning", fit.message)
+    ells = getattr(fit, "lengthscales", np.zeros(0))
+    lo, hi = span * RUNAWAY[0], span * RUNAWAY[1]
+    away = [h + 1 for h, ell in enumerate(ells) if not lo <= ell <= hi]
+    if away:
+        which = "ℓ" if len(ells) == 1 else "the lengthscales of head" + ("s " if len(away) > 1 else " ") + (
+            ", ".join(map(str, away)))
+        return Status("warning", (
+            f"Training ran away: {which} left the range {lo:.3g} … {hi:.3g} (the data span {span:.3g} "
+            f"times {RUNAWAY[0]:g} … {RUNAWAY[1]:g}). The learning rate {fit.learning_rate:g} makes Adam's "
+            "steps on log ℓ overshoot into a region where the loss is flat (ℓ tiny: the nearest point; "
+            "ℓ huge: the mean), and the gradient cannot bring it back. Lower the learning rate."))
+    if getattr(fit, "method", "") == "search":
+        return Status("info", fit.message)
+    return Status("note", fit.message)
