@@ -21,7 +21,9 @@ from kernelviz import figures as kf
 
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 
-st.set_page_config(page_title="kernelviz: from kernel regression to attention", page_icon="🔍", layout="wide")
+st.set_page_config(
+    page_title="kernelviz: from kernel regression to attention", page_icon=":material/search:", layout="wide"
+)
 
 
 def _warm_up() -> None:
@@ -119,7 +121,7 @@ CHAPTERS = (
         "pages/1_kernel_regression.py",
         "kernel-regression",
         "1 · Kernel regression",
-        "📈",
+        ":material/show_chart:",
         "Average nearby y values with kernel weights. Move the lengthscale ℓ and watch the fit, its ±2σ band "
         "and the attention-weight heatmap change together.",
         preview_kernel_regression,
@@ -128,7 +130,7 @@ CHAPTERS = (
         "pages/2_masked_training.py",
         "masked-training",
         "2 · Masked training",
-        "🎯",
+        ":material/model_training:",
         "Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
         "Compare with the exact leave-one-out optimum.",
         preview_masked_training,
@@ -137,7 +139,7 @@ CHAPTERS = (
         "pages/3_multihead.py",
         "multi-head",
         "3 · Multi-head kernel regression",
-        "🧩",
+        ":material/stacked_line_chart:",
         "Several kernels with their own lengthscales, mixed by learned weights u_h: the heads of attention.",
         preview_multihead,
     ),
@@ -145,7 +147,7 @@ CHAPTERS = (
         "pages/4_attention.py",
         "dot-product-attention",
         "4 · Attention",
-        "🔦",
+        ":material/center_focus_strong:",
         "Replace the distance by a dot product of learned queries and keys: softmax(QKᵀ/√d)V is a kernel "
         "smoother with a learned kernel.",
         preview_attention,
@@ -206,7 +208,7 @@ def home() -> None:
 PAGES = {
     c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in CHAPTERS
 }
-page = st.navigation([st.Page(home, title="Overview", icon="🏠", default=True), *PAGES.values()])
+page = st.navigation([st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values()])
 
 warm_up_in_background()
 

@@ -102,16 +102,16 @@ with ui.busy("Computing the exact leave-one-out error CV(ℓ) over a range of le
 learned = float(result.lengthscales[0])
 start = float(result.trajectory[0, 0])
 if result.diverged:
-    st.warning(result.message, icon="⚠️")
+    st.warning(result.message, icon=":material/warning:")
 elif not span / 1e4 <= learned <= span * 1e3:
     st.warning(
         f"ℓ ran away to {learned:.3g} (the data span {span:.3g}): the learning rate {lr:g} is too high, so "
         "Adam's steps on log ℓ overshoot into a region where the loss is flat (ℓ tiny: nearest neighbour; ℓ "
         "huge: the mean) and the gradient cannot bring it back. Lower the learning rate.",
-        icon="⚠️",
+        icon=":material/warning:",
     )
 elif result.method == "search":
-    st.info(result.message, icon="🔎")
+    st.info(result.message, icon=":material/search:")
 elif result.message:
     st.caption(result.message)
 ui.data_summary(data, training=True)

@@ -12,16 +12,17 @@ from kernelviz import ui
 HEAT_ROWS, HEAT_COLS = 96, 160  # cells of each head's heatmap (queries × keys); the cache keeps only these
 
 
-@ui.cached_on_data(train=True)
-def train_heads(ds: kv.Dataset, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
+@st.cache_data(max_entries=ui.CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+def train_heads(data: ui.Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
                 seed: int) -> kv.FitResult:
     """``kv.fit`` with ``heads`` heads (masked training) on the training points."""
-    return kv.fit(ds.x, ds.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
+    train = data.train
+    return kv.fit(train.x, train.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
                   learning_rate=learning_rate, seed=seed)
 
 
-@ui.cached_on_data(heavy=True)
-def heads_view(ds: kv.Dataset, lengthscales: tuple[float, ...], mixing: tuple[float, ...],
+@st.cache_data(max_entries=ui.HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+def heads_view(data: ui.Data, lengthscales: tuple[float, ...], mixing: tuple[float, ...],
                kernel: str) -> dict[str, object]:
     """The mixture and every head on the page's grid, predicting from all the data; weights for heatmaps.
 
@@ -29,6 +30,7 @@ def heads_view(ds: kv.Dataset, lengthscales: tuple[float, ...], mixing: tuple[fl
     head_means (H, g), and for the heatmaps the cells they draw (``kf.thin_heatmap``, float32): queries,
     keys, weights (H, queries, keys), and a note when the heatmap keys are a subsample.
     """
+    ds = data.ds
     grid = ds.grid(ui.GRID_POINTS)
     small = len(ds) <= ui.HEATMAP_KEYS
     full = kv.predict_heads(grid, ds.x, ds.y, lengthscales, mixing, kernel, with_weights=small)
@@ -113,7 +115,7 @@ lo_x, hi_x = train.domain
 span = hi_x - lo_x
 runaway = [h + 1 for h, ell in enumerate(ells) if not span * 1e-6 <= ell <= span * 1e6]
 if result.diverged:
-    st.warning(result.message, icon="⚠️")
+    st.warning(result.message, icon=":material/warning:")
 elif runaway:
     st.warning(
         f"Training ran away: head{'s' if len(runaway) > 1 else ''} {', '.join(map(str, runaway))} ended with "
@@ -121,10 +123,10 @@ elif runaway:
         f"The learning rate {lr:g} makes Adam's steps in log ℓ too big; such a head copies the nearest point "
         f"or "
         "the overall mean. Lower the learning rate.",
-        icon="⚠️",
+        icon=":material/warning:",
     )
 elif result.method == "search":
-    st.info(result.message, icon="🔎")
+    st.info(result.message, icon=":material/search:")
 elif result.message:
     st.caption(result.message)
 ui.data_summary(data, training=True)

@@ -22,8 +22,8 @@ def _keys(ds: kv.Dataset, limit: int) -> tuple[kv.Dataset, str]:
                  "the fit uses all of them.")
 
 
-@ui.cached_on_data(heavy=True)
-def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, object]:
+@st.cache_data(max_entries=ui.HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+def gaussian_as_attention(data: ui.Data, lengthscale: float) -> dict[str, object]:
     """Gaussian Nadaraya–Watson and dot-product attention with ``gaussian_attention_params`` on the same keys.
 
     Returns the largest absolute differences of the weights and of the fits, and for the heatmaps the
@@ -31,6 +31,7 @@ def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, objec
     Tokens are standardised by the keys' mean and standard deviation (any centre and scale give the same
     weights; standardising keeps the numbers moderate).
     """
+    ds = data.ds
     sub, note = _keys(ds, HEAT_KEYS)
     grid = ds.grid(ui.GRID_POINTS)
     center, scale = float(np.mean(sub.x)), float(np.std(sub.x))
@@ -47,34 +48,39 @@ def gaussian_as_attention(ds: kv.Dataset, lengthscale: float) -> dict[str, objec
     }
 
 
-@ui.cached_on_data(train=True)
-def train_attention(ds: kv.Dataset, heads: int, d_qk: int, holdout: int, steps: int, learning_rate: float,
+@st.cache_data(max_entries=ui.CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+def train_attention(data: ui.Data, heads: int, d_qk: int, holdout: int, steps: int, learning_rate: float,
                     seed: int) -> kv.AttentionFit:
     """``kv.fit_attention`` (masked training of multi-head dot-product attention) on the training points."""
-    return kv.fit_attention(ds.x, ds.y, heads=heads, d_qk=d_qk, holdout=holdout, steps=steps,
+    train = data.train
+    return kv.fit_attention(train.x, train.y, heads=heads, d_qk=d_qk, holdout=holdout, steps=steps,
                             learning_rate=learning_rate, seed=seed)
 
 
-@st.cache_data(max_entries=ui.HEAVY_CACHE_ENTRIES, show_spinner=False)
-def attention_views(data_key: tuple, train_args: tuple, _fit: kv.AttentionFit, _ds: kv.Dataset) -> dict:
-    """Everything the page draws from one trained layer, cached by (data, training arguments).
+@st.cache_data(max_entries=ui.HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+def attention_views(data: ui.Data, heads: int, d_qk: int, holdout: int, steps: int, learning_rate: float,
+                    seed: int) -> dict:
+    """Everything the page draws from the layer ``train_attention`` trains with the same arguments.
 
     fit on the grid from all the data (mean, band, heads), attention weights of grid queries (cross) and of
     the data points themselves (self) against the heatmap keys, and the learned scores s_h(x, x′) on a grid;
-    the weight matrices in float32 (what the heatmaps draw), so each cached view stays small.
+    the weight matrices in float32 (what the heatmaps draw), so each cached view stays small. The layer
+    comes from the cache of ``train_attention``, so it is trained once.
     """
-    grid = _ds.grid(ui.GRID_POINTS)
-    keys, note = _keys(_ds, HEAT_KEYS)
-    full = kv.attention_predict(_fit, grid, _ds.x, _ds.y, with_weights=keys is _ds)
-    cross = full.weights if keys is _ds else kv.attention_predict(_fit, grid, keys.x, keys.y).weights
-    own = kv.attention_predict(_fit, keys.x, keys.x, keys.y).weights
-    lo, hi = _ds.domain
+    fit = train_attention(data, heads, d_qk, holdout, steps, learning_rate, seed)
+    ds = data.ds
+    grid = ds.grid(ui.GRID_POINTS)
+    keys, note = _keys(ds, HEAT_KEYS)
+    full = kv.attention_predict(fit, grid, ds.x, ds.y, with_weights=keys is ds)
+    cross = full.weights if keys is ds else kv.attention_predict(fit, grid, keys.x, keys.y).weights
+    own = kv.attention_predict(fit, keys.x, keys.x, keys.y).weights
+    lo, hi = ds.domain
     kgrid = np.linspace(lo, hi, kv.KERNEL_GRID_POINTS)
     return {
         "grid": grid, "mean": full.mean, "std": full.std, "head_means": full.head_means,
         "keys": np.asarray(keys.x), "cross": cross.astype(np.float32), "note": note,
         "self": own.astype(np.float32),
-        "kgrid": kgrid, "scores": kv.attention_kernel(_fit, kgrid, "scores"),
+        "kgrid": kgrid, "scores": kv.attention_kernel(fit, kgrid, "scores"),
     }
 
 
@@ -206,10 +212,10 @@ with ui.busy(f"Training {heads} attention head{'s' if heads > 1 else ''} (d_qk =
              f"{holdout} held-out point(s) per step…"):
     fit = train_attention(data, heads, d_qk, holdout, steps, lr, seed)
 with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels…"):
-    view = attention_views(data.key, (heads, d_qk, holdout, steps, lr, seed), fit, ds)
+    view = attention_views(data, heads, d_qk, holdout, steps, lr, seed)
 
 if fit.diverged:
-    st.warning(fit.message, icon="⚠️")
+    st.warning(fit.message, icon=":material/warning:")
 elif fit.message:
     st.caption(fit.message)
 ui.data_summary(data, training=True)

@@ -1,0 +1,138 @@
+"""Streamlit glue: the shared data sidebar, URL-mirrored controls, cached calls into the backend, page text.
+
+This is the only package of kernelviz that imports streamlit. Pages stay thin: widgets (``control``), words
+(``chapter_header``, ``try_this``, ``st.latex``) and figures (builders from ``kernelviz.figures`` shown with
+``show``); the maths lives in the other kernelviz modules and is reached through cached functions.
+
+Modules
+-------
+* ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
+  ``show``).
+* ``controls``: widgets mirrored in the URL (``control``, ``lengthscale_control``, ``log_options``,
+  ``sync_url``).
+* ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
+  ``data_messages``, ``data_summary``, ``csv_preview``).
+* ``cache``: ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2 (``predict``,
+  ``heatmap_weights``, ``knn``, ``loo_curve``, ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``),
+  and ``training_work``, a size estimate of masked training that keeps pages live.
+
+How to add a chapter
+--------------------
+1. Put the maths in a kernelviz module (exported from ``kernelviz/__init__.py``) and the Plotly builders
+   in ``kernelviz/figures.py`` (NumPy in, ``go.Figure`` out; colours from ``COLORS``/``HEAD_COLORS``;
+   finish with ``style``).
+2. Write ``pages/N_name.py``::
+
+       import streamlit as st
+       import kernelviz as kv
+       from kernelviz import figures as kf
+       from kernelviz import ui
+
+       @st.cache_data(max_entries=ui.CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
+       def fit_heads(data: ui.Data, heads: int) -> kv.FitResult:
+           return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
+
+       data = ui.current_data()                       # the data set chosen in the shared sidebar
+       ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post (seed 000), …")
+       heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
+                          max_value=kv.HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
+       with ui.busy(f"Training {heads} heads by masked training…"):
+           result = fit_heads(data, heads)
+       ui.show(kf.fit_figure(...), key="mh.fit", filename="kernelviz-multihead-fit")
+       ui.try_this(["…", "…"])
+
+   Widget keys start with a short page prefix ("kr.", "masked.", "mh.", "attn."); the key is also the URL
+   query parameter. ``control`` validates and clamps whatever the URL says and ignores junk. Results that
+   hold weight matrices use ``max_entries=ui.HEAVY_CACHE_ENTRIES``, so the server's memory stays bounded
+   however many views its visitors explore.
+3. Register the file in app.py's ``CHAPTERS`` list (path, title, Material icon such as
+   ``":material/show_chart:"``, one-line summary, preview builder).
+4. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
+   page is added to its table).
+"""
+
+from kernelviz.ui.cache import (
+    CACHE_ENTRIES,
+    DATA_HASH_FUNCS,
+    HEATMAP_KEYS,
+    HEATMAP_QUERIES,
+    HEAVY_CACHE_ENTRIES,
+    Heat,
+    fit,
+    fit_parametric,
+    fit_seeds,
+    heatmap_weights,
+    knn,
+    loo_curve,
+    loo_optimum,
+    predict,
+    training_work,
+)
+from kernelviz.ui.controls import (
+    _Spec,
+    control,
+    lengthscale_control,
+    lengthscale_options,
+    log_options,
+    sync_url,
+    to_url,
+)
+from kernelviz.ui.sidebar import (
+    _UPLOAD,
+    GRID_POINTS,
+    POINT_CHOICES,
+    SOURCES,
+    CsvUpload,
+    Data,
+    apply_upload,
+    csv_preview,
+    current_data,
+    data_messages,
+    data_sidebar,
+    data_summary,
+    make_data,
+)
+from kernelviz.ui.text import busy, chapter_header, md_escape, show, try_this
+
+__all__ = [
+    "CACHE_ENTRIES",
+    "DATA_HASH_FUNCS",
+    "GRID_POINTS",
+    "HEATMAP_KEYS",
+    "HEATMAP_QUERIES",
+    "HEAVY_CACHE_ENTRIES",
+    "POINT_CHOICES",
+    "SOURCES",
+    "_UPLOAD",
+    "CsvUpload",
+    "Data",
+    "Heat",
+    "_Spec",
+    "apply_upload",
+    "busy",
+    "chapter_header",
+    "control",
+    "csv_preview",
+    "current_data",
+    "data_messages",
+    "data_sidebar",
+    "data_summary",
+    "fit",
+    "fit_parametric",
+    "fit_seeds",
+    "heatmap_weights",
+    "knn",
+    "lengthscale_control",
+    "lengthscale_options",
+    "log_options",
+    "loo_curve",
+    "loo_optimum",
+    "make_data",
+    "md_escape",
+    "predict",
+    "show",
+    "sync_url",
+    "to_url",
+    "training_work",
+    "try_this",
+]

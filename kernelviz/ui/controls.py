@@ -1,0 +1,288 @@
+"""Widgets whose values are mirrored in the URL, so every view of the app is a link that can be shared.
+
+A control's widget key is also its URL query parameter ("kr.lengthscale", "data.n", …). Values read from
+the URL are validated by a ``_Spec``: numbers are clamped and snapped, options snapped to the nearest one,
+anything unreadable is ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import streamlit as st
+
+if TYPE_CHECKING:
+    from kernelviz.ui.sidebar import Data
+
+__all__ = ["control", "lengthscale_control", "lengthscale_options", "log_options", "sync_url", "to_url"]
+
+# session_state keys that are not widgets
+_SHADOW = "kv._values"  # last value of every control, restored when a page is revisited
+_RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors exactly these)
+_SPECS = "kv._specs"  # label and accepted values each control was last drawn with
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+_KINDS = ("slider", "select_slider", "selectbox", "radio", "toggle", "number")
+
+
+def to_url(value: object) -> str:
+    """How a control value is written in the URL: floats with 6 significant digits, bools as true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _as_number(text: object) -> float | None:
+    try:
+        v = float(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What values a control accepts; ``coerce`` maps anything to a valid value or None."""
+
+    kind: str
+    options: tuple = ()
+    min_value: float | None = None
+    max_value: float | None = None
+    step: float | None = None
+    integer: bool = False
+
+    def _snap_option(self, v: object) -> object | None:
+        opts = self.options
+        if not opts:
+            return None
+        for o in opts:
+            if type(o) is type(v) and o == v:
+                return o
+        text = to_url(v) if not isinstance(v, str) else v
+        for o in opts:
+            if to_url(o) == text:
+                return o
+        num = _as_number(text)
+        numeric = [o for o in opts if isinstance(o, int | float) and not isinstance(o, bool)]
+        if num is None or len(numeric) != len(opts):
+            return None
+        arr = np.asarray(numeric, dtype=np.float64)
+        if np.all(arr > 0) and num > 0:
+            return opts[int(np.argmin(np.abs(np.log(arr) - math.log(num))))]
+        return opts[int(np.argmin(np.abs(arr - num)))]
+
+    def _clamp_number(self, v: object) -> float | int | None:
+        if isinstance(v, bool):
+            return None
+        num = _as_number(v)
+        if num is None:
+            return None
+        lo = self.min_value if self.min_value is not None else -math.inf
+        hi = self.max_value if self.max_value is not None else math.inf
+        num = min(max(num, lo), hi)
+        if self.step and self.min_value is not None:
+            k = round((num - self.min_value) / self.step)
+            num = min(max(self.min_value + k * self.step, lo), hi)
+            num = round(num, 12)
+        if self.integer:
+            return round(num)
+        return float(num)
+
+    def coerce(self, v: object) -> Any:
+        """A valid value for this control from a URL string or an old value; None when there is none."""
+        if v is None:
+            return None
+        if self.kind == "toggle":
+            if isinstance(v, bool):
+                return v
+            text = str(v).strip().lower()
+            return True if text in _TRUE else False if text in _FALSE else None
+        if self.kind in ("select_slider", "selectbox", "radio"):
+            return self._snap_option(v)
+        return self._clamp_number(v)
+
+
+def _query_value(key: str) -> str | None:
+    try:
+        values = st.query_params.get_all(key)
+    except Exception:
+        return None
+    return values[-1] if values else None
+
+
+def _make_spec(
+    kind: str,
+    options: Sequence[Any] | None,
+    default: Any,
+    min_value: float | None,
+    max_value: float | None,
+    step: float | None,
+) -> _Spec:
+    """The ``_Spec`` of a control; sliders and number inputs are integer when all their numbers are."""
+    if kind not in _KINDS:
+        raise ValueError(f"unknown control kind {kind!r}; choose one of {', '.join(_KINDS)}")
+    integer = kind in ("slider", "number") and all(
+        isinstance(v, int) and not isinstance(v, bool)
+        for v in (default, min_value, max_value, step)
+        if v is not None
+    )
+    opts = tuple(options) if options is not None else ()
+    return _Spec(kind, opts, min_value, max_value, step, integer)
+
+
+def _set_start_value(key: str, label: str, spec: _Spec, fallback: Any) -> None:
+    """Put a valid value for control ``key`` in the session before its widget is drawn.
+
+    A new widget starts from the URL, else from its value when the page was last shown, else from
+    ``fallback``. A widget already in the session keeps its value while that value stays valid.
+    """
+    state = st.session_state
+    shadow: dict = state.setdefault(_SHADOW, {})
+    specs: dict = state.setdefault(_SPECS, {})
+    if key not in state:
+        start = spec.coerce(_query_value(key))
+        if start is None:
+            start = spec.coerce(shadow.get(key))
+        state[key] = fallback if start is None else start
+        return
+    current = state[key]
+    fixed = spec.coerce(current)
+    if fixed is None:
+        fixed = spec.coerce(shadow.get(key))
+    if fixed is None:
+        fixed = fallback
+    # Written back only when needed: a widget whose label, range or options changed gets a new identity and
+    # would otherwise start again from its minimum. Writing an unchanged value would make the browser reset
+    # the widget to it, losing a key press made while this run was going on.
+    if specs.get(key) != (label, spec) or fixed != current or type(fixed) is not type(current):
+        state[key] = fixed
+
+
+def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] | None, **common: Any) -> Any:
+    """Draw the Streamlit widget of ``spec.kind`` in ``box`` and return its value."""
+    fmt = format_func or str
+    if spec.kind in ("slider", "number"):
+        draw = box.slider if spec.kind == "slider" else box.number_input
+        return draw(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step, **common)
+    if spec.kind == "select_slider":
+        return box.select_slider(label, options=spec.options, format_func=fmt, **common)
+    if spec.kind == "selectbox":
+        return box.selectbox(label, options=spec.options, format_func=fmt, **common)
+    if spec.kind == "radio":
+        return box.radio(label, options=spec.options, format_func=fmt, horizontal=True, **common)
+    return box.toggle(label, **common)
+
+
+def control(
+    kind: str,
+    label: str,
+    key: str,
+    *,
+    default: Any,
+    options: Sequence[Any] | None = None,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    step: float | None = None,
+    format_func: Callable[[Any], str] | None = None,
+    help: str | None = None,
+    on_change: Callable[[], None] | None = None,
+    disabled: bool = False,
+    container: Any = None,
+) -> Any:
+    """A widget keyed ``key`` whose value is mirrored in the URL query parameter of the same name.
+
+    ``kind`` is one of "slider" (numbers between ``min_value`` and ``max_value``), "number" (a number
+    input), "select_slider", "selectbox", "radio" (one of ``options``) or "toggle" (a bool).
+
+    When the widget has no value in this session yet (first load, or coming back to the page), its start
+    value is the URL's (validated: numbers are clamped to the range and snapped to ``step``, option values
+    snapped to the nearest option; anything unreadable is ignored), else the value it had when the page was
+    last shown, else ``default``. A value that became invalid (e.g. options that depend on the data set)
+    is replaced the same way. After the widget runs, its value is written back to ``st.query_params``.
+    Returns the widget's value.
+    """
+    spec = _make_spec(kind, options, default, min_value, max_value, step)
+    fallback = spec.coerce(default)
+    if fallback is None:
+        raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
+    _set_start_value(key, label, spec, fallback)
+    box = container if container is not None else st
+    value = _draw(box, spec, label, format_func, key=key, help=help, on_change=on_change, disabled=disabled)
+    state = st.session_state
+    state[_SHADOW][key] = value
+    state[_SPECS][key] = (label, spec)
+    state.setdefault(_RENDERED, set()).add(key)
+    text = to_url(value)
+    if _query_value(key) != text:
+        st.query_params[key] = text
+    return value
+
+
+def sync_url() -> None:
+    """End of a run: drop URL parameters that are not a control drawn in this run (stale or junk).
+
+    app.py calls it after the page has run, so the URL always names exactly the current view.
+    """
+    rendered = st.session_state.get(_RENDERED, set())
+    for name in list(st.query_params.keys()):
+        if name not in rendered:
+            del st.query_params[name]
+    st.session_state[_RENDERED] = set()
+
+
+def log_options(lo: float, hi: float, per_decade: int = 12) -> tuple[float, ...]:
+    """Log-spaced values from ``lo`` to ``hi`` (``per_decade`` per factor 10), rounded to 3 significant
+    digits."""
+    if not (0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"need 0 < lo < hi, got {lo!r}, {hi!r}")
+    count = round(math.log10(hi / lo) * per_decade) + 1
+    values = [float(f"{v:.3g}") for v in np.geomspace(lo, hi, count)]
+    return tuple(sorted(set(values)))
+
+
+def lengthscale_options(span: float) -> tuple[float, ...]:
+    """ℓ choices for data spanning ``span``: whole decades from about span/1000 to about 2 × span."""
+    span = span if math.isfinite(span) and span > 0 else 1.0
+    lo = 10.0 ** math.floor(math.log10(span / 1000.0))
+    hi = 10.0 ** math.ceil(math.log10(span * 2.0))
+    return log_options(lo, hi, 12)
+
+
+def lengthscale_control(
+    label: str,
+    key: str,
+    data: Data,
+    *,
+    default: float | None = None,
+    help: str | None = None,
+    container: Any = None,
+) -> float:
+    """A select_slider over log-spaced ℓ values scaled to the data's x-range, shown as "ℓ = …".
+
+    ``default`` (snapped to the nearest choice) is span/24 when not given: the blog post's ℓ ≈ 0.25 on its
+    data, in our convention.
+    """
+    lo, hi = data.ds.domain
+    span = hi - lo
+    opts = lengthscale_options(span)
+    start = default if default is not None else span / 24.0
+    snapped = _Spec("select_slider", opts).coerce(start)
+    return float(
+        control(
+            "select_slider",
+            label,
+            key,
+            default=snapped,
+            options=opts,
+            format_func=lambda v: f"{v:g}",
+            help=help,
+            container=container,
+        )
+    )
