@@ -92,7 +92,7 @@ from kernelviz.ui.sidebar import (
     data_summary,
     make_data,
 )
-from kernelviz.ui.text import busy, chapter_header, md_escape, show, try_this
+from kernelviz.ui.text import busy, chapter_header, md_escape, prose, say, show, show_code, try_this
 
 __all__ = [
     "CACHE_ENTRIES",
@@ -130,7 +130,10 @@ __all__ = [
     "make_data",
     "md_escape",
     "predict",
+    "prose",
+    "say",
     "show",
+    "show_code",
     "sync_url",
     "to_url",
     "training_work",

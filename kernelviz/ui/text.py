@@ -1,16 +1,25 @@
-"""Words and figures on the page: titles, prompts, spinners, escaped user text and Plotly charts."""
+"""Words and figures on the page: titles, prose, prompts, spinners, escaped user text, Plotly charts and
+the code behind a chart."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+import inspect
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz import figures as kf
 
-__all__ = ["busy", "chapter_header", "md_escape", "show", "try_this"]
+__all__ = ["busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "try_this"]
+
+PROSE_DIR = Path(__file__).resolve().parents[2] / "pages" / "prose"
+_SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
 
 _MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
 
@@ -43,3 +52,32 @@ def busy(text: str) -> Iterator[None]:
 def show(fig: go.Figure, key: str, filename: str | None = None) -> None:
     """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar."""
     st.plotly_chart(fig, key=key, theme="streamlit", config=kf.png_config(filename or key.replace(".", "-")))
+
+
+@functools.cache
+def _sections(chapter: str) -> dict[str, str]:
+    """The sections of ``pages/prose/<chapter>.md``: text after each ``<!-- name -->`` line."""
+    parts = _SECTION.split((PROSE_DIR / f"{chapter}.md").read_text(encoding="utf-8"))
+    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts), 2)}
+
+
+def prose(chapter: str, section: str, **values: object) -> str:
+    """Section ``section`` of the chapter's Markdown file, each ``⟨name⟩`` replaced by ``values[name]``.
+
+    Markdown and LaTeX (``$…$``, ``$$…$$``) pass through as written; the placeholders use ⟨ ⟩ so that they
+    never clash with LaTeX braces.
+    """
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), _sections(chapter)[section])
+
+
+def say(chapter: str, section: str, **values: object) -> None:
+    """``st.markdown`` of ``prose(chapter, section, **values)``."""
+    st.markdown(prose(chapter, section, **values))
+
+
+def show_code(*functions: Callable, label: str = "The code that ran") -> None:
+    """An expander with the source of ``functions``, read from the package itself: always the code that
+    produced the chart above it."""
+    with st.expander(label, icon=":material/code:"):
+        for fn in functions:
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python")
