@@ -7,7 +7,7 @@ matrices. Working with log K instead of K lets the smoother form its weights wit
 
 which neither underflows at tiny ℓ nor overflows at huge ℓ.
 
-Conventions (``shared/DESIGN.md``):
+Conventions (the same throughout the package and the pages):
 
 * Gaussian K(u) = exp(−u²/2): ℓ is the kernel's standard deviation. The blog post's ℓ is √2 times this one
   and d2l's learnable w is 1/ℓ.
