@@ -1,0 +1,123 @@
+"""Every slider of every chapter: key press to repainted charts, against a bare Streamlit page, in one run.
+
+Starts the app (default JAX cache; the first visit waits for the warm-up) and the bare page
+(benchmarks/bare_app.py: one slider, two Plotly charts), then for each chapter in the sidebar and each
+slider on it: one press that is not counted (a first rerun pays for one-off work), then ``--repeat``
+presses, each followed by one press on the bare page's slider. A press is timed from the key to the
+repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the websocket
+during the rerun are the page's payload. Prints a table (median per slider, the bare page's median over the
+same presses, their ratio, kB per rerun) and the worst ratio (target: at most 1.5, aim 1.2).
+
+    python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
+from bench_repaint import press_and_wait  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+TARGET_RATIO = 1.5
+
+
+class Payload:
+    """Counts the bytes a page receives over its websockets; ``take()`` returns them and starts again."""
+
+    def __init__(self, page) -> None:
+        self.bytes = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        self.bytes += len(payload) if payload else 0
+
+    def take(self) -> int:
+        count, self.bytes = self.bytes, 0
+        return count
+
+
+def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int):
+    """(label, app seconds, bare seconds, bytes per rerun) for the slider at ``index`` of the page."""
+    thumb = kvb.sliders(app_page).nth(index)
+    label = kvb.slider_label(thumb)
+    app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
+    press_and_wait(app_page, thumb, app_dir)
+    payload.take()
+    app_times, bare_times, sizes = [], [], []
+    for _ in range(repeat):
+        thumb = kvb.sliders(app_page).nth(index)
+        app_times.append(press_and_wait(app_page, thumb, app_dir))
+        sizes.append(payload.take())
+        bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+    return label, app_times, bare_times, sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5, help="counted presses per slider")
+    parser.add_argument("--chapter", default="", help="only chapters whose sidebar label contains this")
+    args = parser.parse_args()
+    rows = []
+    with sync_playwright() as p:
+        app, bare = kvb.start_streamlit("app.py"), kvb.start_streamlit("benchmarks/bare_app.py")
+        try:
+            browser = kvb.launch_chromium(p)
+            app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            payload = Payload(app_page)
+            bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            app_page.goto(app.url + "/")
+            kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+            bare_page.goto(bare.url + "/")
+            kvb.wait_until_drawn(bare_page)
+            bare_thumb = kvb.slider_by_label(bare_page, "Width")
+            for label, path in kvb.nav_links(app_page):
+                if path in ("", "/") or args.chapter not in label:
+                    continue
+                app_page.goto(app.url + path)
+                kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+                for index in range(kvb.sliders(app_page).count()):
+                    name, a, b, sizes = measure_slider(app_page, payload, index, bare_page, bare_thumb,
+                                                       args.repeat)
+                    rows.append((label, name, a, b, sizes))
+                    print(row(label, name, a, b, sizes), flush=True)
+            errors = kvb.exception_texts(app_page)
+            browser.close()
+        finally:
+            app.stop()
+            bare.stop()
+    report(rows, errors)
+
+
+def row(chapter: str, name: str, a: list[float], b: list[float], sizes: list[int]) -> str:
+    ratio = statistics.median(a) / statistics.median(b)
+    return (f"{chapter[:28]:<28} {name[:30]:<30} {statistics.median(a) * 1e3:8.0f}ms "
+            f"{statistics.median(b) * 1e3:8.0f}ms {ratio:5.2f}x {statistics.median(sizes) / 1e3:8.0f}kB")
+
+
+def report(rows, errors: list[str]) -> None:
+    print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'payload':>10}")
+    ratios = []
+    for chapter, name, a, b, sizes in rows:
+        ratios.append(statistics.median(a) / statistics.median(b))
+        print(row(chapter, name, a, b, sizes))
+    if ratios:
+        worst = max(ratios)
+        verdict = "within" if worst <= TARGET_RATIO else "OVER"
+        print(f"\nworst ratio {worst:.2f}x, median ratio {statistics.median(ratios):.2f}x "
+              f"({verdict} the {TARGET_RATIO}x target); largest payload "
+              f"{max(statistics.median(r[4]) for r in rows) / 1e3:.0f} kB per rerun")
+    if errors:
+        print("exception boxes seen:", *errors, sep="\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
