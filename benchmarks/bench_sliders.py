@@ -79,6 +79,7 @@ def main() -> None:
             kvb.wait_until_drawn(bare_page)
             bare_thumb = kvb.slider_by_label(bare_page, "Width")
             for label, path in kvb.nav_links(app_page):
+                label = label.splitlines()[-1].strip()
                 if path in ("", "/") or args.chapter not in label:
                     continue
                 app_page.goto(app.url + path)
