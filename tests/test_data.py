@@ -6,17 +6,19 @@ repeated with plain NumPy, expected arrays written out literally.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import dataclasses
 import io
 import math
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import data
+from kernelviz import csvfile, data
 
 # ------------------------------------------------------------------------------------- synthetic sets
 
@@ -236,7 +238,7 @@ BAD_CSV = [
     ("huge y", b"x,y\n1,1\n2,-1e151\n3,4\n4,5\n", "Column 'y' has the value -1e+151 at line 3"),
     ("all rows bad", b"x,y\ninf,1\nnan,2\nNA,3\n,4\nabc,5\n", "Only 0 usable rows"),
     ("unmatched quote", b'x,y\n"1,2\n2,3\n3,4\n', "unmatched double quote"),
-    ("field too long", b"x,y\n" + b"1" * 200_000 + b",2\n1,2\n3,4\n", "longer than"),
+    ("200,000-digit field", b"x,y\n" + b"1" * 200_000 + b",2\n1,2\n3,4\n", "Only 2 usable rows"),
     ("line too long", b"1," * 600_000, "characters long"),
 ]
 
@@ -295,6 +297,13 @@ GOOD_CSV = [
     ("units row below header", b"t,v\ns,m\n1,2\n2,4\n3,8\n", X3, Y3),
     ("text column first", b"name,x,y\na,1,2\nb,2,4\nc,3,8\n", X3, Y3),
     ("empty header cell", b",y\n1,2\n2,4\n3,8\n", X3, Y3),
+    ("UTF-16-BE with BOM", codecs.BOM_UTF16_BE + "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-be"), X3, Y3),
+    ("decimal points and commas mixed", b"x;y\n1.0;2,0\n2;4.0\n3,0;8\n", X3, Y3),
+    ("tab with decimal commas", b"x\ty\n1,0\t2,0\n2,0\t4\n3\t8,0\n", X3, Y3),
+    ("comment after the values", b"x,y # units: s, m\n1,2 # first\n2,4\n3,8\n", X3, Y3),
+    ("150 comment lines first", b"# note\n" * 150 + b"x,y\n1,2\n2,4\n3,8\n", X3, Y3),
+    ("indented comment, empty cells", b"  # note\nx,y\n1,2\n,\n  \n\t\n2,4\n3,8\n", X3, Y3),
+    ("quoted field over two lines", b'x,y,note\n1,2,"a,b,c,d,e\nf,g,h,i"\n2,4,z\n3,8,w\n', X3, Y3),
 ]
 
 
@@ -312,11 +321,10 @@ def test_good_csv_formats(content: bytes, x: list[float], y: list[float]) -> Non
 def test_csv_notes_count_dropped_rows_and_describe_the_file() -> None:
     ds = kv.load_csv(b"x;y\n1;2\n2,5;x\n3;4\n;5\n4;NaN\n5;6\n")
     assert ds.n_rows_read == 6
-    assert (
-        "Dropped 3 of 6 rows whose x or y was empty, not a number, NaN or infinite (the first at line 3)."
-        in (ds.notes)
-    )
-    assert "Read 6 data rows in 2 columns separated by semicolons, with a header row." in ds.notes
+    dropped = [n for n in ds.notes if n.startswith("Dropped 3 of 6 rows")]
+    assert len(dropped) == 1 and "(the first at line 3)" in dropped[0]
+    read = [n for n in ds.notes if n.startswith("Read 6 data rows")]
+    assert len(read) == 1 and "semicolons" in read[0] and "with a header row" in read[0]
     np.testing.assert_array_equal(ds.x, [1, 3, 5])
 
 
@@ -333,11 +341,53 @@ def test_csv_notes_mention_decimal_commas_and_encoding() -> None:
     assert latin.x_label == "é" and any("not UTF-8" in n for n in latin.notes)
 
 
+@pytest.mark.parametrize(
+    ("content", "present", "absent"),
+    [
+        (b"x\ty\n1\t2\n2\t4\n3\t8\n", ["tabs", "with a header row"], ["decimal comma", "UTF-8"]),
+        (b"1 2\n2  4\n3 8\n", ["whitespace", "without a header row"], ["decimal comma"]),
+        (b"1|2\n2|4\n3|8\n", ["pipes", "without a header row"], []),
+        (b"sep=;\n1,5;2\n2;4\n3;8\n", ["semicolons", "decimal commas"], ["with a header"]),
+        ("x,y\n1,2\n2,4\n3,8\n".encode("utf-16"), ["UTF-16", "not UTF-8"], []),
+        ("x,y\n1,2\n2,4\n3,8\n".encode("utf-8-sig"), ["commas"], ["UTF-8", "Dropped"]),
+        (b"x,y\n1,2\n2,4\n3,8\n", ["Read 3 data rows", "1,000,000"], ["Dropped"]),
+    ],
+)
+def test_csv_notes_say_what_loading_did(content: bytes, present: list[str], absent: list[str]) -> None:
+    text = " ".join(kv.load_csv(content).notes)
+    for fragment in present:
+        assert fragment in text
+    for fragment in absent:
+        assert fragment not in text
+
+
+def test_rows_of_empty_cells_are_skipped_like_blank_lines() -> None:
+    ds = kv.load_csv(b"x,y,z\n1,2,a\n,,\n , \n2,4,b\n,,c\nbad,8,d\n3,8,d\n")
+    np.testing.assert_array_equal(ds.x, X3)
+    assert ds.n_rows_read == 4  # x and y both empty: not a row; "bad,8,d" is a row, and dropped
+    assert any(n.startswith("Dropped 1 of 4 rows") and "line 7" in n for n in ds.notes)
+
+
+def test_decimal_commas_further_down_are_read() -> None:
+    rows = b"".join(b"%d;%d\n" % (i, 2 * i) for i in range(200))
+    ds = kv.load_csv(b"x;y\n" + rows + b"200,5;401,0\n")
+    assert len(ds) == 201 and ds.x[-1] == 200.5 and ds.y[-1] == 401.0
+
+
+def test_loading_a_large_mixed_column_warns_nothing() -> None:
+    content = b"x,y\n" + b"".join(b"%d,%d.5\n" % (i, i % 7) for i in range(300_000)) + b"n/a,oops\nz,1\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ds = kv.load_csv(content)
+    assert ds.n_rows_read == 300_002 and len(ds) == 300_000
+    assert any("Dropped 2 of 300,002 rows" in n and "line 300002" in n for n in ds.notes)
+
+
 def test_csv_header_names_are_cleaned() -> None:
     long = "a" * 100
     content = f' x \t,{long},,x,"line\nbreak"\n1,2,3,4,5\n2,3,4,5,6\n3,4,5,6,7\n'.encode()
     ds = kv.load_csv(content)
-    assert ds.columns == ("x", "a" * 59 + "…", "column 3", "x (2)", "linebreak")
+    assert ds.columns == ("x", "a" * 59 + "…", "column 3", "x (2)", "line break")
     assert all(len(c) <= 60 for c in ds.columns)
     assert ds.x_label == "x" and ds.y_label == "a" * 59 + "…"
 
@@ -478,7 +528,7 @@ def test_limit_constants_agree() -> None:
 
 @pytest.fixture
 def small_byte_limit(monkeypatch):
-    monkeypatch.setattr(data, "MAX_CSV_BYTES", 1000)
+    monkeypatch.setattr(csvfile, "MAX_CSV_BYTES", 1000)
     return 1000
 
 
@@ -523,7 +573,7 @@ def test_byte_limit_reads_at_most_one_byte_too_many_from_an_endless_stream(small
 
 
 def test_row_limit(monkeypatch) -> None:
-    monkeypatch.setattr(data, "MAX_CSV_ROWS", 100)
+    monkeypatch.setattr(csvfile, "MAX_CSV_ROWS", 100)
     rows = b"".join(b"%d,%d\n" % (i, i * i) for i in range(100))
     assert kv.load_csv(b"x,y\n# note\n\n" + rows).n_rows_read == 100
     with pytest.raises(kv.DataError, match="more than 100 data rows"):
@@ -531,19 +581,19 @@ def test_row_limit(monkeypatch) -> None:
 
 
 def test_two_million_rows_stop_at_the_row_limit(monkeypatch) -> None:
-    monkeypatch.setattr(data, "MAX_CSV_ROWS", 1000)
-    # 8 MB of rows, then a line far over the line limit: reaching it would raise a different error,
-    # so the row-limit message shows that parsing stopped early.
-    content = b"x,y\n" + b"1,2\n" * 2_000_000 + b"9" * (data.MAX_CSV_LINE_CHARS + 10)
+    monkeypatch.setattr(csvfile, "MAX_CSV_ROWS", 1000)
+    # 8 MB of rows, then an unmatched quote: parsing it would raise a different error, so the row-limit
+    # message shows that parsing stopped early.
+    content = b"x,y\n" + b"1,2\n" * 2_000_000 + b'"unclosed,1\n' + b"3,4\n" * 10
     with pytest.raises(kv.DataError, match="more than 1,000 data rows"):
         kv.load_csv(content)
 
 
 def test_column_and_line_limits(monkeypatch) -> None:
-    monkeypatch.setattr(data, "MAX_CSV_COLUMNS", 10)
+    monkeypatch.setattr(csvfile, "MAX_CSV_COLUMNS", 10)
     with pytest.raises(kv.DataError, match="11 columns; the limit is 10"):
         kv.load_csv(b"1,2,3,4,5,6,7,8,9,10,11\n" * 3)
-    monkeypatch.setattr(data, "MAX_CSV_LINE_CHARS", 50)
+    monkeypatch.setattr(csvfile, "MAX_CSV_LINE_CHARS", 50)
     with pytest.raises(kv.DataError, match="the limit is 50"):
         kv.load_csv(b"x,y\n1,2\n2,3\n" + b"1" * 60 + b",2\n")
 
@@ -588,3 +638,37 @@ def test_mutated_csv_only_raises_data_error_or_loads() -> None:
         except kv.DataError:
             pass
     assert loaded > 100  # most small mutations still leave a usable file
+
+
+def test_structural_mutations_encodings_and_column_choices_only_raise_data_error_or_load() -> None:
+    """Insert, delete and copy runs of bytes in files of several layouts and encodings."""
+    rng = np.random.default_rng(11)
+    bases = [
+        b"x,y,note\n" + b"".join(b'%d,%d.5,"t, %d"\n' % (i, i * 3 % 7, i) for i in range(30)),
+        b"sep=;\r\n# comment\r\na;b\r\n" + b"".join(b"%d;%d,25\r\n" % (i, i * i) for i in range(30)),
+        b"a b c\n" + b"".join(b" %d  %d\t%d\n" % (i, -i, i) for i in range(30)),
+        "t\tµ\n".encode("utf-16") + "".join(f"{i}\t{i * 2}\n" for i in range(30)).encode("utf-16-le"),
+        "é|ü\n".encode("latin-1") + b"".join(b"%d|%d\n" % (i, i % 5) for i in range(30)),
+    ]
+    alphabet = list(b'0123456789.,;\t| \n\r-+eE"#naNIf\x00\xff\xfe')
+    choices = [None, 0, 1, 2, -1, 7, "x", "b", "µ", 1.5]
+    loaded = 0
+    for case in range(400):
+        content = bytearray(bases[case % len(bases)])
+        for _ in range(int(rng.integers(1, 8))):
+            pos = int(rng.integers(0, len(content) + 1))
+            op = case % 3 if rng.random() < 0.5 else int(rng.integers(3))
+            if op == 0:
+                content[pos:pos] = bytes(rng.choice(alphabet, int(rng.integers(1, 6))).tolist())
+            elif op == 1:
+                del content[pos : pos + int(rng.integers(1, 30))]
+            else:
+                start = int(rng.integers(0, len(content) + 1))
+                content[pos:pos] = content[start : start + int(rng.integers(1, 60))]
+        x_column = choices[int(rng.integers(len(choices)))] if case % 4 == 0 else None
+        try:
+            _check_valid(kv.load_csv(bytes(content), x_column=x_column))
+            loaded += 1
+        except kv.DataError:
+            pass
+    assert loaded > 100
