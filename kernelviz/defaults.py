@@ -13,6 +13,7 @@ from dataclasses import dataclass
 __all__ = [
     "ATTENTION",
     "D2L",
+    "D2L_KOTLIN",
     "GRID_POINTS",
     "HEATMAP_KEYS",
     "HEATMAP_ROWS",
@@ -70,6 +71,15 @@ class Multihead:
     learning_rate: float = 0.2
     seed: int = 0
     panels: tuple[int, ...] = (1, 2, 4, 8)
+    # what the post printed after training each panel (its convention: ℓ_post = √2 ℓ, its data x ∈ [−3, 3])
+    post_mixing: tuple[tuple[float, ...], ...] = (
+        (1.09,), (0.99, -0.10), (1.09, -0.36, -0.24, 0.10),
+        (0.90, 0.02, 0.86, 0.95, -0.45, -0.53, -0.51, -0.22),
+    )
+    post_lengthscales: tuple[tuple[float, ...], ...] = (
+        (0.16,), (0.08, 0.02), (0.16, 2.95, 2.18, 11.60),
+        (0.08, 9.49, 20.43, 25.16, 210.44, 33.52, 34.75, 82.24),
+    )
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,18 @@ class D2l:
 
 
 @dataclass(frozen=True)
+class D2lKotlin:
+    """The Kotlin/DJL port's training of the same pooling: w = 1 at the start, SGD at 3, batches of 10 in
+    order, 10 epochs, DJL's L2Loss (batch mean of ½ error²), each query's own pair among its keys."""
+
+    epochs: int = 10
+    learning_rate: float = 3.0
+    batch_size: int = 10
+    w0: float = 1.0
+    include_self: bool = True
+
+
+@dataclass(frozen=True)
 class Attention:
     """Chapter 4: a trained multi-head attention layer (kernelviz's own settings: no source trains one)."""
 
@@ -92,10 +114,13 @@ class Attention:
     steps: int = 1000
     learning_rate: float = 0.05
     seed: int = 0
+    d_v: int = 1
+    start: str = "gaussian"
 
 
 KERNEL_REGRESSION = KernelRegression()
 MASKED = Masked()
 MULTIHEAD = Multihead()
 D2L = D2l()
+D2L_KOTLIN = D2lKotlin()
 ATTENTION = Attention()

@@ -1,325 +1,378 @@
-"""Chapter 2 · Masked training: learn the lengthscale by predicting held-out points."""
+"""Chapter 2 · Masked training: the blog post's GaussianKernel learns ℓ from held-out points; d2l's
+parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."""
 
 import math
 
-import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
+from kernelviz import defaults, parametric, training, ui, views
 from kernelviz import figures as kf
-from kernelviz import ui
+from kernelviz.ui import cache
 
-data = ui.current_data()
-ds, train = data.ds, data.train
+CH = "2_masked_training"
+M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
+SQRT2 = math.sqrt(2.0)
+LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+SEED_MAX = 99  # the seed sliders
+EPOCHS_MAX = 200  # the epochs sliders of the d2l section
+EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
-ui.chapter_header(
-    "2 · Masked training",
-    lead=(
-        "Chapter 1 picked ℓ by eye. Here the model learns it: at every step hide a few random points, "
-        "predict "
-        "them from the others, and move ℓ downhill on the squared error with Adam. This is BERT's masked "
-        "training in miniature; hiding one point at a time, deterministically, is leave-one-out "
-        "cross-validation, whose exact optimum we can compute and compare with."
-    ),
-    source=(
-        "Paweł Czyż, “From kernel regression to the transformer”, section “Masked training” (hold-out sizes, "
-        "Adam on log ℓ); Dive into Deep Learning, “Nadaraya–Watson kernel regression” / “Attention pooling” "
-        "(parametric pooling with a learnable w, trained leave-one-out)."
-    ),
-)
 
-st.latex(
-    r"\begin{gathered}L(\ell) = \frac{1}{k}\sum_{j \in H} \bigl(y_j - \hat f_{-H}(x_j;\ell)\bigr)^2,\\ "
-    r"\mathrm{CV}(\ell) = \frac1n \sum_{i=1}^n \bigl(y_i - \hat f_{-i}(x_i;\ell)\bigr)^2\end{gathered}"
-)
-st.markdown(
-    "$H$ is a fresh random set of k held-out points at every step and $\\hat f_{-H}$ the kernel regression "
-    "fitted without them. Adam updates log ℓ, so ℓ stays positive. CV(ℓ) is the leave-one-out error: every "
-    "point predicted from all the others."
-)
-
-lo_h, hi_h = kv.holdout_range(len(train))
-c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
-kernel = ui.control(
-    "selectbox",
-    "Kernel",
-    "masked.kernel",
-    default="gaussian",
-    options=kv.KERNELS,
-    format_func=lambda k: kv.get_kernel(k).label,
-    container=c1,
-)
-holdout = ui.control(
-    "slider",
-    "Hold-out size",
-    "masked.holdout",
-    default=min(10, hi_h),
-    min_value=lo_h,
-    max_value=hi_h,
-    container=c2,
-    help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out.",
-)
-steps = ui.control(
-    "slider",
-    "Training steps",
-    "masked.steps",
-    default=500,
-    min_value=50,
-    max_value=kv.STEPS_MAX,
-    step=50,
-    container=c3,
-)
-lr = ui.control(
-    "select_slider",
-    "Learning rate",
-    "masked.lr",
-    default=0.2,
-    options=(0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0),
-    container=c4,
-    help="Adam's step size on log ℓ. Very large values make training diverge.",
-)
-seed = ui.control(
-    "slider",
-    "Seed",
-    "masked.seed",
-    default=0,
-    min_value=0,
-    max_value=99,
-    container=c5,
-    help="Which random hold-out sets are drawn.",
-)
-
-K = kv.get_kernel(kernel)
-with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {K.label} kernel…"):
-    result = ui.fit(data, kernel, holdout, steps, lr, seed)
-lo_x, hi_x = train.domain
-span = hi_x - lo_x
-ells = tuple(ui.log_options(span / 500.0, span * 2.0, 20))
-with ui.busy("Computing the exact leave-one-out error CV(ℓ) over a range of lengthscales…"):
-    cv = ui.loo_curve(data, kernel, ells)
-    best = ui.loo_optimum(data, kernel)
-
-learned = float(result.lengthscales[0])
-start = float(result.trajectory[0, 0])
-if result.diverged:
-    st.warning(result.message, icon=":material/warning:")
-elif not span / 1e4 <= learned <= span * 1e3:
-    st.warning(
-        f"ℓ ran away to {learned:.3g} (the data span {span:.3g}): the learning rate {lr:g} is too high, so "
-        "Adam's steps on log ℓ overshoot into a region where the loss is flat (ℓ tiny: nearest neighbour; ℓ "
-        "huge: the mean) and the gradient cannot bring it back. Lower the learning rate.",
-        icon=":material/warning:",
+def kernel_box(label: str, key: str, container: object = None, help: str | None = None) -> str:
+    return ui.control(
+        "selectbox",
+        label,
+        key,
+        default=M.kernel,
+        options=kv.KERNELS,
+        format_func=lambda k: kv.get_kernel(k).label,
+        container=container,
+        help=help,
     )
-elif result.method == "search":
-    st.info(result.message, icon=":material/search:")
-elif result.message:
-    st.caption(result.message)
-ui.data_summary(data, training=True)
 
-m1, m2, m3, m4 = st.columns(4)
-m1.metric(
-    "Learned ℓ",
-    f"{learned:.4g}",
-    help=f"Started at ℓ = {start:.3g}. Blog-post convention: √2 ℓ = {learned * math.sqrt(2):.4g}.",
-)
-m2.metric("Exact leave-one-out optimum ℓ*", "none" if best is None else f"{best:.4g}")
-tail = result.losses[-25:] if result.losses.size else np.array([np.nan])
-m3.metric("Hold-out loss (last 25 steps)", f"{float(np.mean(tail)):.4g}")
-m4.metric("Steps run", f"{result.steps_run:,} / {steps:,}")
 
-with ui.busy("Predicting with the learned ℓ…"):
-    s = ui.predict(data, learned, kernel)
-curves = [
-    kf.Curve(
-        f"learned ℓ = {learned:.3g}",
-        s.mean,
-        kf.COLORS["fit"],
-        std=s.std,
-        band_name="estimated band m(x) ± 2s(x)",
+def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
+    return ui.control(
+        "slider", label, key, default=default, min_value=0, max_value=SEED_MAX, container=container, help=help
     )
-]
-if best is not None:
-    curves.append(
+
+
+def show_status(status: views.Status, prefix: str = "") -> None:
+    """A training run's status: a warning, an explanation (a search) or a quiet note."""
+    if status.level == "warning":
+        st.warning(prefix + status.message, icon=":material/warning:")
+    elif status.level == "info":
+        st.info(prefix + status.message, icon=":material/search:")
+    elif status.message:
+        st.caption(prefix + status.message)
+
+
+def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
+    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
+    lo_h, hi_h = kv.holdout_range(len(data.train))
+    c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
+    kernel = kernel_box("Kernel", "masked.kernel", c1)
+    holdout = ui.control(
+        "slider",
+        "Hold-out size",
+        "masked.holdout",
+        default=min(M.holdout, hi_h),
+        min_value=lo_h,
+        max_value=hi_h,
+        container=c2,
+        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out.",
+    )
+    steps = ui.control(
+        "slider",
+        "Training steps",
+        "masked.steps",
+        default=M.steps,
+        min_value=50,
+        max_value=kv.STEPS_MAX,
+        step=50,
+        container=c3,
+        help="The post trains 100 steps.",
+    )
+    lr = ui.control(
+        "select_slider",
+        "Learning rate",
+        "masked.lr",
+        default=M.learning_rate,
+        options=LEARNING_RATES,
+        container=c4,
+        help="Adam's step size on log ℓ (the post: 0.2). Very large values make training diverge.",
+    )
+    seed = seed_slider("Seed", "masked.seed", M.seed, c5, "Which random hold-out sets are drawn.")
+    return kernel, holdout, steps, lr, seed
+
+
+def masked_metrics(view: cache.MaskedView, steps: int) -> None:
+    """The learned ℓ, the exact optimum, the recent loss and the steps run."""
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(
+        "Learned ℓ",
+        f"{view.learned:.4g}",
+        help=f"Started at ℓ = {view.start:.3g}. The post's convention: √2 ℓ = {view.learned * SQRT2:.4g}.",
+    )
+    m2.metric("Exact leave-one-out optimum ℓ*", "none" if view.best is None else f"{view.best:.4g}")
+    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}")
+    m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
+
+
+def masked_fit(data: ui.Data, view: cache.MaskedView, kernel: str, steps: int) -> None:
+    """Status, readouts and the fit with the learned ℓ and the exact optimum."""
+    show_status(view.status)
+    ui.data_summary(data, training=True)
+    masked_metrics(view, steps)
+    curves = [
         kf.Curve(
-            f"leave-one-out optimum ℓ* = {best:.3g}",
-            ui.predict(data, best, kernel).mean,
-            kf.COLORS["optimum"],
-            dash="dash",
-            width=2.0,
+            f"learned ℓ = {view.learned:.3g}",
+            view.mean,
+            kf.COLORS["fit"],
+            std=view.std,
+            band_name="estimated band m(x) ± 2s(x)",
         )
-    )
-truth = data.truth()
-ui.show(
-    kf.fit_figure(
-        ds.x,
-        ds.y,
-        data.grid(),
-        curves,
-        truth=None if truth is None else truth[0],
-        title=f"Fit after {'search' if result.method == 'search' else 'training'} ({K.label} kernel)",
-        x_title=ds.x_label,
-        y_title=ds.y_label,
-    ),
-    key="masked.fit",
-    filename="kernelviz-masked-fit",
-)
-if not np.all(np.isfinite(s.mean)):
-    st.caption("Gaps: no training point within the kernel's window there, so the prediction is undefined.")
-
-left, right = st.columns(2)
-with left:
-    st.markdown("**Loss at every step**")
-    if result.losses.size:
-        ui.show(kf.loss_figure(result.losses), key="masked.loss", filename="kernelviz-masked-loss")
-        st.caption(
-            "Each step predicts a different random hold-out set, so the raw loss (light) jumps around; the "
-            "running mean (dark) shows the trend. Hold-out 1 is the noisiest: one point per step."
+    ]
+    if view.best_mean is not None:
+        curves.append(
+            kf.Curve(
+                f"leave-one-out optimum ℓ* = {view.best:.3g}",
+                view.best_mean,
+                kf.COLORS["optimum"],
+                dash="dash",
+                width=2.0,
+            )
         )
-    else:
-        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
-with right:
-    st.markdown("**Where training went on the leave-one-out curve**")
-    traj = result.trajectory[:, 0]
-    pick = np.unique(np.round(np.linspace(0, traj.shape[0] - 1, min(60, traj.shape[0]))).astype(int))
-    path = tuple(float(v) for v in traj[pick])
-    *path_cv, learned_cv = ui.loo_curve(data, kernel, (*path, learned))  # one compiled call
+    truth = data.truth()
+    done = "search" if view.fit.method == "search" else "training"
     ui.show(
-        kf.loo_figure(
-            np.asarray(ells),
-            cv,
-            optimum=best,
-            trajectory=np.asarray(path),
-            trajectory_cv=np.asarray(path_cv),
-            learned=learned,
-            learned_cv=learned_cv,
+        kf.fit_figure(
+            data.ds.x,
+            data.ds.y,
+            data.grid(),
+            curves,
+            truth=None if truth is None else truth[0],
+            title=f"Fit after {done} ({kv.get_kernel(kernel).label} kernel)",
+            x_title=data.ds.x_label,
+            y_title=data.ds.y_label,
         ),
-        key="masked.loo",
-        filename="kernelviz-loo-curve",
+        key="masked.fit",
+        filename="kernelviz-masked-fit",
     )
-    note = (
-        "The blue curve is the exact CV(ℓ); green dots are ℓ during training (darker = later), the "
-        "diamond is "
-        "where training ended and the star the exact optimum kv.loo_lengthscale."
-    )
-    if not np.all(np.isfinite(cv)):
-        note += (
-            f" The curve starts only where every point has another point within reach: for smaller ℓ the "
-            f"{K.label} kernel leaves some point with an empty window and CV(ℓ) is infinite."
-        )
-    st.caption(note)
+    st.caption(ui.prose(CH, "fit_caption"))
+    if cache.empty_share(data, view.learned, kernel) > 0:
+        st.caption(ui.prose(CH, "fit_gaps"))
+    ui.show_code(kv.fit, training.run)
 
 
-SEED_WORK_MAX = 80_000_000  # kernel evaluations allowed for one 8-seed run in the spread panel
+def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
+    """The loss at every step and training's path on the exact leave-one-out curve."""
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Loss at every step**")
+        if view.fit.losses.size:
+            ui.show(kf.loss_figure(view.fit.losses), key="masked.loss", filename="kernelviz-masked-loss")
+            st.caption(ui.prose(CH, "loss_caption"))
+        else:
+            st.info(ui.prose(CH, "no_loss"))
+    with right:
+        st.markdown("**Where training went on the leave-one-out curve**")
+        ui.show(cache.loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
+        gap = ui.prose(CH, "loo_gap", kernel=kv.get_kernel(kernel).label) if math.inf in view.cv else ""
+        st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
+        ui.show_code(kv.loo_curve, kv.loo_lengthscale, label="The code of the leave-one-out curve")
+
+
+def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
+    """The post's figure: one GaussianKernel trained per hold-out size 1, 10, n/2, 0.8 n."""
+    st.subheader("The blog post's four hold-out sizes")
+    sizes = cache.post_holdouts(len(data.train))
+    ui.say(CH, "post_intro", n=len(data.train), sizes=", ".join(map(str, sizes)))
+    with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({steps} steps each)…"):
+        panels = [cache.holdout_panel(data, kernel, k, steps, lr, seed) for k in sizes]
+    for p in panels:
+        if p.status.level == "warning":
+            show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
+    titles = [
+        f"hold-out {p.holdout}: ℓ = {p.lengthscale:.3g} · post's ℓ = {SQRT2 * p.lengthscale:.2f}"
+        for p in panels
+    ]
+    truth = data.truth()
+    ui.show(
+        kf.small_multiples_figure(
+            data.ds.x,
+            data.ds.y,
+            data.grid(),
+            list(zip(titles, [p.mean for p in panels], strict=True)),
+            truth=None if truth is None else truth[0],
+            x_title=data.ds.x_label,
+            y_title=data.ds.y_label,
+        ),
+        key="masked.post",
+        filename="kernelviz-masked-holdouts",
+    )
+    st.caption(ui.prose(CH, "post_caption"))
+    ui.show_code(kv.fit, training.holdout_split)
+    ui.say(CH, "caveats")
 
 
 @st.fragment
-def seed_spread() -> None:
-    """The spread of learned ℓ over seeds for the blog post's hold-out sizes (reruns on its own)."""
+def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
+    """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
     st.subheader("Why hold-out 1 is noisy")
+    ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
         "slider",
         "Seeds per hold-out size",
         "masked.nseeds",
-        default=8,
+        default=kv.SEEDS_MAX,
         min_value=2,
         max_value=kv.SEEDS_MAX,
         container=st.columns([1, 2])[0],
     )
-    seed_steps = min(steps, 300)
-    # the post's comparison: one point, ten points and half the data held out at every step
-    wanted = sorted({lo_h, min(10, hi_h), max(lo_h, min(hi_h, len(train) // 2))})
-    sizes, capped = [], []
-    for k in wanted:
-        # keep this optional panel live: shrink a hold-out size whose 8-seed run would be too much work
-        size = k
-        while size > 1 and ui.training_work(len(train), size, seed_steps, kv.SEEDS_MAX) > SEED_WORK_MAX:
-            size //= 2
-        if size != k:
-            capped.append(k)
-        if size not in sizes:
-            sizes.append(size)
-    groups = {}
-    with ui.busy(
-        f"Training {n_seeds} seeds × {seed_steps} steps for each hold-out size {', '.join(map(str, sizes))}…"
-    ):
-        for k in sizes:
-            runs = ui.fit_seeds(data, kernel, k, seed_steps, lr, tuple(range(n_seeds)))
-            groups[f"hold-out {k}"] = np.array([r.lengthscales[0] for r in runs])
-    ui.show(kf.seeds_figure(groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread")
-    st.caption(
-        "One dot per seed (same data, different random hold-out sets), for the hold-out sizes the blog post "
-        "compares: one point, ten points and half the data. With one held-out point per step each gradient "
-        "comes from a single prediction, so the learned ℓ depends a lot on which points happened to be "
-        "drawn; larger hold-out sets average over more points and agree more, but predict from fewer. "
-        f"Each run here takes {seed_steps} steps with the kernel and learning rate chosen above."
-        + (
-            f" Hold-out sizes {', '.join(map(str, capped))} were reduced to keep this panel quick on "
-            f"{len(train):,} training points."
-            if capped
-            else ""
+    with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
+        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds)
+    best = cache.loo_optimum(data, kernel)
+    ui.show(
+        kf.seeds_figure(spread.groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread"
+    )
+    sizes = ", ".join(map(str, spread.capped))
+    capped = ui.prose(CH, "seeds_capped", sizes=sizes, n=f"{len(data.train):,}") if spread.capped else ""
+    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped))
+    ui.show_code(kv.fit_seeds, label="The code of the seed spread")
+
+
+def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
+    """The d2l section's controls: whose data, whose training, the kernel, epochs and the seed of w₀."""
+    c1, c2, c3, c4 = st.columns([1.9, 1.2, 1.3, 1.1])
+    own = ui.control(
+        "toggle",
+        "Use the sidebar's data",
+        "masked.d2l_sidebar",
+        default=False,
+        container=c1,
+        help="Off: d2l's own data set (50 points, seed 0), as d2l trains on it.",
+    )
+    kotlin = ui.control(
+        "toggle",
+        "Kotlin/DJL port's training",
+        "masked.kotlin",
+        default=False,
+        container=c1,
+        help="Off: d2l's training. On: the port's (w = 1, SGD 3, batches of 10, "
+        "each point among its own keys).",
+    )
+    kernel = kernel_box(
+        "Kernel of the pooling",
+        "masked.d2l_kernel",
+        c2,
+        help="d2l's is the Gaussian; kernelviz adds the others (d2l's exercise 4).",
+    )
+    pdata = data if own else cache.d2l_source()
+    epochs = epochs_slider(pdata, kotlin, c3)
+    if kotlin:
+        return pdata, kernel, True, epochs, D2L.seed
+    seed = seed_slider(
+        "Seed of w₀",
+        "masked.d2l_seed",
+        D2L.seed,
+        c4,
+        "d2l draws w₀ uniformly from [0, 1); this seed picks it.",
+    )
+    return pdata, kernel, False, epochs, seed
+
+
+def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
+    """Epochs of d2l's training (5 by default) or of the Kotlin port's (10; at most 2,000 batches)."""
+    if kotlin:
+        most = min(EPOCHS_MAX, kv.STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
+        key, default, say = "masked.kotlin_epochs", min(KT.epochs, most), "The port trains 10 epochs."
+    else:
+        most, key, default, say = EPOCHS_MAX, "masked.d2l_epochs", D2L.steps, "d2l trains 5 epochs."
+    return ui.control(
+        "slider", "Epochs", key, default=default, min_value=1, max_value=most, container=container, help=say
+    )
+
+
+def epoch_loss_figure(losses: object, y_title: str) -> go.Figure:
+    trace = kf.line_trace(range(1, len(losses) + 1), losses, "loss", kf.COLORS["loss"]).update(
+        mode="lines+markers", hovertemplate="epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
+    )
+    return kf.style(go.Figure(trace), x_title="epoch", y_title=y_title, height=340, showlegend=False)
+
+
+@st.fragment
+def d2l_section(data: ui.Data) -> None:
+    """d2l's parametric attention pooling as d2l (or the Kotlin port) trains it, drawn as d2l draws it."""
+    st.subheader("d2l's parametric attention pooling: w = 1/ℓ")
+    ui.say(CH, "d2l_intro")
+    st.latex(ui.prose(CH, "d2l_formula"))
+    pdata, kernel, kotlin, epochs, seed = d2l_controls(data)
+    with ui.busy(f"Training w for {epochs} epochs of SGD…"):
+        view = cache.parametric_view(pdata, kernel, kotlin, epochs, seed)
+    ui.say(CH, "kotlin_runs" if kotlin else "d2l_runs", epochs=epochs, seed=seed, w0=f"{view.w_path[0]:.3g}")
+    show_status(view.status)
+    ui.data_summary(pdata, training=True)
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(
+        f"Learned w after {epochs} epochs", f"{view.w:.4g}", help=f"Started at w₀ = {view.w_path[0]:.3g}."
+    )
+    m2.metric("ℓ = 1/w", f"{1.0 / view.w:.4g}")
+    m3.metric(
+        "Optimum w* = 1/ℓ*",
+        "none" if view.w_star is None else f"{view.w_star:.4g}",
+        help="kernelviz adds it: the w whose leave-one-out error is least (1/kv.loo_lengthscale).",
+    )
+    m4.metric(
+        "Weight on its own pair",
+        f"{view.self_weight:.0%}",
+        help="The weight a training point gives its own pair (mean over the training points), with the "
+        "learned w.",
+    )
+    d2l_figures(pdata, view, kotlin, epochs)
+
+
+def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs: int) -> None:
+    """d2l's three pictures: the loss per epoch, the fits, the attention weights before and after."""
+    ds = pdata.ds
+    left, right = st.columns([2, 3])
+    y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
+    with left:
+        ui.show(
+            epoch_loss_figure(view.epoch_losses, y_title),
+            key="masked.d2l_loss",
+            filename="kernelviz-d2l-loss",
         )
+        shown = [f"{w:.4g}" for w in view.w_epochs]
+        if len(shown) > EPOCHS_SHOWN:
+            shown = [*shown[: EPOCHS_SHOWN - 1], "…", shown[-1]]
+        st.caption(ui.prose(CH, "d2l_loss_caption", ws=" → ".join(shown)))
+    with right:
+        curves = [
+            kf.Curve(f"parametric, learned w = {view.w:.3g}", view.learned, kf.COLORS["fit"]),
+            kf.Curve("nonparametric, w = 1", view.fixed, kf.COLORS["average"], dash="dash"),
+        ]
+        ui.show(
+            kf.fit_figure(
+                view.x, view.y, view.queries, curves, truth=view.truth, x_title=ds.x_label, y_title=ds.y_label
+            ),
+            key="masked.d2l_fit",
+            filename="kernelviz-d2l-fit",
+        )
+        st.caption(ui.prose(CH, "d2l_fit_caption"))
+    heat = view.heatmap
+    ui.show(
+        kf.heatmap_pair_figure(
+            heat.weights[0],
+            heat.weights[1],
+            heat.queries,
+            heat.keys,
+            ("w = 1 (nonparametric)", f"learned w = {view.w:.3g}"),
+        ),
+        key="masked.d2l_heatmaps",
+        filename="kernelviz-d2l-heatmaps",
     )
+    st.caption(ui.prose(CH, "d2l_heat_caption"))
+    if kotlin:
+        ui.say(CH, "kotlin_why")
+        ui.say(CH, "kotlin_here", epochs=epochs, w=f"{view.w:.3g}", own=f"{view.self_weight:.0%}")
+    ui.show_code(kv.fit_parametric, parametric.parametric_loss)
 
 
-seed_spread()
-
-st.subheader("Attention weights before and after training")
-with ui.busy("Computing attention weights at the initial and the learned ℓ…"):
-    before = ui.heatmap_weights(data, start, kernel)
-    after = ui.heatmap_weights(data, learned, kernel)
-ui.show(
-    kf.heatmap_pair_figure(
-        before.weights,
-        after.weights,
-        before.queries,
-        before.keys,
-        (f"before: ℓ = {start:.3g}", f"after: ℓ = {learned:.3g}"),
-    ),
-    key="masked.heatmaps",
-    filename="kernelviz-heatmap-before-after",
-)
-if learned < start:
-    change = (
-        "Training shrank ℓ, so each query concentrates its weight on fewer, closer keys: the bright region "
-        "becomes a sharper diagonal, as d2l observes."
-    )
-else:
-    change = "Here training widened ℓ, so each query spreads its weight over more keys."
-st.caption(f"Same colour scale on both sides. {change} {after.note}")
-
-st.subheader("d2l's parametric view: w = 1/ℓ")
-st.latex(
-    r"\begin{gathered}f(x) = \sum_{i=1}^n \operatorname{softmax}_i\!\Bigl(-\tfrac12\bigl((x - x_i)\,w\bigr)^2"
-    r"\Bigr)\, y_i,\\ w = 1/\ell\end{gathered}"
-)
-with ui.busy(f"Training d2l's w by full-batch leave-one-out ({steps} Adam steps from w = 1)…"):
-    par = ui.fit_parametric(data, kernel, steps, 0.1)
-ell_par = float(par.lengthscales[0])
-p1, p2, p3 = st.columns(3)
-p1.metric("Learned w", f"{1.0 / ell_par:.4g}")
-p2.metric("ℓ = 1/w", f"{ell_par:.4g}")
-p3.metric("Leave-one-out loss", f"{float(par.losses[-1]):.4g}" if par.losses.size else "—")
-if par.message:
-    (st.warning if par.diverged else st.info)(par.message)
-st.markdown(
-    "d2l trains the same model with every point predicted from all the others at every step (no randomness), "
-    f"starting from w = 1 (ℓ = 1), with Adam at learning rate 0.1 for the same {steps} steps. Its ℓ = 1/w = "
-    f"{ell_par:.3g} heads for the exact leave-one-out optimum ℓ* = "
-    + ("(none)" if best is None else f"{best:.3g}")
-    + " (more steps get closer). A large w (small ℓ) is why its trained heatmap looks sharper than the "
-    "untrained one."
-)
-
-ui.try_this(
-    [
-        "Set the hold-out size to 1, then to half the points, and press through a few seeds: which learned ℓ "
-        "moves more from seed to seed? Compare both with the star (the exact optimum).",
-        "Raise the learning rate until training diverges. What does the loss curve do just before, and why "
-        "does Adam on log ℓ survive much larger rates than you might expect?",
-        "Choose the boxcar kernel: its loss is flat almost everywhere, so gradients are useless and ℓ is "
-        "found by "
-        "search. What value of w does d2l's parametric pooling learn (its exercise 2), and why is the "
-        "trained "
-        "heatmap sharper?",
-    ]
-)
+data = ui.current_data()
+ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
+st.latex(ui.prose(CH, "formula"))
+kernel, holdout, steps, lr, seed = controls(data)
+K = kv.get_kernel(kernel)
+with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {K.label} kernel…"):
+    view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
+scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
+ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
+masked_fit(data, view, kernel, steps)
+loss_and_loo(view, kernel)
+post_figure(data, kernel, steps, lr, seed)
+seed_spread(data, kernel, steps, lr)
+d2l_section(data)
+ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])

@@ -190,6 +190,7 @@ def test_every_figure_has_axis_titles_and_png_download():
 KR_CONTROLS = ["kr.kernel", "kr.lengthscale", "kr.true_band", "kr.fit_band", "kr.baselines", "kr.k"]
 MASKED_CONTROLS = [
     "masked.kernel", "masked.holdout", "masked.steps", "masked.lr", "masked.seed", "masked.nseeds",
+    "masked.d2l_sidebar", "masked.kotlin", "masked.d2l_kernel", "masked.d2l_epochs", "masked.d2l_seed",
 ]
 DATA_CONTROLS = ["data.n", "data.seed"]
 
@@ -282,6 +283,9 @@ def test_moving_the_holdout_retrains():
     after = charts(at)
     for key in ("masked.fit", "masked.loss", "masked.loo"):
         assert before[key] != after[key], f"{key} did not change with the hold-out size"
+    # the post's four panels have hold-out sizes of their own; d2l's section has no hold-out
+    for key in ("masked.post", "masked.d2l_fit"):
+        assert before[key] == after[key], f"{key} changed with the hold-out size"
 
 
 def test_compact_kernel_at_small_lengthscale_explains_its_gaps():
@@ -312,6 +316,87 @@ def test_runaway_lengthscale_is_explained():
 def test_boxcar_training_says_it_searches():
     at = start(MASKED, {"masked.kernel": "boxcar"})
     assert any("search" in i.value for i in at.info)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What runs is what the sources run
+# ---------------------------------------------------------------------------------------------------------
+
+SQRT2 = math.sqrt(2.0)
+
+
+def metric(at: AppTest, label_start: str) -> float:
+    """The number a metric whose label starts with ``label_start`` shows."""
+    found = [m.value for m in at.metric if m.label.startswith(label_start)]
+    assert len(found) == 1, [m.label for m in at.metric]
+    return float(found[0].rstrip("%"))
+
+
+def trace(spec: dict, name_start: str) -> dict:
+    return next(t for t in spec["data"] if (t.get("name") or "").startswith(name_start))
+
+
+def titles(spec: dict) -> list[str]:
+    return [a["text"] for a in spec["layout"].get("annotations", [])]
+
+
+def page_text(at: AppTest) -> str:
+    return "\n".join(m.value for m in (*at.markdown, *at.caption))
+
+
+@pytest.mark.parametrize("source", ["blog", "d2l"])
+def test_kernel_regression_starts_at_the_posts_lengthscale(source):
+    at = start(KR, {"data.source": source})
+    ds = kv.make_dataset(source)
+    span = float(np.ptp(ds.x))
+    post = 0.25 / SQRT2 * span / 6.0  # ℓ_post = 0.25 in our convention, scaled from the post's span 6
+    ell = at.select_slider(key="kr.lengthscale").value
+    assert ell == pytest.approx(post, rel=0.1)  # the nearest of the slider's 12-per-decade values
+    assert abs(math.log(ell / post)) <= min(abs(math.log(o / post)) for o in ui.lengthscale_options(span))
+    fits = charts(at)
+    line = values(trace(fits["kr.fit"], "kernel regression")["y"])
+    want = kv.nadaraya_watson(ds.grid(ui.GRID_POINTS), ds.x, ds.y, ell, with_weights=False).mean
+    np.testing.assert_allclose(line, want, rtol=1e-6)
+    # the post's four panels, with the post's ℓ and ours in each title
+    panels = fits["kr.multiples"]
+    expected = [f"post ℓ = {p:g} → our ℓ = {p / SQRT2 * span / 6.0:.3g}" for p in (3.0, 0.5, 0.25, 0.05)]
+    assert titles(panels) == expected
+    fit_lines = [values(t["y"]) for t in panels["data"] if t["name"] == "fit m(x)"]
+    for p, got in zip((3.0, 0.5, 0.25, 0.05), fit_lines, strict=True):
+        want = kv.nadaraya_watson(ds.grid(ui.GRID_POINTS), ds.x, ds.y, p / SQRT2 * span / 6.0).mean
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_masked_training_is_the_posts_gaussian_kernel():
+    at = start(MASKED)
+    controls = [at.slider(key=k).value for k in ("masked.holdout", "masked.steps", "masked.seed")]
+    assert controls == [10, 100, 0] and at.select_slider(key="masked.lr").value == pytest.approx(0.2)
+    ds = kv.blog_data()
+    fit = kv.fit(ds.x, ds.y, heads=1, holdout=10, steps=100, learning_rate=0.2, seed=0)
+    assert fit.mixing.tolist() == [1.0] and fit.trajectory[0, 0] * SQRT2 == pytest.approx(1.0)
+    assert metric(at, "Learned ℓ") == pytest.approx(fit.lengthscales[0], rel=1e-3)
+    assert "100 / 100" in [m.value for m in at.metric if m.label == "Steps run"]
+    # the post's figure: hold-out 1, 10, n/2 and 0.8 n, each trained with the page's steps, rate and seed
+    panels = titles(charts(at)["masked.post"])
+    assert [t.split(":")[0] for t in panels] == ["hold-out 1", "hold-out 10", "hold-out 75", "hold-out 120"]
+    for title, k in zip(panels, (1, 10, 75, 120), strict=True):
+        ell = kv.fit(ds.x, ds.y, heads=1, holdout=k, steps=100, learning_rate=0.2, seed=0).lengthscales[0]
+        assert f"ℓ = {ell:.3g} · post's ℓ = {SQRT2 * ell:.2f}" in title
+    text = page_text(at)
+    for words in ("heteroskedastic", "independent given the observed data", "BERT", "XLNet"):
+        assert words in text, words
+    assert "**kernelviz adds** this panel" in text  # the seed spread is not the post's
+
+
+def test_home_previews_are_the_chapters_opening_views():
+    home = charts(start())
+    at = start(KR)
+    line = values(trace(charts(at)["kr.fit"], "kernel regression")["y"])
+    np.testing.assert_allclose(values(trace(home["home.preview.1_kernel_regression"], "fit")["y"]), line)
+    at = start(MASKED)
+    learned = metric(at, "Learned ℓ")
+    marker = trace(home["home.preview.2_masked_training"], "learned")
+    assert values(marker["x"])[0] == pytest.approx(learned, rel=1e-3)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -422,18 +507,21 @@ def test_apply_upload_keeps_previous_data_on_error():
     assert str(err.value) in message
 
 
-def test_upload_through_the_sidebar_then_a_bad_file_keeps_the_data():
-    at = start(KR)
-    at.file_uploader(key="data.upload").upload("good.csv", GOOD_CSV, "text/csv")
+def upload(at: AppTest, name: str, content: bytes) -> None:
+    """Upload ``content`` as ``name`` through the sidebar and run."""
+    at.file_uploader(key="data.upload").upload(name, content, "text/csv")
     at.run()
     ok(at)
+
+
+def test_upload_through_the_sidebar_then_a_bad_file_keeps_the_data():
+    at = start(KR)
+    upload(at, "good.csv", GOOD_CSV)
     assert at.selectbox(key="data.source").value == "csv"
     fit = charts(at)["kr.fit"]
     assert fit["layout"]["xaxis"]["title"]["text"] == "time"
     assert not at.error
-    at.file_uploader(key="data.upload").upload("broken.csv", BAD_CSV, "text/csv")
-    at.run()
-    ok(at)
+    upload(at, "broken.csv", BAD_CSV)
     assert at.error and "broken.csv" in at.error[0].value.replace("\\", "")  # shown Markdown-escaped
     assert at.selectbox(key="data.source").value == "csv"
     assert charts(at)["kr.fit"]["layout"]["xaxis"]["title"]["text"] == "time"
@@ -448,9 +536,7 @@ def test_upload_through_the_sidebar_then_a_bad_file_keeps_the_data():
 
 def test_wide_csv_offers_column_choice():
     at = start(KR)
-    at.file_uploader(key="data.upload").upload("wide.csv", WIDE_CSV, "text/csv")
-    at.run()
-    ok(at)
+    upload(at, "wide.csv", WIDE_CSV)
     assert at.selectbox(key="data.xcol").value == "a"
     ycol = at.selectbox(key="data.ycol")
     assert "a" not in ycol.options
