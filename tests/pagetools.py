@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 
 import numpy as np
+import pytest
+from test_app import charts as _charts
 from test_app import widget
 
 import kernelviz as kv
@@ -59,3 +61,51 @@ def heatmap_panels(spec: dict) -> int:
 
 def names(spec: dict) -> list[str]:
     return [t.get("name") for t in spec["data"]]
+
+
+def dataframe_with(at, column: str):
+    """The (first) table of the page that has ``column``, as a pandas DataFrame."""
+    for d in at.dataframe:
+        if column in d.value.columns:
+            return d.value
+    tables = [list(d.value.columns) for d in at.dataframe]
+    raise AssertionError(f"no table with a column {column!r}: {tables}")
+
+
+def panel_titles(spec: dict) -> list[str]:
+    """The subplot titles of a small-multiples figure (its annotations), in order."""
+    return [a["text"] for a in spec["layout"].get("annotations", [])]
+
+
+def traces_named(spec: dict, name: str) -> list[dict]:
+    """Every trace of ``spec`` called ``name``, in order."""
+    return [t for t in spec["data"] if t.get("name") == name]
+
+
+def assert_heatmap_subsample(at, key: str, limit: int, n: int) -> None:
+    """The heatmaps of chart ``key`` show at most ``limit`` keys, and a caption says they are a subsample
+    of the ``n`` points."""
+    heat = next(c for k, c in _charts(at).items() if k == key)
+    keys = array(next(t for t in heat["data"] if t["type"] == "heatmap")["x"])
+    assert keys.size <= limit
+    assert any("subsample" in c.value and f"{n:,}" in c.value for c in at.caption)
+
+
+def assert_controls(at, expected: dict[str, object]) -> None:
+    """Each control in ``expected`` shows that value (numbers compared with ``pytest.approx``)."""
+    for key, value in expected.items():
+        want = pytest.approx(value) if isinstance(value, float) else value
+        assert control(at, key)[1].value == want, key
+
+
+def repaint(at, key: str, value: object, changed: tuple[str, ...]) -> dict[str, dict]:
+    """Set control ``key`` to ``value`` and rerun; every chart in ``changed`` must differ from before.
+    Returns the charts after the rerun."""
+    before = _charts(at)
+    control(at, key)[1].set_value(value)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = _charts(at)
+    for k in changed:
+        assert after[k] != before[k], k
+    return after

@@ -1,19 +1,36 @@
-"""Chapter 3's page (multi-head kernel regression) under AppTest: defaults, every control at its minimum
-and at its maximum, moving the heads and hold-out controls repaints, URL parameters set the controls."""
+"""Chapter 3's page (multi-head kernel regression) under AppTest: defaults, the blog post's four panels and
+its printed numbers beside ours, every control at its minimum and at its maximum, moving the heads and
+hold-out controls repaints, URL parameters set the controls."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
-from pagetools import array, control, heatmap_panels, names, set_all
+from pagetools import (
+    array,
+    assert_controls,
+    assert_heatmap_subsample,
+    control,
+    dataframe_with,
+    heatmap_panels,
+    names,
+    panel_titles,
+    repaint,
+    set_all,
+    traces_named,
+)
 from test_app import charts, ok, start
 
 import kernelviz as kv
+from kernelviz import defaults
 
 MH = "pages/3_multihead.py"
-MH_CHARTS = {"mh.fit", "mh.mixing", "mh.heatmaps", "mh.loss"}
+MH_CHARTS = {"mh.panels", "mh.fit", "mh.mixing", "mh.heatmaps", "mh.loss"}
+FIT = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
+OURS = "ℓₕ (this app)"  # the own model's table
 
 
 def test_multihead_page_tells_the_story():
@@ -30,28 +47,25 @@ def test_multihead_page_tells_the_story():
     heads = at.slider(key="mh.heads").value
     assert heatmap_panels(figs["mh.heatmaps"]) == heads
     assert len([n for n in names(figs["mh.fit"]) if n and n.startswith("head ")]) == heads
-    table = at.dataframe[0].value
+    table = dataframe_with(at, OURS)
     assert len(table) == heads
     ours, post = table.iloc[:, 1].to_numpy(float), table.iloc[:, 2].to_numpy(float)
     np.testing.assert_allclose(post, ours * math.sqrt(2.0), rtol=1e-3, atol=1e-4)
     text = " ".join(m.value for m in at.markdown)
     assert "not constrained" in text and "√2" in text
+    assert "JAX" in text and "2024" in text and "in kind" in text
+    # what the post does not draw is marked as kernelviz's: the band, the mixing chart, heatmaps, loss
+    assert "kernelviz adds it" in text and "kernelviz's own from here on" in text
+    own = [c.value for c in at.caption if c.value.startswith("kernelviz's own")]
+    assert len(own) == 3
+    assert [any(word in c for c in own) for word in ("bar per head", "colour scale", "loss")] == [True] * 3
 
 
 def test_multihead_heads_and_holdout_repaint():
     at = start(MH)
-    before = charts(at)
-    at.slider(key="mh.heads").set_value(2).run()
-    ok(at)
-    after = charts(at)
+    after = repaint(at, "mh.heads", 2, ("mh.fit", "mh.heatmaps", "mh.mixing"))
     assert heatmap_panels(after["mh.heatmaps"]) == 2
-    for key in ("mh.fit", "mh.heatmaps", "mh.mixing"):
-        assert after[key] != before[key], key
-    at.slider(key="mh.holdout").set_value(20).run()
-    ok(at)
-    moved = charts(at)
-    for key in ("mh.fit", "mh.loss"):
-        assert moved[key] != after[key], key
+    repaint(at, "mh.holdout", 20, ("mh.fit", "mh.loss"))
 
 
 def test_multihead_controls_at_extremes():
@@ -82,12 +96,8 @@ def test_multihead_runaway_training_warns_and_still_draws():
 def test_multihead_query_params_set_the_controls():
     at = start(MH, {"mh.heads": "3", "mh.kernel": "laplace", "mh.holdout": "5", "mh.steps": "300",
                     "mh.lr": "0.03", "mh.seed": "7"})
-    assert at.slider(key="mh.heads").value == 3
-    assert at.selectbox(key="mh.kernel").value == "laplace"
-    assert at.slider(key="mh.holdout").value == 5
-    assert at.slider(key="mh.steps").value == 300
-    assert at.select_slider(key="mh.lr").value == pytest.approx(0.03)
-    assert at.slider(key="mh.seed").value == 7
+    assert_controls(at, {"mh.heads": 3, "mh.kernel": "laplace", "mh.holdout": 5, "mh.steps": 300,
+                         "mh.lr": 0.03, "mh.seed": 7})
     assert heatmap_panels(charts(at)["mh.heatmaps"]) == 3
 
 
@@ -95,9 +105,86 @@ def test_large_data_subsample_the_heatmaps_and_say_so():
     page = MH
     at = start(page, {"data.n": "2000", "mh.heads": "2", "attn.heads": "2", "mh.steps": "200",
                       "attn.steps": "200"})
-    figs = charts(at)
-    assert figs
-    heat = figs["mh.heatmaps"]
-    keys = array(next(t for t in heat["data"] if t["type"] == "heatmap")["x"])
-    assert keys.size <= 1500
-    assert any("subsample" in c.value and "2,000" in c.value for c in at.caption)
+    assert_heatmap_subsample(at, "mh.heatmaps", defaults.HEATMAP_KEYS, 2000)
+    panels = charts(at)["mh.panels"]  # the post's panels draw the training points only, and say so
+    assert array(traces_named(panels, "data (xᵢ, yᵢ)")[0]["x"]).size == kv.TRAIN_MAX_POINTS
+    shown = f"{kv.TRAIN_MAX_POINTS:,} training points"
+    assert any(shown in c.value and "2,000" in c.value for c in at.caption)
+
+
+def _post_block(table, heads: int):
+    block = table[table["H"] == heads]
+    assert list(block["head"]) == list(range(1, heads + 1))
+    return block
+
+
+def test_post_panels_are_trained_live_and_drawn_on_the_grid():
+    at = start(MH)
+    spec = charts(at)["mh.panels"]
+    panels = defaults.MULTIHEAD.panels
+    assert panel_titles(spec) == [f"Heads = {h}" for h in panels]
+    fits = traces_named(spec, FIT)
+    assert len(fits) == len(panels)
+    table = dataframe_with(at, "post's ℓ_post (printed)")
+    ds = kv.make_dataset("blog", n=150, seed=2024)
+    grid = ds.grid(defaults.GRID_POINTS)
+    for h, trace in zip(panels, fits, strict=True):
+        x, f = array(trace["x"]), array(trace["y"])
+        np.testing.assert_allclose(x, grid)  # the 256-point grid, nothing finer
+        # the panel is the post's MultiheadGaussianKernel with H heads, hold-out 1, 1,000 steps, live
+        want = kv.fit(ds.x, ds.y, heads=h, holdout=1, steps=1000, learning_rate=0.2, seed=0, multihead=True)
+        np.testing.assert_allclose(f, kv.predict_heads(grid, ds.x, ds.y, want.lengthscales, want.mixing).mean,
+                                   rtol=1e-6, atol=1e-9)
+        block = _post_block(table, h)
+        np.testing.assert_allclose(block["ℓₕ here"], want.lengthscales, rtol=1e-3)
+        np.testing.assert_allclose(block["uₕ here"], want.mixing, rtol=1e-2, atol=1e-3)
+    assert len(traces_named(spec, "true mean f(x)")) == len(panels)
+    data_traces = traces_named(spec, "data (xᵢ, yᵢ)")
+    assert len(data_traces) == len(panels) and array(data_traces[0]["x"]).size == 150
+    assert len(json.dumps(spec)) < 150_000  # four panels of 256 grid points and the data stay light
+
+
+def test_post_table_starts_at_linspace_and_quotes_the_post_converted():
+    at = start(MH)
+    table = dataframe_with(at, "post's ℓ_post (printed)")
+    mh = defaults.MULTIHEAD
+    assert len(table) == sum(mh.panels)
+    for h, post_u, post_ell in zip(mh.panels, mh.post_mixing, mh.post_lengthscales, strict=True):
+        block = _post_block(table, h)
+        # every H, also H = 1, starts where the post's MultiheadGaussianKernel does: linspace(0.1, 3, H)/√2
+        np.testing.assert_allclose(block["start ℓₕ"], np.linspace(0.1, 3.0, h) / math.sqrt(2.0), rtol=1e-3)
+        np.testing.assert_allclose(block["post's ℓ_post (printed)"], post_ell)
+        np.testing.assert_allclose(block["post's ℓ_post/√2"], np.array(post_ell) / math.sqrt(2.0),
+                                   rtol=1e-3)
+        np.testing.assert_allclose(block["post's uₕ (printed)"], post_u)
+        np.testing.assert_allclose(block["√2 ℓₕ here (post's ℓ)"], block["ℓₕ here"] * math.sqrt(2.0),
+                                   rtol=1e-3)
+    h8 = _post_block(table, 8)
+    assert h8["post's ℓ_post (printed)"].iloc[4] == 210.44
+    assert h8["post's ℓ_post/√2"].iloc[4] == pytest.approx(148.8, abs=0.05)
+    text = " ".join(m.value for m in at.markdown)
+    sums = " · ".join(f"{sum(u):.2f}" for u in mh.post_mixing)
+    assert f"in the post it was {sums}" in text
+
+
+def test_own_model_with_one_head_is_the_multihead_kernel():
+    at = start(MH, {"mh.heads": "1"})
+    table = dataframe_with(at, OURS)
+    assert table["start ℓₕ"].iloc[0] == pytest.approx(0.1 / math.sqrt(2.0), rel=1e-3)
+    assert table["mixing weight uₕ"].iloc[0] != 1.0  # u₁ trains from 1/H = 1
+    want = kv.fit(*(lambda d: (d.x, d.y))(kv.make_dataset("blog", n=150, seed=2024)), heads=1, holdout=1,
+                  steps=1000, learning_rate=0.2, seed=0, multihead=True)
+    assert table[OURS].iloc[0] == pytest.approx(want.lengthscales[0], rel=1e-3)
+    assert table["mixing weight uₕ"].iloc[0] == pytest.approx(want.mixing[0], rel=1e-3)
+
+
+def test_post_panels_follow_seed_but_not_the_own_models_sliders():
+    at = start(MH)
+    before = charts(at)["mh.panels"]
+    at.slider(key="mh.heads").set_value(3).run()
+    at.slider(key="mh.steps").set_value(200).run()
+    ok(at)
+    assert charts(at)["mh.panels"] == before
+    at.slider(key="mh.seed").set_value(5).run()
+    ok(at)
+    assert charts(at)["mh.panels"] != before
