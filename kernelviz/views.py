@@ -15,8 +15,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelviz import defaults
-from kernelviz.attention import AttentionFit, attention_kernel, attention_predict, dot_product_attention
-from kernelviz.attention import gaussian_attention_params as _gaussian_maps
+from kernelviz.attention import (
+    AttentionFit,
+    attention_kernel,
+    attention_predict,
+    attention_values,
+    gaussian_layer,
+    tokens,
+)
 from kernelviz.data import Dataset, subsample
 from kernelviz.figures import thin_heatmap
 from kernelviz.heads import FitResult
@@ -102,68 +108,86 @@ def heads_view(ds: Dataset, lengthscales: tuple[float, ...], mixing: tuple[float
 
 @dataclass(frozen=True)
 class GaussianCheck:
-    """Gaussian Nadaraya–Watson and its attention form on the same keys: both weight matrices as one
-    heatmap (2, rows, cols), the largest differences of the weights and of the fits, and the maps."""
+    """Gaussian Nadaraya–Watson and the attention layer that is it, on the same keys: both weight matrices
+    as one heatmap (2, rows, cols), the largest differences of the weights and of the fits, the layer's
+    maps W_q, W_k (3 × 2) and W_v (4 × 1), and its token frame x̃ = (x − ``center``)/``scale``."""
 
     heatmap: Heatmap
     weight_diff: float
     mean_diff: float
     w_q: np.ndarray
     w_k: np.ndarray
+    w_v: np.ndarray
+    center: float
     scale: float
 
 
 def gaussian_check(ds: Dataset, lengthscale: float) -> GaussianCheck:
-    """Chapter 4's check: the Gaussian smoother is dot-product attention with ``gaussian_attention_params``.
-
-    Tokens are standardised by the keys' mean and standard deviation (any centre and scale give the same
-    weights; standardising keeps the numbers moderate).
-    """
+    """Chapter 4's check: one attention head with ``gaussian_attention_params`` and W_v = e_y (the layer
+    ``gaussian_layer`` builds) gives the Gaussian smoother's weights and fit, through the layer's own code."""
     keys, note = heatmap_keys(ds, ATTENTION_KEYS)
     grid = ds.grid(defaults.GRID_POINTS)
-    center, scale = float(np.mean(keys.x)), float(np.std(keys.x))
-    g = _gaussian_maps(lengthscale, scale)
-    att = dot_product_attention(grid, keys.x, keys.y, g.w_q, g.w_k, g.score_scale, center=center, scale=scale)
+    layer = gaussian_layer([lengthscale], [1.0], keys.x, keys.y)
+    att = attention_predict(layer, grid, keys.x, keys.y)
     nw = nadaraya_watson(grid, keys.x, keys.y, lengthscale, "gaussian", with_weights=True)
-    both = np.stack([nw.weights, att.weights])
     return GaussianCheck(
-        heatmap=_heatmap(both, grid, keys.x, note, PAIR_CELLS),
-        weight_diff=float(np.max(np.abs(nw.weights - att.weights))),
+        heatmap=_heatmap(np.stack([nw.weights, att.weights[0]]), grid, keys.x, note, PAIR_CELLS),
+        weight_diff=float(np.max(np.abs(nw.weights - att.weights[0]))),
         mean_diff=float(np.max(np.abs(nw.mean - att.mean))),
-        w_q=g.w_q, w_k=g.w_k, scale=scale,
+        w_q=layer.w_q[0], w_k=layer.w_k[0], w_v=layer.w_v[0], center=layer.center, scale=layer.scale,
     )
 
 
 @dataclass(frozen=True)
 class AttentionView:
-    """A trained attention layer on the page's grid: the output ``mean`` and ``std``, each head's output,
-    the heads' weights of grid queries (``cross``) and of the data themselves (``self_``), and the
-    learned scores s_h(x, x′) on ``kgrid``."""
+    """A trained attention layer on the page's grid: the output ``mean`` and ``std`` and each head's part
+    head_h(x) U_h of it (``head_outputs``, (H, g)); the heads' weights of grid queries (``cross``) and of the
+    points themselves (``self_``); the learned kernels log K_h(x, x′) on ``kgrid`` (``attention_kernel``)
+    and their asymmetry max |log K_h(x, x′) − log K_h(x′, x)| (``asymmetry``, (H,)); the weight
+    (W_v^h U_h)_y each head gives its average of y (``y_weights``, chapter 3's u_h for Gaussian heads);
+    where each head looks from the points, mean |Σ_i w_hi x_i − x| (``offsets``) and mean weighted spread
+    (``widths``), in units of the data's span; and self-attention as a map of the sequence ``seq_x``: the
+    input tokens (n, 4), every head's values t_i W_v^h and outputs x′_hi (H, n, d_v), in token units."""
 
     grid: np.ndarray
     mean: np.ndarray
     std: np.ndarray
-    head_means: np.ndarray
+    head_outputs: np.ndarray
     cross: Heatmap
     self_: Heatmap
     kgrid: np.ndarray
-    scores: np.ndarray
+    log_kernel: np.ndarray
+    asymmetry: np.ndarray
+    y_weights: np.ndarray
+    offsets: np.ndarray
+    widths: np.ndarray
+    seq_x: np.ndarray
+    seq_tokens: np.ndarray
+    seq_values: np.ndarray
+    seq_outputs: np.ndarray
 
 
 def attention_view(ds: Dataset, fit: AttentionFit) -> AttentionView:
-    """Chapter 4: everything the page draws from one trained layer."""
+    """Chapter 4: everything the page draws from one trained layer (heatmaps thinned, in float32)."""
     grid = ds.grid(defaults.GRID_POINTS)
     keys, note = heatmap_keys(ds, ATTENTION_KEYS)
     full = attention_predict(fit, grid, ds.x, ds.y, with_weights=keys is ds)
     cross = full.weights if keys is ds else attention_predict(fit, grid, keys.x, keys.y).weights
-    own = attention_predict(fit, keys.x, keys.x, keys.y).weights
+    own = attention_predict(fit, keys.x, keys.x, keys.y)  # self-attention: queries are the points
+    span = float(np.ptp(keys.x))
     lo, hi = ds.domain
     kgrid = np.linspace(lo, hi, defaults.KERNEL_GRID_POINTS)
+    log_k = attention_kernel(fit, kgrid)
     return AttentionView(
-        grid, full.mean, full.std, full.head_means,
-        cross=Heatmap(grid, np.asarray(keys.x), cross.astype(np.float32), note),
-        self_=Heatmap(np.asarray(keys.x), np.asarray(keys.x), own.astype(np.float32), note),
-        kgrid=kgrid, scores=attention_kernel(fit, kgrid, "scores"),
+        grid, full.mean, full.std, full.head_outputs,
+        cross=_heatmap(cross, grid, keys.x, note, PAIR_CELLS),
+        self_=_heatmap(own.weights, keys.x, keys.x, note, (PAIR_CELLS[1], PAIR_CELLS[1])),
+        kgrid=kgrid, log_kernel=log_k.astype(np.float32), y_weights=fit.readout[:, 3],
+        asymmetry=np.max(np.abs(log_k - log_k.transpose(0, 2, 1)), axis=(1, 2)),
+        offsets=np.mean(np.abs(own.centres - keys.x), axis=1) / span,
+        widths=np.mean(own.widths, axis=1) / span,
+        seq_x=np.asarray(keys.x), seq_tokens=tokens((keys.x - fit.center) / fit.scale, keys.y / fit.y_scale),
+        seq_values=attention_values(fit, keys.x, keys.y), seq_outputs=own.head_vectors,
     )
 
 

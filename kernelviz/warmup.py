@@ -27,6 +27,7 @@ from kernelviz import _jax, defaults
 from kernelviz.attention import (
     AttentionFit,
     attention_kernel,
+    attention_loo_error,
     attention_predict,
     dot_product_attention,
     fit_attention,
@@ -151,6 +152,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: attention_predict(state["fit"], queries, x, y),
         lambda: attention_predict(state["fit"], x, x, y),
         lambda: attention_kernel(state["fit"], grid),
+        lambda: attention_loo_error(state["fit"], x, y),
     ]
 
 

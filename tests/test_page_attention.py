@@ -1,5 +1,5 @@
-"""Chapter 4's page (attention) under AppTest: the Gaussian check, defaults, every control at its minimum
-and at its maximum, moving the heads and hold-out controls repaints, URL parameters set the controls."""
+"""Chapter 4's page (attention) under AppTest: the Gaussian check, the trained layer beside the kernels it
+generalises, every control at its minimum and at its maximum, each start, repaints, URL parameters."""
 
 from __future__ import annotations
 
@@ -9,10 +9,21 @@ from pagetools import array, control, heatmap_panels, set_all
 from test_app import charts, ok, start
 
 import kernelviz as kv
+from kernelviz import attention
 
 ATTN = "pages/4_attention.py"
 ATTN_CHARTS = {"attn.equivalence", "attn.fit", "attn.loss", "attn.kernel", "attn.heatmaps", "attn.wo",
-               "attn.selfcross"}
+               "attn.sequence", "attn.selfcross"}
+SLIDERS = ["attn.lengthscale", "attn.heads", "attn.dqk", "attn.dv", "attn.holdout", "attn.steps", "attn.lr",
+           "attn.seed"]
+
+
+def comparison(at):
+    return next(d.value for d in at.dataframe if "leave-one-out error" in d.value.columns)
+
+
+def diffs(at) -> list[float]:
+    return [float(m.value) for m in at.metric if m.label.startswith("max |")]
 
 
 def test_attention_page_verifies_the_gaussian_and_tells_the_story():
@@ -23,47 +34,79 @@ def test_attention_page_verifies_the_gaussian_and_tells_the_story():
     assert any(s.value == "Try this" for s in at.subheader)
     figs = charts(at)
     assert set(figs) == ATTN_CHARTS
-    diffs = {m.label: float(m.value) for m in at.metric if m.label.startswith("max |")}
-    assert len(diffs) == 2 and all(0 <= d < 1e-9 for d in diffs.values())
+    assert len(diffs(at)) == 2 and all(0 <= d < 1e-9 for d in diffs(at))
     heads = at.slider(key="attn.heads").value
     assert heatmap_panels(figs["attn.heatmaps"]) == heads
     left, right = [t for t in figs["attn.kernel"]["data"] if t["type"] == "heatmap"]
     np.testing.assert_allclose(array(right["z"]), array(left["z"]).T)
     assert not np.allclose(array(right["z"]), array(left["z"]))  # a learned kernel is not symmetric
     text = " ".join(m.value for m in at.markdown)
-    assert "W_O" in text and "self-attention" in text and "cross-attention" in text
+    for words in ("W_O", "self-attention", "cross-attention", "W_v", "kernelviz's choice", "leave-one-out"):
+        assert words in text, words
+    maps = next(d.value for d in at.dataframe if "token component" in d.value.columns)
+    assert list(maps["W_v column 1"]) == [0, 0, 0, 1]  # the Gaussian head's W_v projects onto y
 
 
-def test_attention_heads_and_holdout_repaint():
+def test_the_trained_layer_beats_the_gaussian_on_the_page():
+    at = start(ATTN)
+    table = comparison(at)
+    assert len(table) == 3 and "Gaussian smoother" in table["model"][1] and "chapter 3" in table["model"][2]
+    loo = table["leave-one-out error"].to_numpy()
+    assert loo[0] < loo[1], loo  # attention below the best Gaussian, at the defaults on the blog data
+    assert table["error against the true mean"][0] < table["error against the true mean"][1]
+    assert table["band width 4s̄"][0] <= table["band width 4s̄"][2]  # no wider than chapter 3's
+    assert any("below** the best Gaussian" in m.value for m in at.markdown)
+    sequence = charts(at)["attn.sequence"]
+    outputs = [t for t in sequence["data"] if str(t.get("name", "")).startswith("output x′ᵢ")]
+    assert len(outputs) == at.slider(key="attn.dv").value
+
+
+def test_values_and_heads_repaint():
     at = start(ATTN)
     before = charts(at)
-    at.slider(key="attn.heads").set_value(1).run()
+    at.slider(key="attn.dv").set_value(3).run()
     ok(at)
     after = charts(at)
-    assert heatmap_panels(after["attn.heatmaps"]) == 1
-    for key in ("attn.fit", "attn.heatmaps", "attn.wo", "attn.kernel"):
-        assert after[key] != before[key], key
+    assert sum(str(t.get("name", "")).startswith("output x′ᵢ") for t in after["attn.sequence"]["data"]) == 3
     assert after["attn.equivalence"] == before["attn.equivalence"]  # the Gaussian part does not retrain
+    at.slider(key="attn.heads").set_value(1).run()
+    ok(at)
+    one = charts(at)
+    assert heatmap_panels(one["attn.heatmaps"]) == 1
+    for key in ("attn.fit", "attn.heatmaps", "attn.wo", "attn.kernel", "attn.sequence"):
+        assert one[key] != after[key], key
     at.slider(key="attn.holdout").set_value(30).run()
     ok(at)
     moved = charts(at)
     for key in ("attn.fit", "attn.loss", "attn.selfcross"):
-        assert moved[key] != after[key], key
+        assert moved[key] != one[key], key
+
+
+@pytest.mark.parametrize("which", ["random", "post"])
+def test_each_start_runs_and_says_where_it_starts(which):
+    at = start(ATTN, {"attn.start": which})
+    assert at.selectbox(key="attn.start").value == which
+    assert set(charts(at)) == ATTN_CHARTS
+    table = comparison(at)
+    assert np.all(np.isfinite(table["leave-one-out error"].to_numpy()))
+    if which == "post":
+        ells = kv.initial_lengthscales(4, kv.blog_data().x)
+        assert any(f"{ells[0]:.3g}" in m.value for m in at.markdown)
+    else:
+        assert any("none, the maps are random" in m.value for m in at.markdown)
 
 
 def test_attention_controls_at_extremes():
-    keys = ["attn.lengthscale", "attn.heads", "attn.dqk", "attn.holdout", "attn.steps", "attn.lr",
-            "attn.seed"]
     at = start(ATTN)
     for which in ("min", "max"):
-        values = set_all(at, keys, which)
+        values = set_all(at, SLIDERS, which)
+        at.selectbox(key="attn.start").set_value(attention.STARTS[0 if which == "min" else -1])
         at.run()
         ok(at)
         assert set(charts(at)) == ATTN_CHARTS
         for key, v in values.items():
             assert control(at, key)[1].value == v
-        diffs = [float(m.value) for m in at.metric if m.label.startswith("max |")]
-        assert all(d < 1e-9 for d in diffs), diffs
+        assert all(d < 1e-9 for d in diffs(at)), diffs(at)
         for which_head in ("min", "max"):
             set_all(at, ["attn.head"], which_head)
             at.run()
@@ -72,25 +115,27 @@ def test_attention_controls_at_extremes():
 
 
 def test_attention_query_params_set_the_controls():
-    at = start(ATTN, {"attn.heads": "3", "attn.dqk": "2", "attn.holdout": "12", "attn.steps": "200",
-                      "attn.lr": "0.1", "attn.seed": "4", "attn.head": "2"})
+    at = start(ATTN, {"attn.heads": "3", "attn.dqk": "2", "attn.dv": "2", "attn.holdout": "12",
+                      "attn.steps": "200", "attn.lr": "0.1", "attn.seed": "4", "attn.head": "2",
+                      "attn.start": "post"})
     assert at.slider(key="attn.heads").value == 3
     assert at.slider(key="attn.dqk").value == 2
+    assert at.slider(key="attn.dv").value == 2
     assert at.slider(key="attn.holdout").value == 12
     assert at.slider(key="attn.steps").value == 200
     assert at.select_slider(key="attn.lr").value == pytest.approx(0.1)
     assert at.slider(key="attn.seed").value == 4
     assert at.radio(key="attn.head").value == 2
+    assert at.selectbox(key="attn.start").value == "post"
     assert heatmap_panels(charts(at)["attn.heatmaps"]) == 3
 
 
 def test_large_data_subsample_the_heatmaps_and_say_so():
-    page = ATTN
-    at = start(page, {"data.n": "2000", "mh.heads": "2", "attn.heads": "2", "mh.steps": "200",
-                      "attn.steps": "200"})
+    at = start(ATTN, {"data.n": "2000", "attn.heads": "2", "attn.steps": "200"})
     figs = charts(at)
-    assert figs
-    heat = figs["attn.heatmaps"]
-    keys = array(next(t for t in heat["data"] if t["type"] == "heatmap")["x"])
+    assert set(figs) == ATTN_CHARTS
+    keys = array(next(t for t in figs["attn.heatmaps"]["data"] if t["type"] == "heatmap")["x"])
     assert keys.size <= 500
     assert any("subsample" in c.value and "2,000" in c.value for c in at.caption)
+    self_cross = [t for t in figs["attn.selfcross"]["data"] if t["type"] == "heatmap"]
+    assert all(array(t["z"]).size <= 120 * 200 for t in self_cross)  # thinned cells, not n × n
