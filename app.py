@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import _memory, ui
+from kernelviz import _memory, defaults, ui
 from kernelviz import figures as kf
+from kernelviz.ui import cache
 
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 
@@ -55,13 +55,9 @@ def warm_up_in_background() -> threading.Thread:
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _default_ell(data: ui.Data) -> float:
-    lo, hi = data.ds.domain
-    return (hi - lo) / 24.0
-
-
 def preview_kernel_regression(data: ui.Data) -> go.Figure:
-    s = ui.predict(data, _default_ell(data), "gaussian")
+    """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
+    s = cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
     truth = data.truth()
     fig = kf.fit_figure(
         data.ds.x,
@@ -76,25 +72,25 @@ def preview_kernel_regression(data: ui.Data) -> go.Figure:
 
 
 def preview_masked_training(data: ui.Data) -> go.Figure:
-    lo, hi = data.train.domain
-    ells = tuple(ui.log_options((hi - lo) / 300.0, (hi - lo) * 2.0, 8))
-    cv = ui.loo_curve(data, "gaussian", ells)
-    best = ui.loo_optimum(data, "gaussian")
-    return kf.thumbnail(kf.loo_figure(np.asarray(ells), cv, optimum=best))
+    """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
+    m = defaults.MASKED
+    holdout = min(m.holdout, kv.holdout_range(len(data.train))[1])
+    view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
+    return kf.thumbnail(cache.loo_figure(view))
 
 
 def preview_multihead(data: ui.Data) -> go.Figure:
-    span = data.ds.domain[1] - data.ds.domain[0]
-    curves = [
-        kf.Curve(f"head ℓ = {ell:.2g}", ui.predict(data, ell, "gaussian").mean, kf.HEAD_COLORS[i])
-        for i, ell in enumerate((span / 60.0, span / 12.0, span / 2.5))
-    ]
-    return kf.thumbnail(kf.fit_figure(data.ds.x, data.ds.y, data.grid(), curves))
+    """Chapter 3's default model: each head's fit and their mixture."""
+    view = cache.heads_preview(data)
+    names = [f"head {h + 1}" for h in range(view.head_means.shape[0])]
+    fig = kf.heads_fit_figure(data.ds.x, data.ds.y, view.grid, view.head_means, view.mean, None, names)
+    return kf.thumbnail(fig)
 
 
 def preview_attention(data: ui.Data) -> go.Figure:
-    heat = ui.heatmap_weights(data, _default_ell(data), "gaussian", 48)
-    fig = kf.heatmap_figure(heat.weights, heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
+    """Chapter 4's default layer: the first head's attention weights of grid queries over the keys."""
+    heat = cache.attention_preview(data).cross
+    fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
     fig.update_layout(coloraxis_showscale=False)
     return kf.thumbnail(fig)
 
@@ -132,7 +128,7 @@ CHAPTERS = (
         "2 · Masked training",
         ":material/model_training:",
         "Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
-        "Compare with the exact leave-one-out optimum.",
+        "Compare with the exact leave-one-out optimum; train d2l's parametric pooling w = 1/ℓ as d2l does.",
         preview_masked_training,
     ),
     Chapter(
@@ -140,7 +136,7 @@ CHAPTERS = (
         "multi-head",
         "3 · Multi-head kernel regression",
         ":material/stacked_line_chart:",
-        "Several kernels with their own lengthscales, mixed by learned weights u_h: the heads of attention.",
+        "Several kernels with their own lengthscales, mixed by learned weights uₕ: the heads of attention.",
         preview_multihead,
     ),
     Chapter(
@@ -165,9 +161,8 @@ def home() -> None:
     st.markdown(
         "Attention, the heart of the transformer, is a **kernel smoother**: a prediction at a query x is a "
         "weighted average of values yᵢ, with weights that say how similar x is to each key xᵢ. kernelviz "
-        "grows "
-        "attention out of Nadaraya–Watson kernel regression in four steps. Every control retrains the model "
-        "live, so you can see what each idea changes."
+        "grows attention out of Nadaraya–Watson kernel regression in four steps. Every control retrains the "
+        "model live, so you can see what each idea changes."
     )
     st.latex(
         r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i, \qquad "
@@ -176,10 +171,10 @@ def home() -> None:
     )
     st.markdown(
         "**In order:** (1) kernel regression with a hand-picked lengthscale ℓ; (2) learning ℓ by masked "
-        "training, the same trick as BERT's masked tokens; (3) several heads with their own ℓ, mixed by "
-        "learned "
-        "weights; (4) dot-product attention, where the kernel itself is learned. Pick a data set in the "
-        "sidebar (or upload your own CSV): every chapter uses it."
+        "training, predicting held-out points from the others (a little like BERT's masked tokens), and "
+        "d2l's parametric pooling with a learnable w = 1/ℓ; (3) several heads with their own ℓ, mixed by "
+        "learned weights; (4) dot-product attention, where the kernel itself is learned. Pick a data set in "
+        "the sidebar (or upload your own CSV): every chapter uses it."
     )
     data = ui.current_data()
     ui.data_summary(data)
@@ -205,10 +200,11 @@ def home() -> None:
 # The app
 # ---------------------------------------------------------------------------------------------------------
 
-PAGES = {
-    c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in CHAPTERS
-}
-page = st.navigation([st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values()])
+PAGES = {c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in CHAPTERS}
+SOURCES = st.Page("pages/5_sources.py", title="Sources", icon=":material/menu_book:", url_path="sources")
+page = st.navigation(
+    [st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values(), SOURCES]
+)
 
 warm_up_in_background()
 

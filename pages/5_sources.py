@@ -1,0 +1,57 @@
+"""Sources: every figure, printed result and exercise of the five sources, each one link away."""
+
+import streamlit as st
+
+from kernelviz import ui
+from kernelviz.ui import cache_sources
+
+KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:"}
+CHAPTER = "5_sources"
+
+
+def show_ours(item: dict) -> None:
+    """kernelviz's numbers beside the source's, for the catalogue entries that have them."""
+    key = item.get("ours")
+    if key is None:
+        return
+    with ui.busy("Running the source's procedure on kernelviz's sample…"):
+        ours = cache_sources.ours(key)
+    if key == "blog_heads":
+        ui.say(CHAPTER, "blog_heads")
+        rows = [
+            {"heads": len(u), "u_h (post)": fmt(u), "u_h (kernelviz)": fmt(o["u"]),
+             "ℓ_post (post)": fmt(ell), "ℓ_post (kernelviz)": fmt(o["l_post"])}
+            for u, ell, o in zip(item["theirs_u"], item["theirs_l"], ours, strict=True)
+        ]
+        st.dataframe(rows, hide_index=True)
+    elif key == "d2l_average":
+        theirs = item.get("theirs")
+        st.markdown(f"kernelviz's sample: average pooling predicts **{ours:.4f}** everywhere"
+                    + (f" (the source's sample: {theirs:.4f})." if theirs is not None else "."))
+    elif key == "d2l_w":
+        ui.say(CHAPTER, "d2l_w")
+        st.markdown(f"w starts at {ours['w0']:.4f} and ends at **{ours['w']:.4f}** after "
+                    f"{len(ours['losses'])} epochs; loss per epoch (Σ ½ error²): "
+                    + ", ".join(f"{v:.4f}" for v in ours["losses"]) + ".")
+
+
+def fmt(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+def show_item(item: dict) -> None:
+    """One figure, printed result or exercise: what the source shows, the link, and our numbers."""
+    with st.container(border=True):
+        st.markdown(f"{KINDS[item['kind']]} **{item['kind']}** · {item['what']}")
+        st.page_link(item["page"], label="Open this view in kernelviz", icon=":material/open_in_new:",
+                     query_params=item.get("params") or None)
+        show_ours(item)
+
+
+st.title("Sources")
+ui.say(CHAPTER, "lead")
+st.caption(ui.prose(CHAPTER, "sample"))
+for source in cache_sources.catalogue():
+    st.header(source["title"], anchor=source["id"])
+    for item in source["item"]:
+        show_item(item)

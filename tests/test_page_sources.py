@@ -1,0 +1,59 @@
+"""The Sources page: every catalogue entry shows, each link opens a chapter with controls that exist there,
+and the numbers kernelviz prints beside the sources' come from the sources' procedures."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_app import ok, start
+
+import kernelviz as kv
+from kernelviz.ui import cache_sources
+
+SOURCES = "pages/5_sources.py"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _control_keys(page: str) -> set[str]:
+    """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code."""
+    text = (ROOT / page).read_text() + (ROOT / "kernelviz/ui/sidebar.py").read_text()
+    for extra in ("kernelviz/ui/cache.py", "kernelviz/ui/cache_heads.py", "kernelviz/ui/cache_attention.py"):
+        text += (ROOT / extra).read_text()
+    return set(re.findall(r'"((?:kr|masked|mh|attn|data)\.[a-z_0-9]+)"', text))
+
+
+def test_catalogue_covers_the_five_sources_and_links_to_real_controls():
+    sources = cache_sources.catalogue()
+    assert [s["id"] for s in sources] == ["blog", "smoothing", "d2l", "notes", "kotlin"]
+    for source in sources:
+        for item in source["item"]:
+            assert item["kind"] in ("figure", "printed", "exercise")
+            assert (ROOT / item["page"]).is_file(), item["page"]
+            unknown = set(item.get("params", {})) - _control_keys(item["page"])
+            assert not unknown, (item["what"], unknown)
+    exercises = [i["what"] for s in sources if s["id"] == "d2l" for i in s["item"] if i["kind"] == "exercise"]
+    assert [e[:2] for e in exercises] == ["1.", "2.", "3.", "4."]
+
+
+def test_page_runs_with_one_link_per_entry():
+    at = start(SOURCES)
+    ok(at)
+    entries = sum(len(s["item"]) for s in cache_sources.catalogue())
+    text = " ".join(m.value for m in at.markdown)
+    assert text.count("**figure**") + text.count("**printed**") + text.count("**exercise**") == entries
+    assert "2.5126" in text and "0.16" in " ".join(str(d.value) for d in at.dataframe)
+
+
+def test_our_numbers_follow_the_sources_procedures():
+    heads = cache_sources.ours("blog_heads")
+    assert [len(r["u"]) for r in heads] == [1, 2, 4, 8]
+    ds = kv.blog_data()
+    f = kv.fit(ds.x, ds.y, heads=2, multihead=True, holdout=1, steps=1000, seed=0)
+    np.testing.assert_allclose(heads[1]["l_post"], f.lengthscales * math.sqrt(2), rtol=1e-9)
+    assert cache_sources.ours("d2l_average") == pytest.approx(float(np.mean(kv.d2l_data().y)))
+    w = cache_sources.ours("d2l_w")
+    assert len(w["losses"]) == 5 and 0 <= w["w0"] < 1
