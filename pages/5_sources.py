@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from kernelviz import figures as kf
 from kernelviz import ui
 from kernelviz.ui import cache_sources
 
@@ -51,6 +52,8 @@ def show_item(item: dict) -> None:
 st.title("Sources")
 ui.say(CHAPTER, "lead")
 st.caption(ui.prose(CHAPTER, "sample"))
+ui.show(kf.coverage_figure(*cache_sources.coverage()), key="sources.coverage", filename="kernelviz-sources")
+st.caption(ui.prose(CHAPTER, "coverage"))
 for source in cache_sources.catalogue():
     st.header(source["title"], anchor=source["id"])
     for item in source["item"]:

@@ -43,6 +43,7 @@ from kernelviz.figures.fits import (
     small_multiples_figure,
 )
 from kernelviz.figures.heatmaps import (
+    coverage_figure,
     even_indices,
     head_heatmaps_figure,
     heatmap_figure,
@@ -64,6 +65,7 @@ __all__ = [
     "Curve",
     "band_polygon",
     "band_trace",
+    "coverage_figure",
     "data_trace",
     "even_indices",
     "fit_figure",

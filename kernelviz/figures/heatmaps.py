@@ -315,3 +315,16 @@ def self_cross_figure(
     top = float(np.quantile(shown, top_quantile)) if shown.size else 0.0
     coloraxis = _color_axis(0.0, top, colorbar=_colorbar("weight"))
     return _finish_two_panels(fig, coloraxis, "keys: data points xᵢ (sorted)", "queries (sorted)", height)
+
+
+def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[str]) -> go.Figure:
+    """How many of each source's figures, printed results and exercises (rows) each chapter shows
+    (columns), as an annotated grid."""
+    c = np.asarray(counts, dtype=np.float64)
+    _expect_shape("counts", c, (len(sources), len(chapters)))
+    fig = go.Figure(go.Heatmap(
+        z=c, x=list(chapters), y=list(sources), colorscale=HEATMAP_SCALE, showscale=False,
+        text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
+    ))
+    fig.update_yaxes(autorange="reversed")
+    return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False)

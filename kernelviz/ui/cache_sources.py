@@ -15,7 +15,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults
 
-__all__ = ["OURS", "catalogue", "ours"]
+__all__ = ["OURS", "catalogue", "coverage", "ours"]
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "pages" / "prose" / "5_sources.toml"
 
@@ -25,6 +25,16 @@ def catalogue() -> list[dict[str, Any]]:
     """The sources in order, each a dict with ``id``, ``title`` and its ``item`` list (see the TOML file)."""
     with CATALOGUE.open("rb") as f:
         return tomllib.load(f)["source"]
+
+
+def coverage() -> tuple[np.ndarray, list[str], list[str]]:
+    """(counts (sources, chapters), short source names, chapter names): how many catalogue entries of each
+    source each chapter shows."""
+    chapters = sorted({item["page"] for s in catalogue() for item in s["item"]})
+    counts = np.array([[sum(item["page"] == page for item in s["item"]) for page in chapters]
+                       for s in catalogue()])
+    names = [Path(page).stem.split("_", 1)[1].replace("_", " ") for page in chapters]
+    return counts, [s["short"] for s in catalogue()], names
 
 
 def _blog_heads() -> list[dict[str, list[float]]]:
