@@ -17,12 +17,14 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import _memory, defaults, ui
 from kernelviz import figures as kf
-from kernelviz.ui import cache
+from kernelviz.ui import cache, pages
 
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 
 st.set_page_config(
-    page_title="kernelviz: from kernel regression to attention", page_icon=":material/search:", layout="wide"
+    page_title="kernelviz: from kernel regression to attention",
+    page_icon=str(Path(__file__).parent / "docs" / "favicon.png"),  # a local file: no icon fetched from a CDN
+    layout="wide",
 )
 
 
@@ -97,15 +99,10 @@ def preview_attention(data: ui.Data) -> go.Figure:
 
 @dataclass(frozen=True)
 class Chapter:
-    """One chapter: its page file, URL path, title, icon, a one-line summary and a preview builder.
-
-    The URL path must differ from the file's own slug ("kernel_regression"): Streamlit also registers the
-    files of pages/ by that slug, and a request for it would run the page file alone, without this
-    entry point (no sidebar, no warm-up).
-    """
+    """One chapter: its page file (its URL path is in ``kernelviz/ui/pages.py``), title, icon, a one-line
+    summary and a preview builder."""
 
     path: str
-    url_path: str
     title: str
     icon: str
     summary: str
@@ -115,7 +112,6 @@ class Chapter:
 CHAPTERS = (
     Chapter(
         "pages/1_kernel_regression.py",
-        "kernel-regression",
         "1 · Kernel regression",
         ":material/show_chart:",
         "Average nearby y values with kernel weights. Move the lengthscale ℓ and watch the fit, its ±2σ band "
@@ -124,7 +120,6 @@ CHAPTERS = (
     ),
     Chapter(
         "pages/2_masked_training.py",
-        "masked-training",
         "2 · Masked training",
         ":material/model_training:",
         "Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
@@ -133,7 +128,6 @@ CHAPTERS = (
     ),
     Chapter(
         "pages/3_multihead.py",
-        "multi-head",
         "3 · Multi-head kernel regression",
         ":material/stacked_line_chart:",
         "Several kernels with their own lengthscales, mixed by learned weights uₕ: the heads of attention.",
@@ -141,7 +135,6 @@ CHAPTERS = (
     ),
     Chapter(
         "pages/4_attention.py",
-        "dot-product-attention",
         "4 · Attention",
         ":material/center_focus_strong:",
         "Replace the distance by a dot product of learned queries and keys: softmax(QKᵀ/√d)V is a kernel "
@@ -200,14 +193,15 @@ def home() -> None:
 # The app
 # ---------------------------------------------------------------------------------------------------------
 
-PAGES = {c.path: st.Page(c.path, title=c.title, icon=c.icon, url_path=c.url_path) for c in CHAPTERS}
-SOURCES = st.Page("pages/5_sources.py", title="Sources", icon=":material/menu_book:", url_path="sources")
+PAGES = {c.path: pages.page(c.path, title=c.title, icon=c.icon) for c in CHAPTERS}
+SOURCES = pages.page("pages/5_sources.py", title="Sources", icon=":material/menu_book:")
 page = st.navigation(
     [st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values(), SOURCES]
 )
 
 warm_up_in_background()
 
+ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
 data = ui.data_sidebar()
 ui.data_messages(data)
 page.run()

@@ -4,7 +4,7 @@ import streamlit as st
 
 from kernelviz import figures as kf
 from kernelviz import ui
-from kernelviz.ui import cache_sources
+from kernelviz.ui import cache_sources, pages
 
 KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:"}
 CHAPTER = "5_sources"
@@ -44,8 +44,8 @@ def show_item(item: dict) -> None:
     """One figure, printed result or exercise: what the source shows, the link, and our numbers."""
     with st.container(border=True):
         st.markdown(f"{KINDS[item['kind']]} **{item['kind']}** · {item['what']}")
-        st.page_link(item["page"], label="Open this view in kernelviz", icon=":material/open_in_new:",
-                     query_params=item.get("params") or None)
+        st.page_link(pages.page(item["page"]), label="Open this view in kernelviz",
+                     icon=":material/open_in_new:", query_params=item.get("params") or None)
         show_ours(item)
 
 

@@ -151,6 +151,14 @@ def test_home_runs_with_previews_and_sidebar():
     assert at.number_input(key="data.seed").value == 2024
 
 
+@pytest.mark.parametrize("n", [min(ui.POINT_CHOICES), max(ui.POINT_CHOICES)])
+def test_home_previews_at_the_ends_of_the_size_slider(n):
+    """Every chapter's preview trains with its defaults, held-out count included, on the smallest data set."""
+    at = start(None, {"data.n": str(n)})
+    ok(at)
+    assert len([k for k in charts(at) if k.startswith("home.preview.")]) == len(CHAPTERS)
+
+
 @pytest.mark.parametrize("page", CHAPTERS)
 def test_every_chapter_runs(page):
     at = start(page)

@@ -8,8 +8,8 @@ Modules
 -------
 * ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
   ``show``).
-* ``controls``: widgets mirrored in the URL (``control``, ``lengthscale_control``, ``log_options``,
-  ``sync_url``).
+* ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
+  ``log_options``, ``sync_url``).
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
   ``data_messages``, ``data_summary``, ``csv_preview``).
 * ``cache``: ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2 (``predict``,
@@ -71,6 +71,7 @@ from kernelviz.ui.cache import (
 from kernelviz.ui.controls import (
     _Spec,
     control,
+    enter_page,
     lengthscale_control,
     lengthscale_options,
     log_options,
@@ -117,6 +118,7 @@ __all__ = [
     "data_messages",
     "data_sidebar",
     "data_summary",
+    "enter_page",
     "fit",
     "fit_parametric",
     "fit_seeds",

@@ -391,6 +391,7 @@ def attention_preview(data: Data) -> views.AttentionView:
     """Chapter 4's attention layer with its default controls (``defaults.ATTENTION``), trained on the
     training points, as ``views.attention_view``."""
     a, train = defaults.ATTENTION, data.train
-    layer = kv.fit_attention(train.x, train.y, heads=a.heads, d_qk=a.d_qk, holdout=a.holdout, steps=a.steps,
+    holdout = min(a.holdout, kv.holdout_range(len(train))[1])  # a small data set holds fewer points out
+    layer = kv.fit_attention(train.x, train.y, heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=a.steps,
                              learning_rate=a.learning_rate, seed=a.seed)
     return views.attention_view(data.ds, layer)

@@ -14,6 +14,7 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults
+from kernelviz.ui.sidebar import native_sample
 
 __all__ = ["OURS", "catalogue", "coverage", "ours"]
 
@@ -22,9 +23,21 @@ CATALOGUE = Path(__file__).resolve().parents[2] / "pages" / "prose" / "5_sources
 
 @functools.cache
 def catalogue() -> list[dict[str, Any]]:
-    """The sources in order, each a dict with ``id``, ``title`` and its ``item`` list (see the TOML file)."""
+    """The sources in order, each a dict with ``id``, ``title`` and its ``item`` list (see the TOML file).
+
+    A link that names a built-in data set also gets its own size and seed (``data.n``, ``data.seed``), so
+    it shows the source's sample whatever sample the session had.
+    """
     with CATALOGUE.open("rb") as f:
-        return tomllib.load(f)["source"]
+        sources = tomllib.load(f)["source"]
+    for item in (item for s in sources for item in s["item"]):
+        params = item.setdefault("params", {})
+        name = params.get("data.source")
+        if name in kv.DATASETS:
+            n, seed = native_sample(name)
+            params.setdefault("data.n", str(n))
+            params.setdefault("data.seed", str(seed))
+    return sources
 
 
 def coverage() -> tuple[np.ndarray, list[str], list[str]]:

@@ -18,12 +18,17 @@ import streamlit as st
 if TYPE_CHECKING:
     from kernelviz.ui.sidebar import Data
 
-__all__ = ["control", "lengthscale_control", "lengthscale_options", "log_options", "sync_url", "to_url"]
+__all__ = [
+    "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options", "sync_url",
+    "to_url",
+]
 
 # session_state keys that are not widgets
 _SHADOW = "kv._values"  # last value of every control, restored when a page is revisited
 _RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors exactly these)
 _SPECS = "kv._specs"  # label and accepted values each control was last drawn with
+_PAGE = "kv._page"  # the page of the previous run
+_ENTERED = "kv._entered"  # True in the first run on a page after another page (or a new session)
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -137,23 +142,35 @@ def _make_spec(
     return _Spec(kind, opts, min_value, max_value, step, integer)
 
 
+def enter_page(name: str) -> None:
+    """Start of a run on page ``name`` (app.py calls it before any control is drawn).
+
+    In the first run after arriving from another page, a valid URL value wins over the value the session
+    holds, so a link that sets controls (the Sources page's, with ``query_params``) shows the view it names,
+    shared sidebar included. Within a page the session's values win and the URL only mirrors them.
+    """
+    state = st.session_state
+    state[_ENTERED] = state.get(_PAGE) != name
+    state[_PAGE] = name
+
+
 def _set_start_value(key: str, label: str, spec: _Spec, fallback: Any) -> None:
     """Put a valid value for control ``key`` in the session before its widget is drawn.
 
     A new widget starts from the URL, else from its value when the page was last shown, else from
-    ``fallback``. A widget already in the session keeps its value while that value stays valid.
+    ``fallback``. A widget already in the session keeps its value while that value stays valid, unless the
+    page was just entered with that control in the URL (``enter_page``).
     """
     state = st.session_state
     shadow: dict = state.setdefault(_SHADOW, {})
     specs: dict = state.setdefault(_SPECS, {})
+    url = spec.coerce(_query_value(key)) if key not in state or state.get(_ENTERED, False) else None
     if key not in state:
-        start = spec.coerce(_query_value(key))
-        if start is None:
-            start = spec.coerce(shadow.get(key))
+        start = url if url is not None else spec.coerce(shadow.get(key))
         state[key] = fallback if start is None else start
         return
     current = state[key]
-    fixed = spec.coerce(current)
+    fixed = url if url is not None else spec.coerce(current)
     if fixed is None:
         fixed = spec.coerce(shadow.get(key))
     if fixed is None:

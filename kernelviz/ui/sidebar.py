@@ -28,6 +28,7 @@ __all__ = [
     "data_sidebar",
     "data_summary",
     "make_data",
+    "native_sample",
 ]
 
 GRID_POINTS = 256  # query grid of every fit figure (kv.warmup compiles for it)
@@ -147,17 +148,18 @@ def _on_upload() -> None:
     apply_upload(st.session_state, file.getvalue(), file.name)
 
 
+def native_sample(name: str) -> tuple[int, int]:
+    """(n, seed) of the built-in data set ``name`` as its source draws it: (150, 2024) for the blog post's,
+    (50, 0) for d2l's."""
+    seed = int(inspect.signature(kv.DATASETS[name].factory).parameters["seed"].default)
+    return len(kv.make_dataset(name)), seed
+
+
 def _native_size() -> None:
-    """When the data set changes, start from its own size and seed (150/2024 for the blog, 50/0 for d2l)."""
+    """When the data set changes, start from its own size and seed."""
     name = st.session_state.get("data.source")
     if name in kv.DATASETS:
-        ds = kv.make_dataset(name)
-        st.session_state["data.n"] = len(ds)
-        st.session_state["data.seed"] = _default_seed(name)
-
-
-def _default_seed(name: str) -> int:
-    return int(inspect.signature(kv.DATASETS[name].factory).parameters["seed"].default)
+        st.session_state["data.n"], st.session_state["data.seed"] = native_sample(name)
 
 
 def _csv_data(upload: CsvUpload) -> Data:
@@ -176,7 +178,7 @@ def _csv_data(upload: CsvUpload) -> Data:
 
 def _builtin_data(source: str) -> Data:
     """A built-in data set as a ``Data``, with its number of points and noise seed chosen here."""
-    native = len(kv.make_dataset(source))
+    native, native_seed = native_sample(source)
     n = control(
         "select_slider",
         "Number of points n",
@@ -189,7 +191,7 @@ def _builtin_data(source: str) -> Data:
         "number",
         "Noise seed",
         "data.seed",
-        default=_default_seed(source),
+        default=native_seed,
         min_value=0,
         max_value=99_999,
         step=1,

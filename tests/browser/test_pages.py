@@ -35,8 +35,11 @@ pytestmark = pytest.mark.browser
 
 PAGES = list(enumerate(app_pages()))  # (position in the sidebar, name): 0 is the overview
 PAGE_IDS = [name for _, name in PAGES]
-CHAPTERS = PAGES[1:]
-CHAPTER_IDS = PAGE_IDS[1:]
+REFERENCE = {"5_sources"}  # pages without controls of their own: a catalogue of links into the chapters
+CONTROLLED = [(i, name) for i, name in PAGES if name not in REFERENCE]  # the overview and the chapters
+CONTROLLED_IDS = [name for _, name in CONTROLLED]
+CHAPTERS = CONTROLLED[1:]
+CHAPTER_IDS = CONTROLLED_IDS[1:]
 
 
 def open_page(page: Any, server: StreamlitServer, site_nav: list[tuple[str, str]], index: int) -> dict:
@@ -92,7 +95,7 @@ def test_page_draws_its_charts_without_errors(
     assert_clean(page, errors)
 
 
-@pytest.mark.parametrize(("index", "name"), PAGES, ids=PAGE_IDS)
+@pytest.mark.parametrize(("index", "name"), CONTROLLED, ids=CONTROLLED_IDS)
 def test_every_slider_repaints_the_charts_and_the_url(
     warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors, index: int, name: str
 ) -> None:
@@ -114,7 +117,7 @@ def test_every_slider_repaints_the_charts_and_the_url(
     assert_clean(page, errors)
 
 
-@pytest.mark.parametrize(("index", "name"), PAGES, ids=PAGE_IDS)
+@pytest.mark.parametrize(("index", "name"), CONTROLLED, ids=CONTROLLED_IDS)
 def test_copied_url_restores_the_view(
     warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors,
     index: int, name: str,
@@ -180,7 +183,7 @@ def test_sidebar_navigation_reaches_every_chapter(
     keeps the session's data choice (the shared sidebar slider, moved on the overview, stays put)."""
     open_page(page, warm_server, site_nav, 0)
     links = nav_links(page)
-    assert len(links) == len(PAGES), f"sidebar {links}, expected the overview and {len(CHAPTERS)} chapters"
+    assert len(links) == len(PAGES), f"sidebar {links}, expected the overview, the chapters and {REFERENCE}"
     assert links[0][1] == "/", "the overview is not the default page"
     assert len({p for _, p in links}) == len(links), f"two links share a URL: {links}"
 
@@ -199,4 +202,25 @@ def test_sidebar_navigation_reaches_every_chapter(
         n_slider = page.locator('[data-testid="stSidebar"] input[type="range"]').first
         assert slider_value(n_slider) == sidebar_value, f"the data choice was lost on {path}"
     assert len(set(titles)) == len(titles), f"two pages share a title: {titles}"
+    assert_clean(page, errors)
+
+
+def test_a_sources_link_opens_its_chapter_with_the_controls_set(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
+) -> None:
+    """On the Sources page, the link of d2l's nonparametric pooling (the Gaussian with ℓ = 1 on d2l's data)
+    opens chapter 1 with that lengthscale and d2l's own sample (50 points, seed 0), although the session
+    was on the blog post's data."""
+    index = next(i for i, name in PAGES if name == "5_sources")
+    open_page(page, warm_server, site_nav, index)
+    link = page.locator('a[href*="data.source=d2l&kr.kernel=gaussian&kr.lengthscale=1&"]')
+    link.first.click()
+    page.wait_for_url(lambda u: urlsplit(u).path.endswith("kernel-regression"))
+    wait_until_drawn(page)
+    q = query(page.url)
+    keys = ("kr.lengthscale", "data.source", "data.n", "data.seed")
+    assert [q.get(k) for k in keys] == ["1", "d2l", "50", "0"], q
+    w = widget_values(page)
+    assert w.get("sidebar: Data set", "").startswith("2 sin x"), w
+    assert (w.get("sidebar: Number of points n"), w.get("sidebar: Noise seed")) == ("50", "0"), w
     assert_clean(page, errors)
