@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
+from kernelviz import loo
 from kernelviz.loo import loo_bounds
 from tests.test_smoothing import X, Y, numpy_kernel
 
@@ -55,3 +56,62 @@ def test_loo_needs_two_distinct_points():
         kv.loo_lengthscale([1.0, 1.0], [0.0, 1.0])
     with pytest.raises(ValueError):
         kv.loo_curve([1.0], [1.0], [1.0])
+
+
+SMOOTH = [k for k in kv.KERNELS if k != "boxcar"]
+
+
+@pytest.mark.parametrize("kernel", SMOOTH)
+def test_loo_optimum_is_a_local_minimum_to_high_precision(kernel):
+    """No ℓ a relative 1e-6 away does better: the refinement converged, not only the grid."""
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(-2, 2, 80))
+    y = np.sin(2 * x) + rng.normal(0, 0.3, 80)
+    ell = kv.loo_lengthscale(x, y, kernel)
+    at = numpy_loo(x, y, ell, kernel)
+    for step in (1 - 1e-6, 1 + 1e-6):
+        assert at <= numpy_loo(x, y, ell * step, kernel) * (1 + 1e-12)
+
+
+def boxcar_brute_force(x, y):
+    """The best CV over every interval between pairwise distances (its middle ℓ), with NumPy."""
+    d = np.unique(np.abs(x[:, None] - x[None, :]))
+    d = d[d > 0]
+    mids = np.sqrt(d[:-1] * d[1:])
+    cvs = np.array([numpy_loo(x, y, m, "boxcar") for m in mids])
+    return cvs.min()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_boxcar_sweep_and_grid_search_find_the_brute_force_optimum(seed):
+    rng = np.random.default_rng(seed)
+    n = 12 + 10 * seed
+    x = np.sort(rng.uniform(0, 3, n))
+    y = np.cos(3 * x) + rng.normal(0, 0.2, n)
+    best = boxcar_brute_force(x, y)
+    swept = kv.loo_lengthscale(x, y, "boxcar")
+    assert numpy_loo(x, y, swept, "boxcar") == pytest.approx(best, rel=1e-12)
+    # the path beyond BOXCAR_SWEEP_MAX points: nested grids, near the optimum but without a guarantee
+    searched, cv = loo._search(x, y, "boxcar")
+    assert cv == pytest.approx(numpy_loo(x, y, searched, "boxcar"), rel=1e-9)
+    assert cv <= best * 1.1
+
+
+def test_loo_optimum_of_repeated_and_scaled_data():
+    """CV(ℓ; a·x) = CV(ℓ/a; x): the optimum scales with x, also for huge and tiny spans and repeated x."""
+    x = np.repeat(np.linspace(0, 1, 30), 2)
+    y = np.sin(5 * x) + np.tile([0.1, -0.1], 30)
+    base = kv.loo_lengthscale(x, y)
+    for a in (1e-6, 1e6):
+        assert kv.loo_lengthscale(a * x + 3 * a, y) == pytest.approx(a * base, rel=1e-6)
+
+
+def test_loo_optimum_compiles_once_for_every_teaching_size_and_kernel():
+    rng = np.random.default_rng(0)
+    x = np.sort(rng.uniform(0, 5, 256))
+    y = np.sin(x) + rng.normal(0, 0.3, 256)
+    kv.loo_lengthscale(x, y)
+    with kv.count_compilations() as count:
+        for i, n in enumerate((10, 50, 150, 256)):
+            kv.loo_lengthscale(x[:n], y[:n], SMOOTH[i % len(SMOOTH)])
+    assert count.requests == 0, count.names
