@@ -160,15 +160,11 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
     x = np.linspace(-3.0, 3.0, n)
     eps = np.random.default_rng(seed).standard_normal(n)
     y = blog_mean(x) + blog_noise_sd(x) * eps
-    return Dataset(
-        name="blog",
-        title=DATASETS["blog"].title,
-        x=x,
-        y=y,
-        true_mean=blog_mean,
-        noise_sd=blog_noise_sd,
-        x_label="x",
-        y_label="y",
+    return _synthetic(
+        "blog",
+        x,
+        y,
+        (blog_mean, blog_noise_sd),
         source="Blog post “From kernel regression to the transformer” (seed 000).",
         notes=(
             f"{n} points on an even grid over [−3, 3]; y = f(x) + n(x)·ε with "
@@ -176,7 +172,6 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
             f"The noise ε comes from NumPy's default_rng({seed}), so single points differ from the post's "
             "figure (which used JAX's PRNGKey(2024)); the formulas are the same.",
         ),
-        n_rows_read=n,
     )
 
 
@@ -189,15 +184,11 @@ def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(0.0, 5.0, n))
     y = d2l_mean(x) + 0.5 * rng.standard_normal(n)
-    return Dataset(
-        name="d2l",
-        title=DATASETS["d2l"].title,
-        x=x,
-        y=y,
-        true_mean=d2l_mean,
-        noise_sd=d2l_noise_sd,
-        x_label="x",
-        y_label="y",
+    return _synthetic(
+        "d2l",
+        x,
+        y,
+        (d2l_mean, d2l_noise_sd),
         source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling” "
         "(seeds 002, 004).",
         notes=(
@@ -206,9 +197,17 @@ def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
             f"The draws come from NumPy's default_rng({seed}), so single points differ from the book's "
             "figures; the formulas are the same.",
         ),
-        n_rows_read=n,
         x_support=(0.0, math.inf),
     )
+
+
+def _synthetic(name: str, x: np.ndarray, y: np.ndarray, truth: tuple[Callable, Callable], **fields: Any
+               ) -> Dataset:
+    """The built-in data set ``name`` (its title from ``DATASETS``): the draw (x, y), ``truth`` = (f, n)
+    its true mean and noise sd, ``fields`` its source, notes and x support."""
+    mean, noise = truth
+    return Dataset(name=name, title=DATASETS[name].title, x=x, y=y, true_mean=mean, noise_sd=noise,
+                   x_label="x", y_label="y", n_rows_read=x.shape[0], **fields)
 
 
 class SyntheticDataset(NamedTuple):

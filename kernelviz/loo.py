@@ -24,7 +24,7 @@ from jax import Array
 
 from kernelviz import pooling
 from kernelviz.kernels import get_kernel, kernel_index, log_kernel
-from kernelviz.shapes import bucket, pad, vector
+from kernelviz.shapes import bucket, pad, paired, vector
 
 __all__ = ["loo_bounds", "loo_curve", "loo_lengthscale", "loo_loss"]
 
@@ -52,12 +52,7 @@ def _loo_cv(x, y, mask, lengthscales, kernel):
 
 
 def _data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
-    xs, ys = vector("x", x), vector("y", y)
-    if xs.shape != ys.shape:
-        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
-    if xs.shape[0] < 2:
-        raise ValueError("leave-one-out needs at least two points")
-    return xs, ys
+    return paired(x, y, 2, "leave-one-out needs at least two points")
 
 
 def loo_curve(x: object, y: object, lengthscales: object, kernel: str = "gaussian") -> np.ndarray:

@@ -18,6 +18,7 @@ __all__ = [
     "check_lengthscale",
     "check_positive",
     "pad",
+    "paired",
     "vector",
 ]
 
@@ -51,6 +52,17 @@ def vector(name: str, a: object) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite numbers; found NaN or infinity")
     return arr
+
+
+def paired(x: object, y: object, minimum: int, need: str) -> tuple[np.ndarray, np.ndarray]:
+    """x and y as finite float vectors (``vector``) of one length holding at least ``minimum`` points, or
+    a ValueError that ends in ``need`` ("leave-one-out needs at least two points")."""
+    xs, ys = vector("x", x), vector("y", y)
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
+    if xs.shape[0] < minimum:
+        raise ValueError(need)
+    return xs, ys
 
 
 def check_positive(name: str, value: object) -> float:

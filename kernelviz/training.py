@@ -33,7 +33,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from kernelviz.shapes import bucket, pad, vector
+from kernelviz.shapes import bucket, pad, paired
 
 __all__ = [
     "STEPS_MAX",
@@ -107,11 +107,7 @@ def prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> Prepared:
 
 def check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
     """x and y as finite float arrays of one length, at least 3 points and 2 distinct x, or a ValueError."""
-    xs, ys = vector("x", x), vector("y", y)
-    if xs.shape != ys.shape:
-        raise ValueError(f"x and y must have the same length, got {xs.shape[0]} and {ys.shape[0]}")
-    if xs.shape[0] < 3:
-        raise ValueError("training needs at least three points (one to hold out, two to predict from)")
+    xs, ys = paired(x, y, 3, "training needs at least three points (one to hold out, two to predict from)")
     if float(np.ptp(xs)) <= 0:
         raise ValueError("training needs at least two distinct x values")
     return xs, ys
