@@ -6,55 +6,40 @@ and every problem with the input becomes a :class:`~kernelviz.data.DataError` sa
 
 from __future__ import annotations
 
-import codecs
 import io
-import os
 import re
-import stat
 from collections import Counter
 from itertools import chain, islice
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from kernelviz.csvtext import (
+    MAX_CSV_BYTES,
+    MAX_CSV_LINE_CHARS,
+    MAX_CSV_MB,
+    NAME_CHARS,
+    clean_name,
+    read_text,
+    source_name,
+)
 from kernelviz.data import DataError, Dataset, _as_int, _plural, _validate
 
-#: Upload limit in megabytes. ``.streamlit/config.toml`` sets ``[server] maxUploadSize`` to this number,
-#: so the browser refuses a bigger file before it is sent and :func:`load_csv` refuses it otherwise.
-MAX_CSV_MB: int = 50
-#: The same limit in bytes (1 MB = 1024 × 1024 bytes, as Streamlit counts ``maxUploadSize``).
-MAX_CSV_BYTES: int = MAX_CSV_MB * 1024 * 1024
+__all__ = ["MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_CSV_LINE_CHARS", "MAX_CSV_MB", "MAX_CSV_ROWS", "load_csv"]
+
 #: Most data rows a CSV may have (header, blank and comment lines not counted).
 MAX_CSV_ROWS: int = 1_000_000
 #: Most columns a CSV may have.
 MAX_CSV_COLUMNS: int = 10_000
-#: Longest line a CSV may have, in characters (bytes of its UTF-8 text).
-MAX_CSV_LINE_CHARS: int = 1_000_000
 
-_NAME_CHARS = 60  # column names are cut to this many characters
-_SNIFF_LINES, _SNIFF_CHARS = 100, 65_536  # lines looked at for the delimiter, bytes for binary content
+_SNIFF_LINES = 100  # lines looked at for the delimiter
 _SAMPLE_ROWS, _SAMPLE_CELLS = 1000, 200_000  # rows looked at for the header and the numeric columns
 _MISSING = ["-", "?", ".", "none", "None", "nil"]  # missing cells besides pandas' "", NA, N/A, NaN, null…
 _SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "pipes (|)", ",": "commas", None: "whitespace"}
 _PANDAS = {"engine": "c", "encoding": "utf-8", "comment": "#", "skipinitialspace": True}  # for read_csv
 _QUOTED, _DECIMAL_COMMA = re.compile(r'"[^"]*"'), re.compile(r"\d,\d")
 _FOUND_FIELDS = re.compile(r"Too many columns specified: expected \d+ and found (\d+)")
-_CONTROL = re.compile(rb"[\x01-\x08\x0e-\x1f]")
-_BOMS = [(codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32")]
-_BOMS += [(codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")]
-_ENCODING_NAMES = {"cp1252": "Windows-1252 (Western European)", "latin-1": "Latin-1"}
-_SIGNATURES = {
-    b"PK\x03\x04": "a ZIP archive or an Excel workbook (.xlsx)",
-    b"\xd0\xcf\x11\xe0": "an old Excel workbook (.xls)",
-    b"%PDF": "a PDF document",
-    b"\x89PNG": "a PNG image",
-    b"\xff\xd8\xff": "a JPEG image",
-    b"\x1f\x8b": "a gzip archive",
-    b"SQLite format 3": "an SQLite database",
-    b"\x93NUMPY": "a NumPy .npy file",
-}
 
 
 def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int | None = None) -> Dataset:
@@ -78,13 +63,8 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
     ``x_column`` / ``y_column``: a column name or a 0-based position in the file; by default the first two
     numeric columns. Rows whose x or y is not a finite number are dropped and counted in ``notes``.
     """
-    raw = _read_source(source)
-    if len(raw) > MAX_CSV_BYTES:
-        raise _too_big(len(raw))
-    data, encoding_note = _to_utf8(raw)
-    del raw
-    _check_text(data)
-    return _parse(data, encoding_note, _source_title(source), x_column, y_column)
+    data, encoding_note = read_text(source)
+    return _parse(data, encoding_note, clean_name(source_name(source), "Uploaded data"), x_column, y_column)
 
 
 def _parse(data: bytes, encoding_note: str | None, title: str, x_column: Any, y_column: Any) -> Dataset:
@@ -122,131 +102,6 @@ def _parse(data: bytes, encoding_note: str | None, title: str, x_column: Any, y_
         y_label=names[yi], source=f"Your file: {title}", notes=(*notes, *dropped),
         columns=tuple(names[c] for c in numeric), n_rows_read=int(rows.size),
     )
-
-
-# ------------------------------------------------------------------------------------ bytes and encoding
-
-
-def _source_title(source: Any) -> str:
-    name = getattr(source, "name", None)
-    if isinstance(source, str | os.PathLike):
-        name = Path(os.fsdecode(source)).name
-    return _clean_name(os.path.basename(name) if isinstance(name, str) else "", "Uploaded data")
-
-
-def _size_text(size: int) -> str:
-    return f"{size / 1024 / 1024:.1f} MB" if size >= 100 * 1024 else f"{size:,} bytes"
-
-
-def _too_big(size: int) -> DataError:
-    return DataError(
-        f"The file is {_size_text(size)}; the limit is {_size_text(MAX_CSV_BYTES)}. Keep only the two "
-        "columns you need, or take a sample of the rows (for example every 10th row), and upload that."
-    )
-
-
-def _read_source(source: Any) -> bytes:
-    """The content of ``source`` (text is encoded as UTF-8); at most ``MAX_CSV_BYTES`` + 1 bytes are read."""
-    if isinstance(source, bytes | bytearray | memoryview):
-        return bytes(source)
-    if isinstance(source, str) and ("\n" in source or "\r" in source):
-        raise DataError(
-            "load_csv got a string with line breaks, which is not a file name. Pass a path to a file, or "
-            "pass the CSV content as bytes (for example text.encode())."
-        )
-    if not isinstance(source, str | os.PathLike):
-        if hasattr(source, "read"):
-            return _read_stream(source)
-        raise DataError(f"load_csv needs a file path, bytes or an open file; got a {type(source).__name__}.")
-    shown = str(source)
-    try:
-        info = os.stat(source)
-        if not stat.S_ISREG(info.st_mode):
-            raise DataError(f"{shown!r} is not a regular file (it may be a folder); pass a CSV file.")
-        if info.st_size > MAX_CSV_BYTES:
-            raise _too_big(info.st_size)
-        with open(source, "rb") as fh:
-            return fh.read(MAX_CSV_BYTES + 1)
-    except DataError:
-        raise
-    except FileNotFoundError:
-        raise DataError(f"There is no file at {shown!r}; check the path.") from None
-    except PermissionError:
-        raise DataError(f"The file {shown!r} cannot be read (permission denied).") from None
-    except (OSError, ValueError, TypeError) as exc:
-        raise DataError(f"The file {shown!r} cannot be opened: {exc}.") from None
-
-
-def _read_stream(stream: Any) -> bytes:
-    size = getattr(stream, "size", None)  # Streamlit's UploadedFile knows its size before reading
-    if isinstance(size, int) and size > MAX_CSV_BYTES:
-        raise _too_big(size)
-    parts, total = [], 0
-    try:
-        if callable(getattr(stream, "seekable", None)) and stream.seekable():
-            stream.seek(0)
-        while total <= MAX_CSV_BYTES and (part := stream.read(MAX_CSV_BYTES + 1 - total)):
-            if not isinstance(part, str | bytes | bytearray | memoryview):
-                raise TypeError(f"read() gave a {type(part).__name__}, not text or bytes")
-            parts.append(part.encode("utf-8", "replace") if isinstance(part, str) else bytes(part))
-            total += len(parts[-1])
-    except Exception as exc:  # a file-like object may raise anything from .read()
-        raise DataError(f"The file could not be read: {exc}.") from None
-    return b"".join(parts)
-
-
-def _to_utf8(raw: bytes) -> tuple[bytes, str | None]:
-    """The content as UTF-8 without BOM, and a note naming the encoding when it was not UTF-8."""
-    for magic, what in _SIGNATURES.items():
-        if raw.startswith(magic):
-            raise DataError(
-                f"This looks like {what}, not a CSV text file. Open it in its program and export or save it "
-                "as CSV (comma-separated values)."
-            )
-    guess = next((enc for bom, enc in _BOMS if raw.startswith(bom)), None) or _utf16_without_bom(raw[:4096])
-    for encoding in [guess] if guess else ["utf-8", "cp1252", "latin-1"]:
-        try:
-            text = raw.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-        if encoding in ("utf-8", "utf-8-sig"):
-            return raw.removeprefix(codecs.BOM_UTF8), None
-        name = _ENCODING_NAMES.get(encoding, encoding.upper())
-        return text.encode("utf-8"), f"The file is not UTF-8; read it as {name} text."
-    raise DataError(
-        f"The file starts like {guess.upper()} text but cannot be decoded as such; save it again as UTF-8."
-    )
-
-
-def _utf16_without_bom(head: bytes) -> str | None:
-    """'utf-16-le' / 'utf-16-be' when NUL bytes fill the odd / even positions, as in UTF-16 of ASCII text."""
-    half = max(1, len(head) // 2)
-    even, odd = head[0::2].count(0), head[1::2].count(0)
-    if odd >= 0.4 * half and even <= 0.05 * half:
-        return "utf-16-le"
-    if even >= 0.4 * half and odd <= 0.05 * half:
-        return "utf-16-be"
-    return None
-
-
-def _check_text(data: bytes) -> None:
-    """Refuse empty content, binary content and lines longer than ``MAX_CSV_LINE_CHARS``."""
-    if not data.strip():
-        raise DataError("The file is empty. Choose a CSV file with a column of x values and one of y values.")
-    head = data[:_SNIFF_CHARS]
-    if b"\x00" in data or len(_CONTROL.findall(head)) > max(2, len(head) // 100):
-        what = "contains NUL bytes" if b"\x00" in data else "does not look like text (control characters)"
-        raise DataError(
-            f"The file {what}, so it is binary rather than CSV text. Export the data as CSV (comma-separated "
-            "values) and try again."
-        )
-    ends = np.flatnonzero(np.frombuffer(data.replace(b"\r", b"\n"), dtype=np.uint8) == ord("\n"))
-    longest = int(np.diff(ends, prepend=-1, append=len(data)).max()) - 1
-    if longest > MAX_CSV_LINE_CHARS:
-        raise DataError(
-            f"A line of the file is {longest:,} characters long; the limit is {MAX_CSV_LINE_CHARS:,}. Keep "
-            "only the columns you need, or check that the file has line breaks."
-        )
 
 
 # --------------------------------------------------------------------------------------------- parsing
@@ -354,7 +209,7 @@ def _layout(sample: pd.DataFrame, commas: bool, how: str) -> tuple[int | None, l
 
     has_header = bool(text.iloc[0][numeric_columns(1)].any() if len(sample) > 1 else text.iloc[0].any())
     first = sample.iloc[0].fillna("") if has_header else [""] * sample.shape[1]
-    names = _unique([_clean_name(str(cell), f"column {c + 1}") for c, cell in enumerate(first)])
+    names = _unique([clean_name(str(cell), f"column {c + 1}") for c, cell in enumerate(first)])
     if has_header and len(sample) == 1:
         shown = ", ".join(names[:5]) + (", …" if len(names) > 5 else "")
         raise DataError(f"The file has only a header row ({shown}) and no data below it. Add rows of data.")
@@ -420,12 +275,6 @@ def _line_number(data: bytes, skip: int, row: int) -> int:
     return number
 
 
-def _clean_name(name: str, fallback: str) -> str:
-    """A one-line name without control characters, at most 60 characters (``fallback`` when empty)."""
-    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
-    return (cleaned[: _NAME_CHARS - 1] + "…" if len(cleaned) > _NAME_CHARS else cleaned) or fallback
-
-
 def _unique(names: list[str]) -> list[str]:
     """Names made distinct by appending " (2)", " (3)", … to repeats."""
     out: list[str] = []
@@ -433,6 +282,6 @@ def _unique(names: list[str]) -> list[str]:
         k, new = 1, name
         while new in out:
             k += 1
-            new = f"{name[: _NAME_CHARS - 6]} ({k})"
+            new = f"{name[: NAME_CHARS - 6]} ({k})"
         out.append(new)
     return out

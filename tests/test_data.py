@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import csvfile, data
+from kernelviz import csvfile, csvtext, data
 
 # ------------------------------------------------------------------------------------- synthetic sets
 
@@ -528,7 +528,7 @@ def test_limit_constants_agree() -> None:
 
 @pytest.fixture
 def small_byte_limit(monkeypatch):
-    monkeypatch.setattr(csvfile, "MAX_CSV_BYTES", 1000)
+    monkeypatch.setattr(csvtext, "MAX_CSV_BYTES", 1000)
     return 1000
 
 
@@ -593,7 +593,7 @@ def test_column_and_line_limits(monkeypatch) -> None:
     monkeypatch.setattr(csvfile, "MAX_CSV_COLUMNS", 10)
     with pytest.raises(kv.DataError, match="11 columns; the limit is 10"):
         kv.load_csv(b"1,2,3,4,5,6,7,8,9,10,11\n" * 3)
-    monkeypatch.setattr(csvfile, "MAX_CSV_LINE_CHARS", 50)
+    monkeypatch.setattr(csvtext, "MAX_CSV_LINE_CHARS", 50)
     with pytest.raises(kv.DataError, match="the limit is 50"):
         kv.load_csv(b"x,y\n1,2\n2,3\n" + b"1" * 60 + b",2\n")
 
