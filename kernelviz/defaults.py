@@ -28,7 +28,7 @@ __all__ = [
 GRID_POINTS = 256  # query points of every fit figure
 HEATMAP_ROWS = 96  # query rows of an attention-weight heatmap
 HEATMAP_KEYS = 1500  # keys of a heatmap: bigger data sets show an even subsample of this many
-KERNEL_GRID_POINTS = 100  # the learned-kernel heatmap grid of chapter 4
+KERNEL_GRID_POINTS = 77  # the learned-kernel heatmap grid of chapter 4 (two panels of 77²: ~12,000 cells)
 POST_SPAN = 6.0  # the blog post's data span x ∈ [−3, 3]: its lengthscales are scaled by span/6 elsewhere
 
 

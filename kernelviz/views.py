@@ -35,6 +35,7 @@ __all__ = [
     "Heatmap",
     "Status",
     "attention_view",
+    "cell_budget",
     "gaussian_check",
     "heads_view",
     "heatmap_keys",
@@ -44,6 +45,9 @@ __all__ = [
 
 HEAT_ROWS, HEAT_COLS = 96, 160  # cells of a heatmap per head (queries × keys) kept in a view
 PAIR_CELLS = (120, 200)  # cells of each side of a two-panel heatmap
+FIGURE_CELLS = 12_000  # heatmap cells one figure sends per rerun, all panels together (float32: ~64 kB)
+MIN_ROWS = 32  # query rows a heatmap keeps however many panels share the budget
+SELF_SIDE = int((FIGURE_CELLS // 2) ** 0.5)  # points × points of a self-attention map (shown beside cross)
 ATTENTION_KEYS = 256  # keys of chapter 4's heatmaps (and queries of its self-attention picture)
 RUNAWAY = (1e-4, 1e3)  # a learned ℓ outside span × this range ran away (nearest neighbour / the mean)
 
@@ -68,9 +72,29 @@ def heatmap_keys(ds: Dataset, limit: int = defaults.HEATMAP_KEYS) -> tuple[Datas
                  "the fit uses all of them.")
 
 
+def cell_budget(panels: int, rows: int, cols: int, budget: int = FIGURE_CELLS, *,
+                keep_cols: bool = False) -> tuple[int, int]:
+    """(rows, cols) of each of ``panels`` heatmaps, at most the ones asked, holding ``budget`` cells in all.
+
+    Query rows (an even grid, smooth from one row to the next) give way first, down to ``MIN_ROWS``; then
+    key columns, unless ``keep_cols`` (keys shared with another heatmap). A panel a few hundred pixels wide
+    cannot show more cells than that anyway.
+    """
+    per = max(1, budget // max(1, panels))
+    if rows * cols <= per:
+        return rows, cols
+    r = min(rows, max(MIN_ROWS, per // cols))
+    return r, cols if keep_cols else max(1, min(cols, per // r))
+
+
 def _heatmap(weights: np.ndarray, queries: np.ndarray, keys: np.ndarray, note: str,
-             cells: tuple[int, int] = (HEAT_ROWS, HEAT_COLS)) -> Heatmap:
-    shown, q, k = thin_heatmap(weights, queries, keys, *cells)
+             cells: tuple[int, int] = (HEAT_ROWS, HEAT_COLS), panels: int | None = None,
+             keep_cols: bool = False) -> Heatmap:
+    """The weights thinned to ``cell_budget`` for a figure of ``panels`` heatmaps (default: one per leading
+    entry, e.g. per head), in float32."""
+    w = np.asarray(weights)
+    count = int(np.prod(w.shape[:-2])) if panels is None else panels
+    shown, q, k = thin_heatmap(w, queries, keys, *cell_budget(count, *cells, keep_cols=keep_cols))
     return Heatmap(q, k, shown.astype(np.float32), note)
 
 
@@ -180,8 +204,8 @@ def attention_view(ds: Dataset, fit: AttentionFit) -> AttentionView:
     log_k = attention_kernel(fit, kgrid)
     return AttentionView(
         grid, full.mean, full.std, full.head_outputs,
-        cross=_heatmap(cross, grid, keys.x, note, PAIR_CELLS),
-        self_=_heatmap(own.weights, keys.x, keys.x, note, (PAIR_CELLS[1], PAIR_CELLS[1])),
+        cross=_heatmap(cross, grid, keys.x, note, (PAIR_CELLS[0], SELF_SIDE), keep_cols=True),
+        self_=_heatmap(own.weights, keys.x, keys.x, note, (SELF_SIDE, SELF_SIDE), panels=1),
         kgrid=kgrid, log_kernel=log_k.astype(np.float32), y_weights=fit.readout[:, 3],
         asymmetry=np.max(np.abs(log_k - log_k.transpose(0, 2, 1)), axis=(1, 2)),
         offsets=np.mean(np.abs(own.centres - keys.x), axis=1) / span,

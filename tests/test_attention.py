@@ -173,9 +173,10 @@ def test_learned_kernel_on_a_grid(blog, trained):
     grid = np.linspace(-3, 3, kv.KERNEL_GRID_POINTS)
     s = kv.attention_kernel(trained, grid, kind="scores")
     log_k = kv.attention_kernel(trained, grid)
-    assert s.shape == log_k.shape == (3, 100, 100)
+    g = kv.KERNEL_GRID_POINTS
+    assert s.shape == log_k.shape == (3, g, g)
     shift = log_k - s  # a per-query constant: the same softmax weights
-    np.testing.assert_allclose(shift, np.repeat(shift[:, :, :1], 100, axis=2), atol=1e-8)
+    np.testing.assert_allclose(shift, np.repeat(shift[:, :, :1], g, axis=2), atol=1e-8)
     assert np.max(np.abs(log_k - log_k.transpose(0, 2, 1))) > 1e-3  # a trained head is not symmetric
     gauss = kv.attention_kernel(attention.gaussian_layer([0.3, 1.2], [0.5, 0.5], blog.x, blog.y), grid)
     for g, ell in zip(gauss, (0.3, 1.2), strict=True):  # the Gaussian's log K exactly

@@ -325,3 +325,17 @@ def test_log_axes_of_every_builder_label_whole_values():
         assert len(shown) >= 2
         assert all(_label_value(t) == pytest.approx(v) for v, t in shown)
         assert not any(c in "".join(axis.ticktext) for c in "µμmk")  # no SI prefixes
+
+
+def test_compact_sends_float32_only_where_nothing_visible_changes():
+    x = np.linspace(0, 1, 50)
+    stamps = 1.6e9 + np.arange(50.0)  # seconds since 1970: float32 would merge neighbours
+    fig = go.Figure([go.Scatter(x=x, y=np.sin(x)), go.Scatter(x=stamps, y=[float(v) for v in x]),
+                     go.Scatter(x=["a", "b"], y=[np.nan, 1e300]), go.Heatmap(z=np.outer(x, x))])
+    kf.compact(fig)
+    assert fig.data[0].x.dtype == fig.data[0].y.dtype == np.float32
+    assert fig.data[1].x.dtype == np.float64 and fig.data[1].y.dtype == np.float32
+    assert tuple(fig.data[2].x) == ("a", "b") and fig.data[2].y[1] == 1e300
+    assert fig.data[3].z.dtype == np.float32
+    np.testing.assert_allclose(fig.data[0].y, np.sin(x), rtol=1e-6)
+    assert '"dtype":"f4"' in fig.to_json()

@@ -150,3 +150,15 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
     assert full.layout.coloraxis.cmax == pytest.approx(max(self_w.max(), cross_w.max()))
     with pytest.raises(ValueError):
         kf.self_cross_figure(cross_w, x, self_w, grid)
+
+
+@pytest.mark.parametrize("panels", [1, 2, 4, 8])
+def test_heatmap_cell_budget_holds_for_every_number_of_panels(panels):
+    from kernelviz import views
+
+    rows, cols = views.cell_budget(panels, 96, 1500)
+    assert views.MIN_ROWS <= rows <= 96 and 1 <= cols <= 1500
+    assert panels * rows * cols <= views.FIGURE_CELLS
+    assert views.cell_budget(panels, 10, 20) == (10, 20)  # small heatmaps are kept whole
+    rows, cols = views.cell_budget(panels, 120, 89, keep_cols=True)
+    assert cols == 89 and rows >= views.MIN_ROWS

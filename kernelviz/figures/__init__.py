@@ -54,7 +54,16 @@ from kernelviz.figures.heatmaps import (
 )
 from kernelviz.figures.log_axes import log_axis, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
-from kernelviz.figures.styling import COLORS, HEAD_COLORS, head_color, png_config, rgba, style, thumbnail
+from kernelviz.figures.styling import (
+    COLORS,
+    HEAD_COLORS,
+    compact,
+    head_color,
+    png_config,
+    rgba,
+    style,
+    thumbnail,
+)
 from kernelviz.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
 from kernelviz.figures.training import _running_mean as _running_mean
 from kernelviz.figures.training import kernel_shape_figure, loo_figure, loss_figure, seeds_figure
@@ -65,6 +74,7 @@ __all__ = [
     "Curve",
     "band_polygon",
     "band_trace",
+    "compact",
     "coverage_figure",
     "data_trace",
     "even_indices",

@@ -50,8 +50,10 @@ def busy(text: str) -> Iterator[None]:
 
 
 def show(fig: go.Figure, key: str, filename: str | None = None) -> None:
-    """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar."""
-    st.plotly_chart(fig, key=key, theme="streamlit", config=kf.png_config(filename or key.replace(".", "-")))
+    """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
+    numbers go as float32 where that changes nothing visible (``kf.compact``)."""
+    config = kf.png_config(filename or key.replace(".", "-"))
+    st.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config)
 
 
 @functools.cache
