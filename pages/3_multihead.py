@@ -10,6 +10,103 @@ from kernelviz.ui import cache_heads
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
 
+def own_controls(train: kv.Dataset) -> tuple[int, int, int]:
+    """Number of heads, hold-out size and steps of the reader's own model."""
+    lo_h, hi_h = kv.holdout_range(len(train))
+    c_heads, c_holdout, c_steps = st.columns(3)
+    n_heads = ui.control(
+        "slider", "Number of heads", "mh.heads", default=MH.heads, min_value=1, max_value=kv.HEADS_MAX,
+        container=c_heads, help="H: how many kernel smoothers, each with its own lengthscale, are mixed.",
+    )
+    holdout = ui.control(
+        "slider", "Hold-out size", "mh.holdout", default=max(MH.holdout, lo_h), min_value=lo_h,
+        max_value=hi_h, container=c_holdout,
+        help="Points hidden and predicted at each step (the blog post: 1).",
+    )
+    steps = ui.control(
+        "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=kv.STEPS_MAX,
+        step=50, container=c_steps, help="The blog post trains this model for 1,000 steps.",
+    )
+    return n_heads, holdout, steps
+
+
+def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
+    """Readouts, the fit with every head and the band of the mixture."""
+    ds, K, n_heads = data.ds, kv.get_kernel(kernel), len(result.lengthscales)
+    cache_heads.show_status(cache_heads.status(data, result))
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Heads H", f"{n_heads}")
+    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}")
+    m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
+    m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
+    truth = data.truth()
+    how = "search" if result.method == "search" else "training"
+    ui.show(
+        kf.heads_fit_figure(
+            ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, cache_heads.head_names(result),
+            truth=None if truth is None else truth[0],
+            title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
+            x_title=ds.x_label, y_title=ds.y_label,
+        ),
+        key="mh.fit", filename="kernelviz-multihead-fit",
+    )
+    st.caption(ui.prose(CHAPTER, "fit_caption"))
+    holes = cache_heads.gaps(view, result)
+    if holes is not None:
+        st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
+    ui.show_code(kv.fit, training.run, kv.predict_heads, pooling.mix)
+    ui.say(CHAPTER, "band")
+    st.latex(ui.prose(CHAPTER, "band_formula"))
+    st.caption(ui.prose(CHAPTER, "band_caption"))
+
+
+def learned(result: kv.FitResult, view: views.HeadsView) -> None:
+    """The learned ℓ_h and u_h, each head's weights and the loss at every step."""
+    st.subheader("What the heads learned")
+    left, right = st.columns([3, 2])
+    with left:
+        cache_heads.show_table(cache_heads.heads_table(result))
+        ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
+    with right:
+        ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
+                filename="kernelviz-mixing-weights")
+        st.caption(ui.prose(CHAPTER, "mixing_caption"))
+    ui.show_code(heads._setup, pooling.mix)
+    st.subheader("Each head's attention weights")
+    ui.show(
+        kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
+                                cache_heads.head_names(result, with_mixing=False),
+                                max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
+        key="mh.heatmaps", filename="kernelviz-head-heatmaps",
+    )
+    st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
+    ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
+    st.subheader("Loss at every step")
+    if result.losses.size:
+        ui.show(kf.loss_figure(result.losses), key="mh.loss", filename="kernelviz-multihead-loss")
+        st.caption(ui.prose(CHAPTER, "loss_caption")
+                   + (" " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""))
+    else:
+        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+    ui.show_code(training.holdout_objective, training.run)
+
+
+@st.fragment
+def own_model(data: ui.Data, kernel: str, lr: float, seed: int) -> None:
+    """The reader's own model: any number of heads (its controls rerun this alone)."""
+    st.subheader("Your own model: any number of heads")
+    ui.say(CHAPTER, "explore_intro")
+    n_heads, holdout, steps = own_controls(data.train)
+    label = kv.get_kernel(kernel).label
+    with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
+                 f"{holdout} held-out point(s) per step, {label} kernel…"):
+        result = cache_heads.fit(data, n_heads, kernel, holdout, steps, lr, seed)
+    with ui.busy("Predicting with every head and with the mixture…"):
+        view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
+    own_fit(data, result, view, kernel, steps)
+    learned(result, view)
+
+
 data = ui.current_data()
 ds, train = data.ds, data.train
 
@@ -52,86 +149,7 @@ ours, post = cache_heads.sum_of_mixing(panels)
 ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
 cache_heads.show_table(cache_heads.post_table(panels), height="content")
 
-# ---------------------------------------------------------------------------------------- your own model
-st.subheader("Your own model: any number of heads")
-ui.say(CHAPTER, "explore_intro")
-lo_h, hi_h = kv.holdout_range(len(train))
-c_heads, c_holdout, c_steps = st.columns(3)
-n_heads = ui.control(
-    "slider", "Number of heads", "mh.heads", default=MH.heads, min_value=1, max_value=kv.HEADS_MAX,
-    container=c_heads, help="H: how many kernel smoothers, each with its own lengthscale, are mixed.",
-)
-holdout = ui.control(
-    "slider", "Hold-out size", "mh.holdout", default=max(MH.holdout, lo_h), min_value=lo_h, max_value=hi_h,
-    container=c_holdout, help="Points hidden and predicted at each step (the blog post: 1).",
-)
-steps = ui.control(
-    "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=kv.STEPS_MAX, step=50,
-    container=c_steps, help="The blog post trains this model for 1,000 steps.",
-)
-
-with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
-             f"{holdout} held-out point(s) per step, {K.label} kernel…"):
-    result = cache_heads.fit(data, n_heads, kernel, holdout, steps, lr, seed)
-with ui.busy("Predicting with every head and with the mixture…"):
-    view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
-cache_heads.show_status(cache_heads.status(data, result))
-
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Heads H", f"{n_heads}")
-m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}")
-m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
-m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
-
-truth = data.truth()
-how = "search" if result.method == "search" else "training"
-ui.show(
-    kf.heads_fit_figure(
-        ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, cache_heads.head_names(result),
-        truth=None if truth is None else truth[0],
-        title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
-        x_title=ds.x_label, y_title=ds.y_label,
-    ),
-    key="mh.fit", filename="kernelviz-multihead-fit",
-)
-st.caption(ui.prose(CHAPTER, "fit_caption"))
-holes = cache_heads.gaps(view, result)
-if holes is not None:
-    st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
-ui.show_code(kv.fit, training.run, kv.predict_heads, pooling.mix)
-ui.say(CHAPTER, "band")
-st.latex(ui.prose(CHAPTER, "band_formula"))
-st.caption(ui.prose(CHAPTER, "band_caption"))
-
-st.subheader("What the heads learned")
-left, right = st.columns([3, 2])
-with left:
-    cache_heads.show_table(cache_heads.heads_table(result))
-    ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
-with right:
-    ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
-            filename="kernelviz-mixing-weights")
-    st.caption(ui.prose(CHAPTER, "mixing_caption"))
-ui.show_code(heads._setup, pooling.mix)
-
-st.subheader("Each head's attention weights")
-ui.show(
-    kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
-                            cache_heads.head_names(result, with_mixing=False),
-                            max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
-    key="mh.heatmaps", filename="kernelviz-head-heatmaps",
-)
-st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
-ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
-
-st.subheader("Loss at every step")
-if result.losses.size:
-    ui.show(kf.loss_figure(result.losses), key="mh.loss", filename="kernelviz-multihead-loss")
-    st.caption(ui.prose(CHAPTER, "loss_caption")
-               + (" " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""))
-else:
-    st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
-ui.show_code(training.holdout_objective, training.run)
+own_model(data, kernel, lr, seed)
 
 st.subheader("Conventions")
 ui.say(CHAPTER, "conventions")

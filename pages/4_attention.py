@@ -12,6 +12,185 @@ CHAPTER = "4_attention"
 A = defaults.ATTENTION
 STARTS = {"gaussian": "Gaussian heads around ℓ*", "post": "the blog post's spread", "random": "random maps"}
 
+
+@st.fragment
+def gaussian_section(data: ui.Data) -> None:
+    """The Gaussian kernel as one attention head, at the section's own ℓ (its slider reruns this alone)."""
+    ell = ui.lengthscale_control(
+        "Lengthscale ℓ", "attn.lengthscale", data,
+        help="The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels below always agree.",
+    )
+    with ui.busy(f"Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…"):
+        check = cache_attention.gaussian_check(data, ell)
+    v1, v2, v3 = st.columns(3)
+    v1.metric("max |Δ weight|", f"{check.weight_diff:.1e}",
+              help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
+    v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
+              help="Largest |Gaussian fit − attention fit| over the query grid.")
+    v3.metric("query/key width d_qk", "2")
+    ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
+    ui.show(
+        kf.heatmap_pair_figure(*check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
+                               (f"Gaussian kernel<br>ℓ = {ell:g}", "attention head<br>softmax(q·k/√2)"),
+                               max_rows=views.PAIR_CELLS[0], max_cols=views.PAIR_CELLS[1]),
+        key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
+    )
+    st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
+    ui.say(CHAPTER, "check_maps")
+    st.dataframe(cache_attention.maps_table(check), hide_index=True)
+    ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
+
+
+def layer_controls(train: kv.Dataset) -> cache_attention.Settings:
+    """The trained layer's eight controls, in two rows (the defaults are ``defaults.ATTENTION``)."""
+    lo_h, hi_h = kv.holdout_range(len(train))
+    c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
+    c4, c5, c6, c7 = st.columns([1.0, 1.2, 1.0, 1.6])
+    heads = ui.control("slider", "Number of heads H", "attn.heads", default=A.heads, min_value=1,
+                       max_value=kv.HEADS_MAX, container=c0,
+                       help="H attention heads, each with its own W_q, W_k, W_v and U.")
+    d_qk = ui.control("slider", "Query/key size $d_{qk}$", "attn.dqk", default=A.d_qk, min_value=1,
+                      max_value=kv.D_QK_MAX, container=c1,
+                      help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
+    d_v = ui.control("slider", "Value size $d_v$", "attn.dv", default=A.d_v, min_value=1,
+                     max_value=attention.D_V_MAX, container=c2,
+                     help="Length of each head's value vectors vᵢ = tᵢW_v and outputs x′ᵢ.")
+    start = ui.control("selectbox", "Start", "attn.start", default=A.start, options=tuple(STARTS),
+                       format_func=STARTS.get, container=c3,
+                       help="Where training starts (see the text above).")
+    holdout = ui.control("slider", "Hold-out size", "attn.holdout", default=min(A.holdout, hi_h),
+                         min_value=lo_h, max_value=hi_h, container=c4,
+                         help="Points hidden and predicted at each training step.")
+    steps = ui.control("slider", "Training steps", "attn.steps", default=A.steps, min_value=50,
+                       max_value=kv.STEPS_MAX, step=50, container=c5)
+    seed = ui.control("slider", "Seed", "attn.seed", default=A.seed, min_value=0, max_value=99, container=c6,
+                      help="The noise on the start and the random hold-out sets.")
+    lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
+                    options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c7,
+                    help="Adam's first step size; it decays to 0 over the run. Large values diverge.")
+    return cache_attention.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
+
+
+def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
+              view: views.AttentionView) -> None:
+    """How training went, the readouts and the layer's fit with every head's part of it."""
+    cache_heads.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
+    ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
+    ui.say(CHAPTER, "start", ells=ells)
+    ui.say(CHAPTER, "decay")
+    ui.data_summary(data, training=True)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Hold-out loss", f"{float(fit.losses[-25:].mean()):.4g}" if fit.losses.size else "–",
+              help="Mean squared error on the held-out points, averaged over the last 25 training steps.")
+    m2.metric("Parameters", f"{s.heads * (6 * s.d_qk + 5 * s.d_v):,}",
+              help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
+                   "(d_v × 1).")
+    m3.metric(f"Steps run (of {s.steps:,})", f"{fit.steps_run:,}")
+    ds, truth, plural = data.ds, data.truth(), "s" if s.heads > 1 else ""
+    ui.show(
+        kf.heads_fit_figure(
+            ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std,
+            [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)],
+            mixture_name="attention f̂(x) = Σₕ headₕ(x) Uₕ", band_name="band f̂(x) ± 2s(x)",
+            truth=None if truth is None else truth[0],
+            title=f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
+                  f"d<sub>v</sub> = {s.d_v}",
+            x_title=ds.x_label, y_title=ds.y_label,
+        ),
+        key="attn.fit", filename="kernelviz-attention-fit",
+    )
+    st.caption(ui.prose(CHAPTER, "fit_caption"))
+    ui.show_code(attention.start_lengthscales, attention._initial_params, attention._train,
+                 attention._readout_predictor, attention.pooled_tokens)
+
+
+def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit) -> None:
+    """The layer against the best Gaussian and chapter 3's heads, and its loss at every step."""
+    with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
+        comp = cache_attention.comparison(data, s)
+    ui.say(CHAPTER, "compare")
+    st.dataframe(cache_attention.comparison_table(comp), hide_index=True)
+    st.markdown(cache_attention.comparison_sentence(comp))
+    ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention._pooled)
+    if fit.losses.size:
+        ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
+        st.caption(ui.prose(CHAPTER, "loss_caption"))
+    else:
+        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+
+
+def all_heads(view: views.AttentionView) -> None:
+    """Every head's weights side by side, and how W_O concatenates the heads."""
+    st.subheader("Every head's attention weights")
+    names = [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]
+    ui.show(kf.head_heatmaps_figure(view.cross.weights, view.cross.queries, view.cross.keys, names),
+            key="attn.heatmaps", filename="kernelviz-attention-heads")
+    st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
+                        offsets=", ".join(f"{v:.3f}" for v in view.offsets),
+                        widths=", ".join(f"{v:.3f}" for v in view.widths)))
+    st.subheader("Concatenating the heads: $W_O$")
+    ui.say(CHAPTER, "wo")
+    st.latex(ui.prose(CHAPTER, "wo_formula"))
+    ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
+    st.caption(ui.prose(CHAPTER, "wo_caption"))
+    ui.show_code(attention._readout)
+
+
+@st.fragment
+def layer_section(data: ui.Data) -> None:
+    """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
+    st.header("A trained attention layer")
+    ui.say(CHAPTER, "layer")
+    s = layer_controls(data.train)
+    with ui.busy(f"Training {s.heads} attention head{'s' if s.heads > 1 else ''} (d_qk = {s.d_qk}, "
+                 f"d_v = {s.d_v}, start: {STARTS[s.start]}): {s.steps:,} steps, {s.holdout} held-out "
+                 "point(s) per step…"):
+        fit = cache_attention.train(data, s)
+    with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
+        view = cache_attention.view(data, s)
+    layer_fit(data, s, fit, view)
+    layer_scores(data, s, fit)
+    all_heads(view)
+    one_head(data, view, s.heads)
+
+
+@st.fragment
+def one_head(data: ui.Data, view: views.AttentionView, heads: int) -> None:
+    """One head in detail: its learned kernel, the sequence map, self- against cross-attention (the head
+    choice reruns this alone)."""
+    ds = data.ds
+    st.subheader("The learned kernel is not symmetric")
+    head = ui.control("radio", "Head shown", "attn.head", default=1, options=tuple(range(1, heads + 1)),
+                      format_func=lambda k: f"head {k}",
+                      help="Which head the kernel, the sequence map and the self/cross pictures show.")
+    h = head - 1
+    ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
+    titles = (f"head {head}<br>log K(x, x′)", f"head {head}, transpose<br>log K(x′, x)")
+    ui.show(
+        kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles),
+        key="attn.kernel", filename="kernelviz-learned-kernel",
+    )
+    ui.show_code(attention.dot_scores, attention.attention_kernel)
+
+    st.subheader("Self-attention: the layer as a map of the sequence")
+    ui.say(CHAPTER, "sequence")
+    ui.show(cache_attention.sequence_figure(view, h, ds.x_label), key="attn.sequence",
+            filename="kernelviz-self-attention-sequence")
+    st.caption(ui.prose(CHAPTER, "sequence_caption", head=head, note=view.self_.note))
+    ui.show_code(attention.attention_predict, attention.attention_values)
+
+    st.subheader("Self- vs cross-attention")
+    ui.say(CHAPTER, "selfcross")
+    ui.show(
+        kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
+                             view.cross.queries),
+        key="attn.selfcross", filename="kernelviz-self-cross",
+    )
+    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=head, note=view.cross.note))
+    ui.show_code(views.attention_view, training.run)
+
+
+
 data = ui.current_data()
 ds, train = data.ds, data.train
 
@@ -26,29 +205,8 @@ ui.say(CHAPTER, "dot_product")
 st.latex(ui.prose(CHAPTER, "dot_formula"))
 st.caption(ui.prose(CHAPTER, "check_caption"))
 
-ell = ui.lengthscale_control(
-    "Lengthscale ℓ", "attn.lengthscale", data,
-    help="The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels below always agree.",
-)
-with ui.busy(f"Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…"):
-    check = cache_attention.gaussian_check(data, ell)
-v1, v2, v3 = st.columns(3)
-v1.metric("max |Δ weight|", f"{check.weight_diff:.1e}",
-          help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
-v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
-          help="Largest |Gaussian fit − attention fit| over the query grid.")
-v3.metric("query/key width d_qk", "2")
-ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
-ui.show(
-    kf.heatmap_pair_figure(*check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
-                           (f"Gaussian kernel<br>ℓ = {ell:g}", "attention head<br>softmax(q·k/√2)"),
-                           max_rows=views.PAIR_CELLS[0], max_cols=views.PAIR_CELLS[1]),
-    key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
-)
-st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
-ui.say(CHAPTER, "check_maps")
-st.dataframe(cache_attention.maps_table(check), hide_index=True)
-ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
+gaussian_section(data)
+
 
 # ------------------------------------------------------------------------------------------- values
 st.header("Tokens, values and $W_v$")
@@ -56,128 +214,6 @@ ui.say(CHAPTER, "tokens")
 st.latex(ui.prose(CHAPTER, "tokens_formula"))
 
 # ------------------------------------------------------------------------------------------- trained layer
-st.header("A trained attention layer")
-ui.say(CHAPTER, "layer")
-lo_h, hi_h = kv.holdout_range(len(train))
-c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
-c4, c5, c6, c7 = st.columns([1.0, 1.2, 1.0, 1.6])
-heads = ui.control("slider", "Number of heads H", "attn.heads", default=A.heads, min_value=1,
-                   max_value=kv.HEADS_MAX, container=c0,
-                   help="H attention heads, each with its own W_q, W_k, W_v and U.")
-d_qk = ui.control("slider", "Query/key size $d_{qk}$", "attn.dqk", default=A.d_qk, min_value=1,
-                  max_value=kv.D_QK_MAX, container=c1,
-                  help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
-d_v = ui.control("slider", "Value size $d_v$", "attn.dv", default=A.d_v, min_value=1,
-                 max_value=attention.D_V_MAX, container=c2,
-                 help="Length of each head's value vectors vᵢ = tᵢW_v and outputs x′ᵢ.")
-start = ui.control("selectbox", "Start", "attn.start", default=A.start, options=tuple(STARTS),
-                   format_func=STARTS.get, container=c3, help="Where training starts (see the text above).")
-holdout = ui.control("slider", "Hold-out size", "attn.holdout", default=min(A.holdout, hi_h), min_value=lo_h,
-                     max_value=hi_h, container=c4, help="Points hidden and predicted at each training step.")
-steps = ui.control("slider", "Training steps", "attn.steps", default=A.steps, min_value=50,
-                   max_value=kv.STEPS_MAX, step=50, container=c5)
-seed = ui.control("slider", "Seed", "attn.seed", default=A.seed, min_value=0, max_value=99, container=c6,
-                  help="The noise on the start and the random hold-out sets.")
-lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
-                options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c7,
-                help="Adam's first step size; it decays to 0 over the run. Large values diverge.")
-settings = cache_attention.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
-
-with ui.busy(f"Training {heads} attention head{'s' if heads > 1 else ''} (d_qk = {d_qk}, d_v = {d_v}, "
-             f"start: {STARTS[start]}): {steps:,} steps, {holdout} held-out point(s) per step…"):
-    fit = cache_attention.train(data, settings)
-with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
-    view = cache_attention.view(data, settings)
-cache_heads.show_status(cache_heads.status(data, fit))  # chapter 3's: the one rule of views.training_status
-ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
-ui.say(CHAPTER, "start", ells=ells)
-ui.say(CHAPTER, "decay")
-ui.data_summary(data, training=True)
-
-m1, m2, m3 = st.columns(3)
-m1.metric("Hold-out loss", f"{float(fit.losses[-25:].mean()):.4g}" if fit.losses.size else "–",
-          help="Mean squared error on the held-out points, averaged over the last 25 training steps.")
-m2.metric("Parameters", f"{heads * (6 * d_qk + 5 * d_v):,}",
-          help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h (d_v × 1).")
-m3.metric(f"Steps run (of {steps:,})", f"{fit.steps_run:,}")
-
-truth = data.truth()
-ui.show(
-    kf.heads_fit_figure(
-        ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std,
-        [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(heads)],
-        mixture_name="attention f̂(x) = Σₕ headₕ(x) Uₕ", band_name="band f̂(x) ± 2s(x)",
-        truth=None if truth is None else truth[0],
-        title=f"Dot-product attention: {heads} head{'s' if heads > 1 else ''}, d<sub>qk</sub> = {d_qk}, "
-              f"d<sub>v</sub> = {d_v}",
-        x_title=ds.x_label, y_title=ds.y_label,
-    ),
-    key="attn.fit", filename="kernelviz-attention-fit",
-)
-st.caption(ui.prose(CHAPTER, "fit_caption"))
-ui.show_code(attention.start_lengthscales, attention._initial_params, attention._train,
-             attention._readout_predictor, attention.pooled_tokens)
-
-with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
-    comp = cache_attention.comparison(data, settings)
-ui.say(CHAPTER, "compare")
-st.dataframe(cache_attention.comparison_table(comp), hide_index=True)
-st.markdown(cache_attention.comparison_sentence(comp))
-ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention._pooled)
-
-if fit.losses.size:
-    ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
-    st.caption(ui.prose(CHAPTER, "loss_caption"))
-else:
-    st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
-
-# ------------------------------------------------------------------------------------------- the kernel
-st.subheader("The learned kernel is not symmetric")
-head = ui.control("radio", "Head shown", "attn.head", default=1, options=tuple(range(1, heads + 1)),
-                  format_func=lambda k: f"head {k}",
-                  help="Which head the kernel, the sequence map and the self/cross pictures show.")
-h = head - 1
-ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
-titles = (f"head {head}<br>log K(x, x′)", f"head {head}, transpose<br>log K(x′, x)")
-ui.show(
-    kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles),
-    key="attn.kernel", filename="kernelviz-learned-kernel",
-)
-ui.show_code(attention.dot_scores, attention.attention_kernel)
-
-st.subheader("Every head's attention weights")
-ui.show(
-    kf.head_heatmaps_figure(view.cross.weights, view.cross.queries, view.cross.keys,
-                            [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]),
-    key="attn.heatmaps", filename="kernelviz-attention-heads",
-)
-st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
-                    offsets=", ".join(f"{v:.3f}" for v in view.offsets),
-                    widths=", ".join(f"{v:.3f}" for v in view.widths)))
-
-# ------------------------------------------------------------------------------------------- W_O
-st.subheader("Concatenating the heads: $W_O$")
-ui.say(CHAPTER, "wo")
-st.latex(ui.prose(CHAPTER, "wo_formula"))
-ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
-st.caption(ui.prose(CHAPTER, "wo_caption"))
-ui.show_code(attention._readout)
-
-# ------------------------------------------------------------------------------------------- sequence
-st.subheader("Self-attention: the layer as a map of the sequence")
-ui.say(CHAPTER, "sequence")
-ui.show(cache_attention.sequence_figure(view, h, ds.x_label), key="attn.sequence",
-        filename="kernelviz-self-attention-sequence")
-st.caption(ui.prose(CHAPTER, "sequence_caption", head=head, note=view.self_.note))
-ui.show_code(attention.attention_predict, attention.attention_values)
-
-st.subheader("Self- vs cross-attention")
-ui.say(CHAPTER, "selfcross")
-ui.show(
-    kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h], view.cross.queries),
-    key="attn.selfcross", filename="kernelviz-self-cross",
-)
-st.caption(ui.prose(CHAPTER, "selfcross_caption", head=head, note=view.cross.note))
-ui.show_code(views.attention_view, training.run)
+layer_section(data)
 
 ui.try_this([ui.prose(CHAPTER, "try_start"), ui.prose(CHAPTER, "try_dqk"), ui.prose(CHAPTER, "try_dv")])
