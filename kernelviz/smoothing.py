@@ -37,6 +37,7 @@ __all__ = [
     "kernel_scores",
     "knn_average",
     "nadaraya_watson",
+    "nadaraya_watson_path",
     "predict_heads",
 ]
 
@@ -90,6 +91,36 @@ def _prepare(queries: object, keys: object, values: object) -> tuple[np.ndarray,
 @jax.jit
 def _nw_dense(queries, keys, values, key_mask, lengthscale, kernel):
     return pooling.pool(kernel_scores(queries, keys, lengthscale, kernel), values, key_mask)
+
+
+@jax.jit
+def _nw_path(queries, keys, values, key_mask, lengthscales, kernel):
+    def one(ell):
+        mean, var, _ = pooling.pool(kernel_scores(queries, keys, ell, kernel), values, key_mask)
+        return mean, var
+
+    return jax.lax.map(one, lengthscales)
+
+
+PATH_BLOCK = 32  # lengthscales of a path are padded to a multiple of this (few compiled shapes)
+
+
+def nadaraya_watson_path(queries: object, keys: object, values: object, lengthscales: object,
+                         kernel: str = "gaussian") -> tuple[np.ndarray, np.ndarray]:
+    """m_ℓ(x) and s_ℓ(x) of ``nadaraya_watson`` for every ℓ in ``lengthscales``, in one compiled call
+    (``lax.map`` over ℓ: one ℓ's q × n scores in memory at a time): arrays (L, q), for a figure that
+    scrubs through ℓ in the browser."""
+    get_kernel(kernel)
+    ells = vector("lengthscales", lengthscales)
+    if ells.size == 0 or not np.all(ells > 0):
+        raise ValueError("lengthscales must be positive")
+    q, k, v = _prepare(queries, keys, values)
+    nq, nk, count = q.shape[0], k.shape[0], ells.shape[0]
+    scale = pooling.value_scale(v)
+    mean, var = _nw_path(pad(q, bucket(nq)), pad(k, bucket(nk), k[0]), pad(v / scale, bucket(nk)),
+                         np.arange(bucket(nk)) < nk, pad(ells, -(-count // PATH_BLOCK) * PATH_BLOCK, 1.0),
+                         kernel_index(kernel))
+    return np.asarray(mean)[:count, :nq] * scale, np.sqrt(np.asarray(var)[:count, :nq]) * scale
 
 
 @partial(jax.jit, static_argnames=("query_block", "key_block"))

@@ -5,7 +5,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, smoothing, ui, views
 from kernelviz import figures as kf
-from kernelviz.ui import cache
+from kernelviz.ui import cache, cache_scrub
 
 CH = "1_kernel_regression"
 data = ui.current_data()
@@ -81,22 +81,30 @@ if baselines:
     curves.append(
         kf.Curve(f"{k}-nearest-neighbour average", cache.knn(data, k), kf.COLORS["knn"], dash="dash")
     )
-post_name = f" (the post's ℓ = √2 ℓ = {ell * 2**0.5:.3g})" if kernel == "gaussian" else ""
-ui.show(
-    kf.fit_figure(
-        ds.x,
-        ds.y,
-        data.grid(),
-        curves,
-        truth=None if truth is None else truth[0],
-        noise_sd=None if (truth is None or not true_band) else truth[1],
-        title=f"{K.label} kernel, ℓ = {ell:g}{post_name}",
-        x_title=ds.x_label,
-        y_title=ds.y_label,
-    ),
-    key="kr.fit",
-    filename="kernelviz-kernel-regression",
+
+def fit_title(v: float) -> str:
+    post = f" (the post's ℓ = √2 ℓ = {v * 2**0.5:.3g})" if kernel == "gaussian" else ""
+    return f"{K.label} kernel, ℓ = {v:.3g}{post}"
+
+
+fig = kf.fit_figure(
+    ds.x,
+    ds.y,
+    data.grid(),
+    curves,
+    truth=None if truth is None else truth[0],
+    noise_sd=None if (truth is None or not true_band) else truth[1],
+    title=fit_title(ell),
+    x_title=ds.x_label,
+    y_title=ds.y_label,
 )
+path = cache_scrub.lengthscale_path(data, kernel)
+true_drawn = truth is not None and true_band
+kf.add_scrub(fig, path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
+             mean_trace=len(fig.data) - len(curves), band_trace=int(true_drawn) if fit_band else None,
+             titles=[fit_title(v) for v in path.lengthscales])
+ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression")
+st.caption(ui.prose(CH, "scrub"))
 ui.show_code(kv.nadaraya_watson, smoothing.kernel_scores)
 ui.data_summary(data)
 

@@ -339,3 +339,22 @@ def test_compact_sends_float32_only_where_nothing_visible_changes():
     assert fig.data[3].z.dtype == np.float32
     np.testing.assert_allclose(fig.data[0].y, np.sin(x), rtol=1e-6)
     assert '"dtype":"f4"' in fig.to_json()
+
+
+def test_scrub_frames_replace_the_fit_and_its_band():
+    g = np.linspace(0, 1, 30)
+    ells = [0.05, 0.1, 0.2]
+    means = np.stack([np.sin(g / e) for e in ells])
+    stds = np.full_like(means, 0.1)
+    stds[0, 10:12] = np.nan  # an empty window: a gap in that frame's band
+    fig = kf.fit_figure(g, np.cos(g), g, [kf.Curve("fit", means[1], kf.COLORS["fit"], std=stds[1])])
+    kf.add_scrub(fig, g, ells, means, stds, active=1, mean_trace=2, band_trace=0,
+                 titles=[f"ℓ = {e}" for e in ells])
+    assert [f.name for f in fig.frames] == ["0.05", "0.1", "0.2"]
+    assert fig.layout.sliders[0].active == 1 and len(fig.layout.sliders[0].steps) == 3
+    assert all(tuple(f.traces) == (2, 0) for f in fig.frames)
+    np.testing.assert_allclose(fig.frames[2].data[0].y, means[2])
+    assert np.isnan(fig.frames[0].data[1].y).any() and not np.isnan(fig.frames[1].data[1].y).any()
+    assert fig.frames[0].layout.title.text == "ℓ = 0.05"
+    kf.compact(fig)
+    assert fig.frames[2].data[0].y.dtype == np.float32

@@ -182,3 +182,19 @@ def test_padded_sizes_are_few_and_hold_the_data() -> None:
     assert all(n <= bucket(n) < max(4 * n, 257) for n in sizes)
     assert len({bucket(n) for n in sizes}) == 5  # 256, 1024, 4096, 16384, 65536
     assert [bucket(n, 1, 2) for n in (1, 2, 3, 5, 9)] == [1, 2, 4, 8, 16]
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_path_is_the_smoother_at_every_lengthscale(kernel):
+    from kernelviz.smoothing import nadaraya_watson_path
+
+    q = np.linspace(X.min(), X.max(), 40)
+    ells = np.geomspace(0.01, 5, 37)  # not a multiple of the padding block
+    means, stds = nadaraya_watson_path(q, X, Y, ells, kernel)
+    assert means.shape == stds.shape == (37, 40)
+    for i in (0, 18, 36):
+        one = kv.nadaraya_watson(q, X, Y, ells[i], kernel, with_weights=False)
+        np.testing.assert_allclose(means[i], one.mean, rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(stds[i], one.std, rtol=1e-12, atol=1e-15, equal_nan=True)
+    with pytest.raises(ValueError):
+        nadaraya_watson_path(q, X, Y, [0.1, -1.0])

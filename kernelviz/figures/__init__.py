@@ -33,6 +33,7 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 
 from kernelviz.figures.fits import (
     Curve,
+    add_scrub,
     band_polygon,
     band_trace,
     data_trace,
@@ -72,6 +73,7 @@ __all__ = [
     "COLORS",
     "HEAD_COLORS",
     "Curve",
+    "add_scrub",
     "band_polygon",
     "band_trace",
     "compact",

@@ -289,3 +289,49 @@ def mixing_figure(
     return style(
         fig, x_title="", y_title=y_title, title=f"Σₕ uₕ = {total:.3g}", height=height, showlegend=False
     )
+
+
+SCRUB_FRAME_MS = 120  # how long each ℓ stays on screen when the scrub plays
+
+
+def _gapped(values: list) -> np.ndarray:
+    """A ``band_polygon`` coordinate list as floats, its None separators as NaN (sent as binary data)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def add_scrub(fig: go.Figure, grid: object, lengthscales: Sequence[float], means: object, stds: object, *,
+              active: int, mean_trace: int, band_trace: int | None, titles: Sequence[str] | None = None,
+              ) -> go.Figure:
+    """Let the reader scrub ℓ in the browser: one animation frame per ℓ in ``lengthscales`` replaces the
+    fit ``fig.data[mean_trace]`` by means[i] on ``grid`` and the band ``fig.data[band_trace]`` (when not
+    None) by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause
+    buttons drive them without a round trip to the server. ``titles``: the figure's title at each frame."""
+    g, m, sd = vec(grid), np.asarray(means, dtype=np.float64), np.asarray(stds, dtype=np.float64)
+    frames, steps = [], []
+    for i, ell in enumerate(lengthscales):
+        data = [go.Scatter(x=g, y=m[i])]
+        if band_trace is not None:
+            px, py = band_polygon(g, m[i] - 2 * sd[i], m[i] + 2 * sd[i])
+            data.append(go.Scatter(x=_gapped(px), y=_gapped(py)))
+        name = f"{ell:.6g}"
+        layout = {"title": {"text": titles[i]}} if titles is not None else {}
+        frames.append(go.Frame(name=name, data=data, layout=layout,
+                               traces=[mean_trace] + ([] if band_trace is None else [band_trace])))
+        steps.append({"label": f"{ell:.3g}", "method": "animate",
+                      "args": [[name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
+                                        "transition": {"duration": 0}}]})
+    play = {"frame": {"duration": SCRUB_FRAME_MS, "redraw": True}, "fromcurrent": True,
+            "transition": {"duration": 0}}
+    pause = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
+    fig.frames = frames
+    fig.update_layout(
+        sliders=[{"active": active, "steps": steps, "x": 0.12, "len": 0.88, "y": -0.36, "yanchor": "top",
+                  "currentvalue": {"prefix": "scrub ℓ = ", "font": {"size": 13}}, "pad": {"t": 10}}],
+        updatemenus=[{"type": "buttons", "direction": "left", "x": 0.0, "y": -0.36, "yanchor": "top",
+                      "xanchor": "left", "pad": {"t": 40}, "showactive": False,
+                      "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
+                                  {"label": "Pause", "method": "animate", "args": [[None], pause]}]}],
+    )
+    fig.update_layout(height=(fig.layout.height or 420) + 110,
+                      margin={"b": (fig.layout.margin.b or 50) + 110})
+    return fig

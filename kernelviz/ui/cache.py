@@ -121,7 +121,7 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
 
 
 @st.cache_data(show_spinner=False)
-def kernel_shapes(points: int = 601) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """u on [−3, 3] and K(u) of every kernel of the zoo, by label."""
     u = np.linspace(-3.0, 3.0, points)
     return u, {kv.get_kernel(name).label: np.asarray(kv.kernel_value(u, name)) for name in kv.KERNELS}

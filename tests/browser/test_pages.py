@@ -224,3 +224,25 @@ def test_a_sources_link_opens_its_chapter_with_the_controls_set(
     assert w.get("sidebar: Data set", "").startswith("2 sin x"), w
     assert (w.get("sidebar: Number of points n"), w.get("sidebar: Noise seed")) == ("50", "0"), w
     assert_clean(page, errors)
+
+
+def test_scrubbing_the_lengthscale_repaints_the_fit_in_the_browser(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
+) -> None:
+    """Chapter 1's chart carries a frame per ℓ: clicking its own slider redraws the fit, its band and the
+    title at once, while the page's ℓ control and the URL keep their value (no rerun)."""
+    index = next(i for i, name in PAGES if name == "1_kernel_regression")
+    open_page(page, warm_server, site_nav, index)
+    chart = "document.querySelector('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')"
+    before = page.evaluate(f"() => [{chart}.layout.title.text, Array.from({chart}._fullData.at(-1).y)]")
+    url_before = query(page.url).get("kr.lengthscale")
+    rail_rect = page.locator('[data-testid="stPlotlyChart"] .slider-rail-rect').first
+    rail_rect.scroll_into_view_if_needed()
+    rail = rail_rect.bounding_box()
+    page.mouse.click(rail["x"] + rail["width"] * 0.85, rail["y"] + rail["height"] / 2)
+    page.wait_for_function(f"(t) => {chart}.layout.title.text !== t", arg=before[0], timeout=10_000)
+    after = page.evaluate(f"() => [{chart}.layout.title.text, Array.from({chart}._fullData.at(-1).y)]")
+    assert after[1] != before[1], "the fit did not change"
+    assert "ℓ = " in after[0]
+    assert query(page.url).get("kr.lengthscale") == url_before
+    assert_clean(page, errors)
