@@ -99,6 +99,47 @@ def describe(name: str, seconds: list[float]) -> str:
     return f"{name:<34} {summary(seconds)}  worst {max(seconds) * 1e3:.1f} ms  (n = {len(seconds)})"
 
 
+def starts(p, args: argparse.Namespace, env: dict, cache: str) -> kvb.StreamlitServer:
+    """A cold start (empty JAX cache) then a warm one (same cache), timed; returns the warm server."""
+    print(f"cold start (empty JAX cache {cache}) …", flush=True)
+    t0 = time.perf_counter()
+    healthy, cold, app = timed_start(p, args.start_page, env)
+    settled = wait_for_warmup(cache) + cold
+    app.stop()
+    files = cache_files(cache)
+    print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {cold:6.1f} s;"
+          f" warm-up done ({files} programs on disk) after about {settled:6.1f} s"
+          f" ({time.perf_counter() - t0:.0f} s in all)")
+    print(f"warm start (same cache, {files} compiled programs on disk) …", flush=True)
+    healthy, warm, app = timed_start(p, args.start_page, env)
+    print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {warm:6.1f} s")
+    return app
+
+
+def presses(browser, app: kvb.StreamlitServer, bare: kvb.StreamlitServer, args: argparse.Namespace):
+    """(app page, bare page, app times, bare times): ``args.repeat`` presses on each, alternating."""
+    app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+    bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+    app_page.goto(app.url + "/")
+    kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+    app_page.goto(app.url + kvb.nav_path(app_page, args.page))
+    kvb.wait_until_drawn(app_page)
+    bare_page.goto(bare.url + "/")
+    kvb.wait_until_drawn(bare_page)
+    app_thumb = kvb.slider_by_label(app_page, args.slider)
+    bare_thumb = kvb.slider_by_label(bare_page, "Width")
+    app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
+    # One press each that is not counted: the first rerun of a page pays for one-off work
+    # (e.g. the sidebar's data set, the loo curve) that later presses find in the cache.
+    press_and_wait(app_page, app_thumb, app_dir)
+    press_and_wait(bare_page, bare_thumb, bare_dir)
+    app_times, bare_times = [], []
+    for _ in range(args.repeat):
+        app_times.append(press_and_wait(app_page, app_thumb, app_dir))
+        bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+    return app_page, bare_page, app_times, bare_times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20, help="key presses per page")
@@ -112,43 +153,11 @@ def main() -> None:
         env = {"KERNELVIZ_JAX_CACHE": cache}
         app = bare = None
         try:
-            if args.skip_cold:
-                app = kvb.start_streamlit("app.py")
-            else:
-                print(f"cold start (empty JAX cache {cache}) …", flush=True)
-                t0 = time.perf_counter()
-                healthy, cold, app = timed_start(p, args.start_page, env)
-                settled = wait_for_warmup(cache) + cold
-                app.stop()
-                files = cache_files(cache)
-                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {cold:6.1f} s;"
-                      f" warm-up done ({files} programs on disk) after about {settled:6.1f} s"
-                      f" ({time.perf_counter() - t0:.0f} s in all)")
-                print(f"warm start (same cache, {files} compiled programs on disk) …", flush=True)
-                healthy, warm, app = timed_start(p, args.start_page, env)
-                print(f"  server healthy after {healthy:6.1f} s, first chart drawn after {warm:6.1f} s")
+            app = kvb.start_streamlit("app.py") if args.skip_cold else starts(p, args, env, cache)
             bare = kvb.start_streamlit("benchmarks/bare_app.py")
 
             browser = kvb.launch_chromium(p)
-            app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
-            bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
-            app_page.goto(app.url + "/")
-            kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
-            app_page.goto(app.url + kvb.nav_path(app_page, args.page))
-            kvb.wait_until_drawn(app_page)
-            bare_page.goto(bare.url + "/")
-            kvb.wait_until_drawn(bare_page)
-            app_thumb = kvb.slider_by_label(app_page, args.slider)
-            bare_thumb = kvb.slider_by_label(bare_page, "Width")
-            app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
-            # One press each that is not counted: the first rerun of a page pays for one-off work
-            # (e.g. the sidebar's data set, the loo curve) that later presses find in the cache.
-            press_and_wait(app_page, app_thumb, app_dir)
-            press_and_wait(bare_page, bare_thumb, bare_dir)
-            app_times, bare_times = [], []
-            for _ in range(args.repeat):
-                app_times.append(press_and_wait(app_page, app_thumb, app_dir))
-                bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+            app_page, bare_page, app_times, bare_times = presses(browser, app, bare, args)
             errors = kvb.exception_texts(app_page) + kvb.exception_texts(bare_page)
             browser.close()
         finally:

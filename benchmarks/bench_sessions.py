@@ -12,7 +12,10 @@ Every session then checks that its widgets and its URL still hold its own settin
 exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
 Prints the median repaint time with ten sessions and alone, and the ratio (target: at most 3).
 
-    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--bare]
+    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--bare] [--pin]
+
+With ``--pin`` (a machine of two cores or more) the server runs on the first core and Chromium on the
+others (CPU affinity of every thread, as ``taskset`` sets it), so the server's times are its own.
 
 With ``--bare`` it then measures the bare page of ``bench_repaint.py`` the same way: every session's page is
 drawn by one Chromium on this machine's cores, and the bare page's ratio shows how much of the slowdown that
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -157,12 +161,52 @@ class Session:
         return [f"session {self.index}: {p}" for p in problems]
 
 
+def _children(pid: int) -> list[int]:
+    """Every descendant process of ``pid``, from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        kids = [p for p, parent in parents.items() if parent == todo.pop()]
+        found += kids
+        todo += kids
+    return found
+
+
+def pin(pids: list[int], cpus: set[int]) -> int:
+    """Set the CPU affinity of every thread of ``pids`` (new threads and processes inherit it); returns
+    how many threads were pinned."""
+    count = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+            try:
+                os.sched_setaffinity(int(task.name), cpus)
+                count += 1
+            except OSError:
+                continue
+    return count
+
+
+def pin_browser(args: argparse.Namespace) -> None:
+    """With ``--pin``, Chromium's processes (descendants of this one named chrom…) go to every core but
+    the first."""
+    if args.pin:
+        browser = [p for p in _children(os.getpid()) if "chrom" in Path(f"/proc/{p}/comm").read_text()]
+        others = set(range(1, os.cpu_count() or 1))
+        print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
+
+
 async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list, list[str]]:
     """Returns the sessions alone and together (their repaint and server times), and every isolation
     problem found."""
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
         warm = await browser.new_page(viewport=kvb.VIEWPORT)
+        pin_browser(args)
         await warm.goto(server.url + "/")
         await settle(warm)
         path = None
@@ -237,15 +281,35 @@ async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tup
     return alone, together
 
 
+def compare_bare(args: argparse.Namespace, ratio: float) -> None:
+    """The bare page measured the same way, and kernelviz's ratio against its ratio."""
+    bare = kvb.start_streamlit("benchmarks/bare_app.py")
+    if args.pin:
+        pin([bare.process.pid], {0})
+    try:
+        bare_alone, bare_together = asyncio.run(run_bare(args, bare))
+    finally:
+        bare.stop()
+    bare_ratio = statistics.median(bare_together) / statistics.median(bare_alone)
+    print(f"bare page, same presses: {statistics.median(bare_alone) * 1e3:.1f} ms alone,"
+          f" {statistics.median(bare_together) * 1e3:.1f} ms with {args.sessions} sessions,"
+          f" ratio {bare_ratio:.2f}x (kernelviz / bare: {ratio / bare_ratio:.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--moves", type=int, default=6, help="key presses per session")
     parser.add_argument("--bare", action="store_true",
                         help="also measure the bare page (one slider, two charts) the same way")
+    parser.add_argument("--pin", action="store_true", help="server on the first core, Chromium on the rest")
     args = parser.parse_args()
+    if args.pin and (os.cpu_count() or 1) < 2:
+        parser.error("--pin needs at least two cores")
 
     server = kvb.start_streamlit("app.py")
+    if args.pin:
+        print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
     try:
         alone_times, together_times, problems = asyncio.run(run(args, server))
     finally:
@@ -269,15 +333,7 @@ def main() -> None:
     print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
           " include the browser's share of the CPU; the server-side times do not)")
     if args.bare:
-        bare = kvb.start_streamlit("benchmarks/bare_app.py")
-        try:
-            bare_alone, bare_together = asyncio.run(run_bare(args, bare))
-        finally:
-            bare.stop()
-        bare_ratio = statistics.median(bare_together) / statistics.median(bare_alone)
-        print(f"bare page, same presses: {statistics.median(bare_alone) * 1e3:.1f} ms alone,"
-              f" {statistics.median(bare_together) * 1e3:.1f} ms with {args.sessions} sessions,"
-              f" ratio {bare_ratio:.2f}x (kernelviz / bare: {ratio / bare_ratio:.2f})")
+        compare_bare(args, ratio)
     if problems:
         print("isolation problems:", *problems, sep="\n  ")
         sys.exit(1)

@@ -115,6 +115,65 @@ def cold_warmup() -> str:
                 f"({compiled} compiled by XLA, {hits} from the cache); {before} before, {load()} after")
 
 
+
+def against_the_post(x: np.ndarray, y: np.ndarray, X: jax.Array, Y: jax.Array,
+                     args: argparse.Namespace) -> None:
+    """kv.fit against the blog post's per-step Python loop, hold-out 1, 10 and 75."""
+    print()
+    print(f"{'hold-out':>8} {'rows':>5} {'kv.fit':>10} {'per step':>10} {'loop':>10} {'per step':>10} "
+          f"{'ratio':>7} {'compiles fit/loop':>18}  load average")
+    for holdout in (1, 10, 75):
+        with kv.count_compilations() as c_fit:
+            kv.fit(x, y, heads=HEADS, holdout=holdout, steps=args.steps, seed=0)
+        t_fit = median_time(
+            lambda h=holdout: kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=1), args.repeats
+        )
+        with kv.count_compilations() as c_loop:
+            baseline_train(X, Y, holdout, 3, random.PRNGKey(0))
+        loop_repeats = max(1, min(args.repeats, 3))
+        t_loop = median_time(
+            lambda h=holdout: baseline_train(X, Y, h, args.steps, random.PRNGKey(1)), loop_repeats
+        )
+        print(f"{holdout:>8} {kv.holdout_bucket(holdout):>5} {t_fit * 1e3:>8.1f}ms "
+              f"{t_fit / args.steps * 1e6:>8.1f}us {t_loop * 1e3:>8.1f}ms "
+              f"{t_loop / args.steps * 1e6:>8.1f}us {t_loop / t_fit:>6.1f}x "
+              f"{c_fit.requests:>9}/{c_loop.requests}  {load()}")
+
+
+def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """kv.fit with each speed device switched off in turn, same run."""
+    print("\nspeed devices of kv.fit (8 heads, 1,000 steps), each switched off in turn, same run:")
+    print(f"{'hold-out':>8} {'both':>10} {'plain float64 autodiff':>24} {'all rows every step':>21}")
+    for holdout in (1, 75):
+        row = []
+        for devices in ((True, True), (False, True), (True, False)):
+            def run(h=holdout, d=devices):
+                heads._train(x, y, [1], HEADS, "gaussian", h, args.steps, 0.2, None, devices=d)
+            run()
+            row.append(median_time(run, max(1, min(args.repeats, 3))))
+        print(f"{holdout:>8} {row[0] * 1e3:>8.1f}ms {row[1] * 1e3:>15.1f}ms ({row[1] / row[0]:.1f}x) "
+              f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x)")
+
+
+def after_warmup(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """Compilations in a sweep after the warm-up, and the seed spread."""
+    with kv.count_compilations() as c_after:
+        for holdout in (1, 10, 75):
+            kv.fit(x, y, heads=3, holdout=holdout, steps=17, seed=5, learning_rate=0.05, kernel="laplace")
+    print(f"\nafter warm-up, a sweep of hold-out/heads/kernel/steps/seed/learning rate: "
+          f"{c_after.requests} compilations")
+    fits = kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps)
+    t_seeds = median_time(
+        lambda: kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps),
+        max(1, min(args.repeats, 3)),
+    )
+    print(f"fit_seeds ({kv.SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms ({load()}); "
+          "lengthscales "
+          + ", ".join(f"{f.lengthscales[0]:.3f}" for f in fits)
+          + f"; leave-one-out optimum {kv.loo_lengthscale(x, y):.3f}")
+    print(f"np.median(per-step kv.fit losses) sanity: {np.median(fits[0].losses):.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -137,51 +196,9 @@ def main() -> None:
           f"({report.compiled} compiled by XLA, {report.cache_hits} loaded from the persistent cache); "
           f"{load()}")
 
-    print()
-    print(f"{'hold-out':>8} {'rows':>5} {'kv.fit':>10} {'per step':>10} {'loop':>10} {'per step':>10} "
-          f"{'ratio':>7} {'compiles fit/loop':>18}  load average")
-    for holdout in (1, 10, 75):
-        with kv.count_compilations() as c_fit:
-            kv.fit(x, y, heads=HEADS, holdout=holdout, steps=args.steps, seed=0)
-        t_fit = median_time(
-            lambda h=holdout: kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=1), args.repeats
-        )
-        with kv.count_compilations() as c_loop:
-            baseline_train(X, Y, holdout, 3, random.PRNGKey(0))
-        loop_repeats = max(1, min(args.repeats, 3))
-        t_loop = median_time(
-            lambda h=holdout: baseline_train(X, Y, h, args.steps, random.PRNGKey(1)), loop_repeats
-        )
-        print(f"{holdout:>8} {kv.holdout_bucket(holdout):>5} {t_fit * 1e3:>8.1f}ms "
-              f"{t_fit / args.steps * 1e6:>8.1f}us {t_loop * 1e3:>8.1f}ms "
-              f"{t_loop / args.steps * 1e6:>8.1f}us {t_loop / t_fit:>6.1f}x "
-              f"{c_fit.requests:>9}/{c_loop.requests}  {load()}")
-    print("\nspeed devices of kv.fit (8 heads, 1,000 steps), each switched off in turn, same run:")
-    print(f"{'hold-out':>8} {'both':>10} {'plain float64 autodiff':>24} {'all rows every step':>21}")
-    for holdout in (1, 75):
-        row = []
-        for devices in ((True, True), (False, True), (True, False)):
-            def run(h=holdout, d=devices):
-                heads._train(x, y, [1], HEADS, "gaussian", h, args.steps, 0.2, None, devices=d)
-            run()
-            row.append(median_time(run, max(1, min(args.repeats, 3))))
-        print(f"{holdout:>8} {row[0] * 1e3:>8.1f}ms {row[1] * 1e3:>15.1f}ms ({row[1] / row[0]:.1f}x) "
-              f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x)")
-    with kv.count_compilations() as c_after:
-        for holdout in (1, 10, 75):
-            kv.fit(x, y, heads=3, holdout=holdout, steps=17, seed=5, learning_rate=0.05, kernel="laplace")
-    print(f"\nafter warm-up, a sweep of hold-out/heads/kernel/steps/seed/learning rate: "
-          f"{c_after.requests} compilations")
-    fits = kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps)
-    t_seeds = median_time(
-        lambda: kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps),
-        max(1, min(args.repeats, 3)),
-    )
-    print(f"fit_seeds ({kv.SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms ({load()}); "
-          "lengthscales "
-          + ", ".join(f"{f.lengthscales[0]:.3f}" for f in fits)
-          + f"; leave-one-out optimum {kv.loo_lengthscale(x, y):.3f}")
-    print(f"np.median(per-step kv.fit losses) sanity: {np.median(fits[0].losses):.4f}")
+    against_the_post(x, y, X, Y, args)
+    speed_devices(x, y, args)
+    after_warmup(x, y, args)
 
 
 if __name__ == "__main__":

@@ -252,6 +252,7 @@ def sync_url() -> None:
         if name not in rendered:
             del st.query_params[name]
     st.session_state[_RENDERED] = set()
+    st.session_state[_ENTERED] = False  # a fragment's rerun (app.py does not run) is not an arrival
 
 
 def log_options(lo: float, hi: float, per_decade: int = 12) -> tuple[float, ...]:
