@@ -171,10 +171,18 @@ def _children(pid: int) -> list[int]:
             continue
     found, todo = [], [pid]
     while todo:
-        kids = [p for p, parent in parents.items() if parent == todo.pop()]
+        current = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
         found += kids
         todo += kids
     return found
+
+
+def _name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text()
+    except OSError:
+        return ""
 
 
 def pin(pids: list[int], cpus: set[int]) -> int:
@@ -195,7 +203,7 @@ def pin_browser(args: argparse.Namespace) -> None:
     """With ``--pin``, Chromium's processes (descendants of this one named chrom…) go to every core but
     the first."""
     if args.pin:
-        browser = [p for p in _children(os.getpid()) if "chrom" in Path(f"/proc/{p}/comm").read_text()]
+        browser = [p for p in _children(os.getpid()) if "chrom" in _name(p)]
         others = set(range(1, os.cpu_count() or 1))
         print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
 
