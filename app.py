@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +29,32 @@ st.set_page_config(
 )
 
 
+class _Runs:
+    """How many script runs (of any session) are in progress: the warm-up waits while one is."""
+
+    count = 0
+    lock = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def running(cls) -> Iterator[None]:
+        with cls.lock:
+            cls.count += 1
+        try:
+            yield
+        finally:
+            with cls.lock:
+                cls.count -= 1
+
+    @classmethod
+    def busy(cls) -> bool:
+        return cls.count > 0
+
+
 def _warm_up() -> None:
     """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
     try:
-        kv.warmup()
+        kv.warmup(yield_to=_Runs.busy)
     except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
     finally:
@@ -199,11 +222,11 @@ page = st.navigation(
     [st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values(), SOURCES]
 )
 
-warm_up_in_background()
-
-ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
-data = ui.data_sidebar()
-ui.data_messages(data)
-page.run()
-ui.sync_url()
+with _Runs.running():
+    warm_up_in_background()  # its thread starts its compilations after this run (see _Runs)
+    ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
+    data = ui.data_sidebar()
+    ui.data_messages(data)
+    page.run()
+    ui.sync_url()
 _memory.release_native_heap()  # XLA's temporaries of this run, freed but still held by the C heap

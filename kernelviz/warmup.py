@@ -200,7 +200,18 @@ def _sizes(n_points: int | Sequence[int]) -> tuple[int, ...]:
     return sizes
 
 
-def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event | None = None) -> WarmupReport:
+YIELD_MAX_S = 15.0  # the longest the warm-up waits for page runs before each call
+
+
+def _wait_while(busy: Callable[[], bool] | None) -> None:
+    """Sleep while ``busy()`` holds, at most ``YIELD_MAX_S``."""
+    deadline = time.monotonic() + YIELD_MAX_S
+    while busy is not None and busy() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event | None = None,
+           yield_to: Callable[[], bool] | None = None) -> WarmupReport:
     """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
 
     Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
@@ -213,13 +224,16 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
 
     Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
     results are unaffected). Setting ``stop`` ends it between two calls (``complete=False``); everything
-    compiled so far stays in the persistent cache. ``warmup_in_background`` runs it in a daemon thread.
+    compiled so far stays in the persistent cache. Before each call it waits while ``yield_to()`` is true
+    (app.py: while a page is running), so its compilations do not overlap a page's: two compilations at
+    once can need more memory than a 690 MB server has.
     """
     sizes = _sizes(n_points)
     start = time.perf_counter()
     complete = True
     with count_compilations() as count:
         for task in warmup_tasks(sizes):
+            _wait_while(yield_to)
             if stop is not None and stop.is_set():
                 complete = False
                 break

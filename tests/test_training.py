@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import jax
 import jax.numpy as jnp
@@ -449,3 +450,18 @@ def test_sweep_after_background_warmup_compiles_nothing():
     assert count.requests == 0, count.names
     np.testing.assert_array_equal(during.lengthscales, after.lengthscales)
     np.testing.assert_array_equal(during.losses, after.losses)
+
+
+def test_warmup_waits_while_pages_run():
+    """Before each call the warm-up waits while ``yield_to()`` is true, so it never compiles alongside a
+    page; it asks again before every call."""
+    asked: list[float] = []
+    start = time.monotonic()
+
+    def busy() -> bool:
+        asked.append(time.monotonic() - start)
+        return asked[-1] < 0.3  # "a page runs" for the first 0.3 s
+
+    report = kv.warmup(40, yield_to=busy)
+    assert report.complete and len(asked) > len(kv.warmup_tasks(40))
+    assert report.seconds >= 0.3
