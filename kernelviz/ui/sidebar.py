@@ -151,8 +151,8 @@ def _on_upload() -> None:
 def native_sample(name: str) -> tuple[int, int]:
     """(n, seed) of the built-in data set ``name`` as its source draws it: (150, 2024) for the blog post's,
     (50, 0) for d2l's."""
-    seed = int(inspect.signature(kv.DATASETS[name].factory).parameters["seed"].default)
-    return len(kv.make_dataset(name)), seed
+    params = inspect.signature(kv.DATASETS[name].factory).parameters
+    return int(params["n"].default), int(params["seed"].default)
 
 
 def _native_size() -> None:
