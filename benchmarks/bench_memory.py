@@ -29,7 +29,6 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-REFERENCE = {"/sources"}  # pages drawn but without controls of their own (the sidebar changes no chart there)
 LIMIT_BYTES = 690 * 1000 * 1000  # Cloud's smallest container, read as decimal megabytes (the stricter)
 MB = 1e6
 
@@ -144,7 +143,7 @@ def visit_chapters(page, sampler: TreeSampler, pid: int, verbose: bool) -> None:
         links.nth(index).click()
         page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
         kvb.wait_until_drawn(page)
-        moved = 0 if href in REFERENCE else move_everything(page, sampler, pid, verbose)
+        moved = 0 if href in kvb.REFERENCE_PATHS else move_everything(page, sampler, pid, verbose)
         rss = kvb.process_tree_rss(pid)
         print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
               f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s;"

@@ -27,7 +27,6 @@ from bench_repaint import press_and_wait  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 TARGET_RATIO = 1.5
-REFERENCE = {"/sources"}  # pages without controls of their own (the sidebar's slider changes no chart there)
 
 
 class Payload:
@@ -81,7 +80,7 @@ def main() -> None:
             bare_thumb = kvb.slider_by_label(bare_page, "Width")
             for label, path in kvb.nav_links(app_page):
                 label = label.splitlines()[-1].strip()
-                if path in ("", "/") or path in REFERENCE or args.chapter not in label:
+                if path in ("", "/") or path in kvb.REFERENCE_PATHS or args.chapter not in label:
                     continue
                 app_page.goto(app.url + path)
                 kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)

@@ -99,9 +99,7 @@ fig = kf.fit_figure(
     y_title=ds.y_label,
 )
 path = cache_scrub.lengthscale_path(data, kernel)
-true_drawn = truth is not None and true_band
-kf.add_scrub(fig, path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
-             mean_trace=len(fig.data) - len(curves), band_trace=int(true_drawn) if fit_band else None,
+kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
              titles=[fit_title(v) for v in path.lengthscales])
 ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression")
 st.caption(ui.prose(CH, "scrub"))

@@ -347,9 +347,9 @@ def test_scrub_frames_replace_the_fit_and_its_band():
     means = np.stack([np.sin(g / e) for e in ells])
     stds = np.full_like(means, 0.1)
     stds[0, 10:12] = np.nan  # an empty window: a gap in that frame's band
-    fig = kf.fit_figure(g, np.cos(g), g, [kf.Curve("fit", means[1], kf.COLORS["fit"], std=stds[1])])
-    kf.add_scrub(fig, g, ells, means, stds, active=1, mean_trace=2, band_trace=0,
-                 titles=[f"ℓ = {e}" for e in ells])
+    curve = kf.Curve("fit", means[1], kf.COLORS["fit"], std=stds[1])
+    fig = kf.fit_figure(g, np.cos(g), g, [curve])
+    kf.add_scrub(fig, curve, g, ells, means, stds, active=1, titles=[f"ℓ = {e}" for e in ells])
     assert [f.name for f in fig.frames] == ["0.05", "0.1", "0.2"]
     assert fig.layout.sliders[0].active == 1 and len(fig.layout.sliders[0].steps) == 3
     assert all(tuple(f.traces) == (2, 0) for f in fig.frames)

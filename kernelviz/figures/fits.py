@@ -117,6 +117,11 @@ class Curve:
     std: np.ndarray | None = None
     band_name: str | None = None
 
+    @property
+    def band_label(self) -> str:
+        """The band's legend name: ``band_name``, else "<name> ± 2s(x)"."""
+        return self.band_name or f"{self.name} ± 2s(x)"
+
 
 def fit_figure(
     x: object,
@@ -144,7 +149,7 @@ def fit_figure(
     for c in curves:
         if c.std is not None:
             m, s = vec(c.y), vec(c.std)
-            fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_name or f"{c.name} ± 2s(x)", c.color))
+            fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_label, c.color))
     fig.add_trace(data_trace(x, y))
     if truth is not None:
         fig.add_trace(line_trace(g, truth, "true mean f(x)", COLORS["truth"], width=2.0))
@@ -299,13 +304,18 @@ def _gapped(values: list) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def add_scrub(fig: go.Figure, grid: object, lengthscales: Sequence[float], means: object, stds: object, *,
-              active: int, mean_trace: int, band_trace: int | None, titles: Sequence[str] | None = None,
-              ) -> go.Figure:
+def _trace_index(fig: go.Figure, name: str) -> int:
+    return next(i for i, trace in enumerate(fig.data) if trace.name == name)
+
+
+def add_scrub(fig: go.Figure, curve: Curve, grid: object, lengthscales: Sequence[float], means: object,
+              stds: object, *, active: int, titles: Sequence[str] | None = None) -> go.Figure:
     """Let the reader scrub ℓ in the browser: one animation frame per ℓ in ``lengthscales`` replaces the
-    fit ``fig.data[mean_trace]`` by means[i] on ``grid`` and the band ``fig.data[band_trace]`` (when not
-    None) by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause
-    buttons drive them without a round trip to the server. ``titles``: the figure's title at each frame."""
+    line of ``curve`` (found by its name) by means[i] on ``grid`` and, when the curve has a band, the band
+    by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause buttons
+    drive them without a round trip to the server. ``titles``: the figure's title at each frame."""
+    mean_trace = _trace_index(fig, curve.name)
+    band_trace = None if curve.std is None else _trace_index(fig, curve.band_label)
     g, m, sd = vec(grid), np.asarray(means, dtype=np.float64), np.asarray(stds, dtype=np.float64)
     frames, steps = [], []
     for i, ell in enumerate(lengthscales):

@@ -49,6 +49,8 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOT_DIR = REPO_ROOT / "artifacts" / "screenshots"
 VIEWPORT = {"width": 1280, "height": 900}
+# Pages without controls of their own (a catalogue of links): the sidebar's slider changes no chart there.
+REFERENCE_PATHS = frozenset({"/sources"})
 
 # The first page a fresh server shows compiles the JAX programs (a cold cache takes a while on 2 cores);
 # every later wait is for one rerun.
