@@ -282,6 +282,21 @@ def test_moving_the_lengthscale_repaints_fit_and_heatmap():
     assert before["kr.multiples"] == after["kr.multiples"]
 
 
+def test_the_scrub_starts_at_the_pages_lengthscale():
+    """Chapter 1's chart sends every second ℓ as a frame, counted from the page's ℓ, so its own slider
+    starts exactly there, whichever ℓ is chosen."""
+    at = start(KR)
+    ss = at.select_slider(key="kr.lengthscale")
+    start_index = ss.options.index(ss.format_func(ss.value))
+    for step in (0, 1, -3):
+        pick(ss, start_index + step)
+        at.run()
+        ok(at)
+        slider = charts(at)["kr.fit"]["layout"]["sliders"][0]
+        ell = at.select_slider(key="kr.lengthscale").value
+        assert slider["steps"][slider["active"]]["label"] == f"{ell:.3g}"
+
+
 def test_moving_the_holdout_retrains():
     at = start(MASKED)
     before = charts(at)

@@ -34,15 +34,20 @@ class Path:
         """The frame whose ℓ is nearest to ``ell`` in log scale."""
         return int(np.argmin([abs(math.log(v / ell)) for v in self.lengthscales]))
 
+    def frames_around(self, ell: float) -> Path:
+        """Every ``SCRUB_STRIDE``-th frame, counted from the one nearest to ``ell``: the frames sent with
+        the chart, among which the scrub starts exactly at the page's ℓ (when it lies in the range)."""
+        pick = slice(self.nearest(ell) % SCRUB_STRIDE, None, SCRUB_STRIDE)
+        return Path(self.grid, self.lengthscales[pick], self.means[pick], self.stds[pick])
+
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 def lengthscale_path(data: Data, kernel: str) -> Path:
-    """Every ``SCRUB_STRIDE``-th of the slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the
-    fit for each, from all the data (``nadaraya_watson_path``)."""
+    """The slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the fit for each, from all the
+    data (``nadaraya_watson_path``); the chart sends a part of them (``Path.frames_around``)."""
     lo, hi = data.ds.domain
     span = hi - lo
     ells = tuple(v for v in lengthscale_options(span) if SCRUB_RANGE[0] * span <= v <= SCRUB_RANGE[1] * span)
-    ells = ells[::SCRUB_STRIDE]
     grid = data.grid(SCRUB_POINTS)
     means, stds = nadaraya_watson_path(grid, data.ds.x, data.ds.y, ells, kernel)
     return Path(grid, ells, means.astype(np.float32), stds.astype(np.float32))
