@@ -130,13 +130,21 @@ def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tupl
     """Step ``step``'s random hold-out set: (an order of the slots with the held-out points first, the keys
     left available).
 
-    Each real point gets a uniform number from ``jax.random`` (key ``seed`` folded with ``step``), padded
-    slots sort last, so the first ``holdout`` entries of the order are a uniformly random subset.
+    Each slot gets a 64-bit sort key: random bits from ``jax.random`` (key ``seed`` folded with ``step``) in
+    the high bits and the slot's index in the low bits, the top bit set on padded slots so they sort last.
+    One sort of the keys gives the order (the low bits), so its first ``holdout`` entries are a uniformly
+    random subset of the real points, and the points whose key is above the ``holdout``-th are the ones left
+    available: one sort of plain integers, no argsort and no scatter of ranks.
     """
-    r = jax.random.uniform(jax.random.fold_in(jax.random.key(seed), step), mask.shape)
-    order = jnp.argsort(jnp.where(mask, r, 2.0))
-    rank = jnp.zeros_like(order).at[order].set(jnp.arange(order.shape[0], dtype=order.dtype))
-    return order, mask & (rank >= holdout)
+    size = mask.shape[0]
+    index_bits = max(1, (size - 1).bit_length())
+    u64 = jnp.uint64
+    bits = jax.random.bits(jax.random.fold_in(jax.random.key(seed), step), mask.shape, u64)
+    index = jnp.arange(size, dtype=u64)
+    keys = jnp.where(mask, (bits >> u64(index_bits + 1)) << u64(index_bits), u64(1) << u64(63)) | index
+    ordered = jnp.sort(keys)
+    order = (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32)
+    return order, mask & (keys > ordered[holdout - 1])
 
 
 def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Array, zero: object,
