@@ -111,7 +111,8 @@ def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFi
     ui.say(CHAPTER, "compare")
     st.dataframe(cache_attention.comparison_table(comp), hide_index=True)
     st.markdown(cache_attention.comparison_sentence(comp))
-    ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention._pooled)
+    ui.show_code(cache_attention.comparison, cache_attention._scores, attention.attention_loo_error,
+                 attention._pooled)
     if fit.losses.size:
         ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
         st.caption(ui.prose(CHAPTER, "loss_caption"))

@@ -100,30 +100,49 @@ class Comparison:
     ell: float
 
 
+def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
+    """(leave-one-out error on the training points, mean squared error against the true mean on
+    ``GRID_POINTS`` points across the data's range (NaN for user data), mean band width 4s̄) of a layer."""
+    tr, ds = data.train, data.ds
+    grid = np.linspace(*ds.domain, defaults.GRID_POINTS)
+    truth = ds.true_mean(grid) if ds.true_mean is not None else np.full(grid.shape, np.nan)
+    p = attention_predict(layer, grid, ds.x, ds.y, with_weights=False)
+    return (attention_loo_error(layer, tr.x, tr.y), float(np.mean(np.square(p.mean - truth))),
+            float(np.mean(4.0 * p.std)))
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
+    """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ*: depends on the data
+    only, so a move of the layer's controls does not recompute it."""
+    tr = data.train
+    ell = kv.loo_lengthscale(tr.x, tr.y)
+    return ell, _scores(data, gaussian_layer([ell], [1.0], tr.x, tr.y))
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, float]:
+    """``_scores`` of chapter 3's model with ``heads`` heads, trained as chapter 3 trains it with ``seed``:
+    depends on the data, the number of heads and the seed only."""
+    tr = data.train
+    ch3 = kv.fit(tr.x, tr.y, heads=heads, holdout=MH.holdout, steps=MH.steps,
+                 learning_rate=MH.learning_rate, seed=seed, multihead=True)
+    return _scores(data, gaussian_layer(ch3.lengthscales, ch3.mixing, tr.x, tr.y))
+
+
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 def comparison(data: Data, s: Settings) -> Comparison:
     """Attention (``train``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and chapter 3's
     model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2, the same
-    seed), all three as attention layers (``gaussian_layer``), scored on the one core: the leave-one-out
-    error (``attention_loo_error``), the error against the true mean and the band width, on
+    seed), all three as attention layers (``gaussian_layer``), scored on the one core (``_scores``): the
+    leave-one-out error (``attention_loo_error``), the error against the true mean and the band width, on
     ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
-    tr, ds = data.train, data.ds
-    ell = kv.loo_lengthscale(tr.x, tr.y)
-    ch3 = kv.fit(tr.x, tr.y, heads=s.heads, holdout=MH.holdout, steps=MH.steps,
-                 learning_rate=MH.learning_rate, seed=s.seed, multihead=True)
-    layers = (train(data, s), gaussian_layer([ell], [1.0], tr.x, tr.y),
-              gaussian_layer(ch3.lengthscales, ch3.mixing, tr.x, tr.y))
-    grid = np.linspace(*ds.domain, defaults.GRID_POINTS)
-    truth = ds.true_mean(grid) if ds.true_mean is not None else np.full(grid.shape, np.nan)
-    loo, err, band = [], [], []
-    for layer in layers:
-        p = attention_predict(layer, grid, ds.x, ds.y, with_weights=False)
-        loo.append(attention_loo_error(layer, tr.x, tr.y))
-        err.append(float(np.mean(np.square(p.mean - truth))))
-        band.append(float(np.mean(4.0 * p.std)))
+    ell, gaussian = _gaussian_scores(data)
+    rows = (_scores(data, train(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
+    loo, err, band = (np.array(column) for column in zip(*rows, strict=True))
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
-    return Comparison(names, np.array(loo), np.array(err), np.array(band), ell)
+    return Comparison(names, loo, err, band, ell)
 
 
 def comparison_table(c: Comparison) -> dict[str, list]:
