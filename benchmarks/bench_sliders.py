@@ -6,7 +6,8 @@ slider on it: one press that is not counted (a first rerun pays for one-off work
 presses, each followed by one press on the bare page's slider. A press is timed from the key to the
 repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the websocket
 during the rerun are the page's payload. Prints a table (median per slider, the bare page's median over the
-same presses, their ratio, kB per rerun) and the worst ratio (target: at most 1.5, aim 1.2).
+same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
+and the worst ratio (target: at most 1.5, aim 1.2).
 
     python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"]
 """
@@ -14,8 +15,10 @@ same presses, their ratio, kB per rerun) and the worst ratio (target: at most 1.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,20 +27,30 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
 from bench_repaint import press_and_wait  # noqa: E402
+from bench_sessions import script_finished  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 TARGET_RATIO = 1.5
 
 
 class Payload:
-    """Counts the bytes a page receives over its websockets; ``take()`` returns them and starts again."""
+    """Counts the bytes a page receives over its websockets; ``take()`` returns them and starts again.
+
+    Also notes when each "script finished" message arrives: ``server_time(t)`` is the first one after ``t``.
+    """
 
     def __init__(self, page) -> None:
         self.bytes = 0
+        self.finished: list[float] = []
         page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
 
     def _frame(self, payload) -> None:
         self.bytes += len(payload) if payload else 0
+        if payload and script_finished(payload):
+            self.finished.append(time.perf_counter())
+
+    def server_time(self, since: float) -> float:
+        return min((f for f in self.finished if f >= since), default=math.nan) - since
 
     def take(self) -> int:
         count, self.bytes = self.bytes, 0
@@ -45,19 +58,20 @@ class Payload:
 
 
 def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int):
-    """(label, app seconds, bare seconds, bytes per rerun) for the slider at ``index`` of the page."""
+    """(label, app s, bare s, bytes per rerun, server s) for the slider at ``index`` of the page."""
     thumb = kvb.sliders(app_page).nth(index)
     label = kvb.slider_label(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
     payload.take()
-    app_times, bare_times, sizes = [], [], []
+    app_times, bare_times, sizes, server = [], [], [], []
     for _ in range(repeat):
         thumb = kvb.sliders(app_page).nth(index)
         app_times.append(press_and_wait(app_page, thumb, app_dir))
+        server.append(payload.server_time(time.perf_counter() - app_times[-1]))
         sizes.append(payload.take())
         bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
-    return label, app_times, bare_times, sizes
+    return label, app_times, bare_times, sizes, server
 
 
 def main() -> None:
@@ -85,10 +99,10 @@ def main() -> None:
                 app_page.goto(app.url + path)
                 kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
                 for index in range(kvb.sliders(app_page).count()):
-                    name, a, b, sizes = measure_slider(app_page, payload, index, bare_page, bare_thumb,
-                                                       args.repeat)
-                    rows.append((label, name, a, b, sizes))
-                    print(row(label, name, a, b, sizes), flush=True)
+                    name, *times = measure_slider(app_page, payload, index, bare_page, bare_thumb,
+                                                  args.repeat)
+                    rows.append((label, name, *times))
+                    print(row(label, name, *times), flush=True)
             errors = kvb.exception_texts(app_page)
             browser.close()
         finally:
@@ -97,18 +111,21 @@ def main() -> None:
     report(rows, errors)
 
 
-def row(chapter: str, name: str, a: list[float], b: list[float], sizes: list[int]) -> str:
+def row(chapter: str, name: str, a: list[float], b: list[float], sizes: list[int],
+        server: list[float]) -> str:
     ratio = statistics.median(a) / statistics.median(b)
     return (f"{chapter[:28]:<28} {name[:30]:<30} {statistics.median(a) * 1e3:8.0f}ms "
-            f"{statistics.median(b) * 1e3:8.0f}ms {ratio:5.2f}x {statistics.median(sizes) / 1e3:8.0f}kB")
+            f"{statistics.median(b) * 1e3:8.0f}ms {ratio:5.2f}x {statistics.median(sizes) / 1e3:8.0f}kB "
+            f"{statistics.median(server) * 1e3:8.0f}ms")
 
 
 def report(rows, errors: list[str]) -> None:
-    print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'payload':>10}")
+    print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'payload':>10} "
+          f"{'server':>10}")
     ratios = []
-    for chapter, name, a, b, sizes in rows:
+    for chapter, name, a, b, sizes, server in rows:
         ratios.append(statistics.median(a) / statistics.median(b))
-        print(row(chapter, name, a, b, sizes))
+        print(row(chapter, name, a, b, sizes, server))
     if ratios:
         worst = max(ratios)
         verdict = "within" if worst <= TARGET_RATIO else "OVER"
