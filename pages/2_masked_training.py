@@ -224,6 +224,22 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
     ui.show_code(kv.fit_seeds, label="The code of the seed spread")
 
 
+@st.fragment
+def training_section(data: ui.Data) -> None:
+    """The post's model: its controls, the fit, the loss, the post's figure and the seed spread (the
+    controls rerun this alone; d2l's section below does not change with them)."""
+    kernel, holdout, steps, lr, seed = controls(data)
+    label = kv.get_kernel(kernel).label
+    with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
+        view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
+    scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
+    ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
+    masked_fit(data, view, kernel, steps)
+    loss_and_loo(view, kernel)
+    post_figure(data, kernel, steps, lr, seed)
+    seed_spread(data, kernel, steps, lr)
+
+
 def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
     """The d2l section's controls: whose data, whose training, the kernel, epochs and the seed of w₀."""
     c1, c2, c3, c4 = st.columns([1.9, 1.2, 1.3, 1.1])
@@ -364,15 +380,6 @@ def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs
 data = ui.current_data()
 ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 st.latex(ui.prose(CH, "formula"))
-kernel, holdout, steps, lr, seed = controls(data)
-K = kv.get_kernel(kernel)
-with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {K.label} kernel…"):
-    view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
-scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
-ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
-masked_fit(data, view, kernel, steps)
-loss_and_loo(view, kernel)
-post_figure(data, kernel, steps, lr, seed)
-seed_spread(data, kernel, steps, lr)
+training_section(data)
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])
