@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import sys
@@ -84,6 +85,13 @@ def script_finished(payload: bytes | str) -> bool:
     return msg.WhichOneof("type") == "script_finished"
 
 
+def server_time(finished: list[float], since: float) -> float:
+    """Seconds from ``since`` (a key press) to the last "script finished" message at or after it (NaN when
+    none came): the server's part of a press."""
+    done = [f for f in finished if f >= since]
+    return done[-1] - since if done else math.nan
+
+
 class Session:
     """One visitor: a browser context with its own settings, which it moves and then verifies.
 
@@ -122,9 +130,8 @@ class Session:
             await self.page.keyboard.press("ArrowRight")
             await wait_drawn(self.page, before)
             self.times.append(time.perf_counter() - t)
-            done = [f for f in self.finished if f >= t]
-            if done:
-                self.server_times.append(done[-1] - t)
+            if not math.isnan(server := server_time(self.finished, t)):
+                self.server_times.append(server)
 
     async def verify(self, browser, moves: int) -> list[str]:
         """What is wrong with this session's view (empty when it shows its own settings and data)."""

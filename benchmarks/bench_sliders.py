@@ -15,7 +15,6 @@ and the worst ratio (target: at most 1.5, aim 1.2).
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
 from bench_repaint import press_and_wait  # noqa: E402
-from bench_sessions import script_finished  # noqa: E402
+from bench_sessions import script_finished, server_time  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 TARGET_RATIO = 1.5
@@ -36,7 +35,7 @@ TARGET_RATIO = 1.5
 class Payload:
     """Counts the bytes a page receives over its websockets; ``take()`` returns them and starts again.
 
-    Also notes when each "script finished" message arrives: ``server_time(t)`` is the first one after ``t``.
+    Also notes when each "script finished" message arrives (``finished``, for ``server_time``).
     """
 
     def __init__(self, page) -> None:
@@ -48,9 +47,6 @@ class Payload:
         self.bytes += len(payload) if payload else 0
         if payload and script_finished(payload):
             self.finished.append(time.perf_counter())
-
-    def server_time(self, since: float) -> float:
-        return min((f for f in self.finished if f >= since), default=math.nan) - since
 
     def take(self) -> int:
         count, self.bytes = self.bytes, 0
@@ -68,7 +64,7 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
     for _ in range(repeat):
         thumb = kvb.sliders(app_page).nth(index)
         app_times.append(press_and_wait(app_page, thumb, app_dir))
-        server.append(payload.server_time(time.perf_counter() - app_times[-1]))
+        server.append(server_time(payload.finished, time.perf_counter() - app_times[-1]))
         sizes.append(payload.take())
         bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
     return label, app_times, bare_times, sizes, server
