@@ -155,6 +155,24 @@ def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Non
               f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x)")
 
 
+def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """kv.fit_attention at chapter 4's defaults, training's form (products first, float32 pooling with its
+    gradient by hand) against the plain float64 layer differentiated by JAX, same run."""
+    a = kv.defaults.ATTENTION
+    print(f"\nkv.fit_attention ({a.heads} heads, d_qk {a.d_qk}, {args.steps:,} steps), fast against plain:")
+    print(f"{'hold-out':>8} {'fast':>10} {'plain float64 autodiff':>24}  final loss fast / plain")
+    for holdout in (1, 10, 75):
+        row, losses = [], []
+        for fast in (True, False):
+            def run(h=holdout, f=fast):
+                return kv.fit_attention(x, y, heads=a.heads, d_qk=a.d_qk, holdout=h, steps=args.steps,
+                                        learning_rate=a.learning_rate, seed=a.seed, fast=f)
+            losses.append(float(run().losses[-100:].mean()))
+            row.append(median_time(run, max(1, min(args.repeats, 3))))
+        print(f"{holdout:>8} {row[0] * 1e3:>8.1f}ms {row[1] * 1e3:>15.1f}ms ({row[1] / row[0]:.1f}x)  "
+              f"{losses[0]:.4f} / {losses[1]:.4f}")
+
+
 def after_warmup(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Compilations in a sweep after the warm-up, and the seed spread."""
     with kv.count_compilations() as c_after:
@@ -198,6 +216,7 @@ def main() -> None:
 
     against_the_post(x, y, X, Y, args)
     speed_devices(x, y, args)
+    attention_devices(x, y, args)
     after_warmup(x, y, args)
 
 

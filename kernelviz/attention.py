@@ -8,11 +8,11 @@ and a value map W_v^h (4 × d_v) that reads the whole token:
     s_h(x, x′) = ⟨φ(x̃) W_q^h, φ(x̃′) W_k^h⟩ / √d_qk,      w_hi(x) = softmax_i s_h(x, x_i),
     head_h(x)  = Σ_i w_hi(x) t_i W_v^h ∈ R^{d_v},           f̂(x) = Σ_h head_h(x) U_h = Concat(heads) W_O,
 
-U_h the d_v × 1 block of W_O of head h. Pooling is the core's (``pooled_tokens``). With the points as
-queries a head maps the sequence x_1 … x_n to x′_1 … x′_n ∈ R^{d_v}: the self-attention layer. The Gaussian
-smoother, and so chapter 3's heads, are settings of the layer (``gaussian_attention_params``,
-``gaussian_layer``). Training is ``kernelviz.training.run`` with the hold-out objective, from one of
-``STARTS``. Heads, d_qk and d_v are padded to ``HEADS_MAX``, ``D_QK_MAX``, ``D_V_MAX``: nothing recompiles.
+U_h the d_v × 1 block of W_O of head h; pooling is the core's (``pooled_tokens``). With the points as queries
+a head maps x_1 … x_n to x′_1 … x′_n ∈ R^{d_v}: the self-attention layer. The Gaussian smoother, and so
+chapter 3's heads, are settings of the layer (``gaussian_attention_params``, ``gaussian_layer``). Training
+is ``kernelviz.training.run`` with the hold-out objective, from one of ``STARTS``. Heads, d_qk and d_v are
+padded (``HEADS_MAX``, ``D_QK_MAX``, ``D_V_MAX``): nothing recompiles.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ __all__ = [
     "D_QK_MAX", "D_V_MAX", "STARTS", "AttentionFit", "AttentionPrediction",
     "GaussianAttention", "attention_kernel", "attention_loo_error", "attention_predict", "attention_values",
     "dot_product_attention", "features", "fit_attention", "gaussian_attention_params", "gaussian_layer",
-    "start_lengthscales", "tokens",
+    "score_matrices", "start_lengthscales", "tokens",
 ]
 
 D_QK_MAX = 8  # query/key width is padded to this with a mask: d_qk never recompiles
@@ -64,6 +64,12 @@ def dot_scores(maps: tuple[Array, Array], queries: Array, keys: Array, dim_mask:
     which ``dim_mask`` keeps the real d_qk columns."""
     w_q, w_k = maps
     return (features(queries) @ w_q * dim_mask) @ (features(keys) @ w_k * dim_mask).T / jnp.sqrt(d_qk)
+
+
+def score_matrices(w_q: Array, w_k: Array, d_qk: object) -> Array:
+    """A_h = W_q^h W_k^hᵀ/√d_qk for every head, (H, 3, 3): the same scores as ``dot_scores`` are
+    s_h(x, x′) = φ(x̃) A_h φ(x̃′)ᵀ, a quadratic form in (1, x̃, x̃²) × (1, x̃′, x̃′²)."""
+    return w_q @ w_k.swapaxes(-1, -2) / d_qk**0.5
 
 
 def pooled_tokens(scores: Array, toks: Array, available: Array | None) -> tuple[Array, Array, Array]:
@@ -102,9 +108,8 @@ def gaussian_attention_params(lengthscale: float, scale: float = 1.0) -> Gaussia
     ell = float(lengthscale) / float(scale)
     if not (math.isfinite(ell) and ell > 0):
         raise ValueError("the lengthscale and scale must be finite positive numbers")
-    a = 2.0**0.25 / ell
-    w_q = a * np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
-    w_k = a * np.array([[0.0, 0.0], [1.0, 0.0], [0.0, -0.5]])
+    w_q, w_k = 2.0**0.25 / ell * np.array([[[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]],
+                                          [[0.0, 0.0], [1.0, 0.0], [0.0, -0.5]]])
     return GaussianAttention(w_q=w_q, w_k=w_k, w_v=np.eye(TOKEN)[:, Y:], score_scale=1.0 / math.sqrt(2.0))
 
 
@@ -163,10 +168,8 @@ def start_lengthscales(start: str, heads: int, x: object, y: object) -> np.ndarr
     for four heads); "post": the blog post's ℓ_post = linspace(0.1, 3, H), scaled by span/6 (chapter 3's)."""
     if start not in STARTS:
         raise ValueError(f"start must be one of {STARTS}, not {start!r}")
-    if start == "random":
-        return np.zeros(0)
-    if start == "post":
-        return initial_lengthscales(heads, x, multihead=True)
+    if start != "gaussian":
+        return np.zeros(0) if start == "random" else initial_lengthscales(heads, x, multihead=True)
     return loo_lengthscale(x, y) * 2.0 ** ((np.arange(heads) - (heads - 1) // 2) / 2.0)
 
 
@@ -176,14 +179,12 @@ def _initial_params(ells: np.ndarray, scale: float, seed: int, masks: tuple[np.n
     score's 1/√d_qk; d_qk = 1 keeps the x x′ one), W_v^h = e_y, plus N(0, ``START_NOISE``²) on every active
     entry; or, no ``ells``, W_q, W_k, W_v entries N(0, 1)."""
     head_mask, dim_mask, v_mask = masks
-    heads, d_qk = int(head_mask.sum()), int(dim_mask.sum())
-    rng = np.random.default_rng(int(seed) % 2**32)
+    heads, d_qk, rng = int(head_mask.sum()), int(dim_mask.sum()), np.random.default_rng(int(seed) % 2**32)
     qk = np.broadcast_to(head_mask[:, None, None] * dim_mask, (HEADS_MAX, FEATURES, D_QK_MAX))
     vv = np.broadcast_to(head_mask[:, None, None] * v_mask, (HEADS_MAX, TOKEN, D_V_MAX))
     active = (qk, qk, vv, head_mask[:, None] * v_mask)
     noise = [rng.standard_normal(a.shape) * a for a in active]
-    u = np.zeros((HEADS_MAX, D_V_MAX))
-    u[:heads, 0] = 1.0 / heads
+    u = np.outer(head_mask / heads, np.eye(D_V_MAX)[0])
     if ells.size == 0:
         return (*noise[:3], u)
     (w_q, w_k), w_v = np.zeros((2, HEADS_MAX, FEATURES, D_QK_MAX)), np.zeros((HEADS_MAX, TOKEN, D_V_MAX))
@@ -195,25 +196,37 @@ def _initial_params(ells: np.ndarray, scale: float, seed: int, masks: tuple[np.n
     return tuple((b + START_NOISE * z) * a for b, z, a in zip((w_q, w_k, w_v, u), noise, active, strict=True))
 
 
-def _readout_predictor(kx, toks, dim_mask, d_qk):
-    """f̂(x_rows) = Σ_h (Σ_i w_hi t_i) W_v^h U_h from the available keys; params = (W_q, W_k, W_v, U)."""
+def _readout_predictor(kx, toks, dim_mask, d_qk, fast=True):
+    """f̂(x_rows) = Σ_h (Σ_i w_hi t_i) W_v^h U_h from the available keys; params = (W_q, W_k, W_v, U).
 
-    def predict(params, xq, available):
+    ``fast`` (training's form) takes the products first: scores φ(x) A_h φ(x′)ᵀ (``score_matrices``), values
+    the scalars t_i · W_v^h U_h, pooled and summed over heads by ``pooling.pooled_sum`` in float32. ``fast=
+    False`` is the plain float64 form differentiated by JAX (``benchmarks/bench_training.py`` times both)."""
+    phi_k = features(kx).astype(jnp.float32)
+
+    def plain(params, xq, available):
         means = _heads(params[:2], xq, kx, toks, available, dim_mask, d_qk)[1]
         return jnp.einsum("hrf,hfv,hv->r", means, params[2], params[3])
 
-    return predict
+    def predict(params, xq, available):
+        w_q, w_k, w_v, u = params
+        a = score_matrices(w_q * dim_mask, w_k * dim_mask, d_qk)
+        values = toks @ jnp.einsum("hfv,hv->hf", w_v, u).T
+        scores = jnp.einsum("rf,hfg,ng->hrn", features(xq).astype(jnp.float32), a.astype(jnp.float32), phi_k)
+        return pooling.pooled_sum(scores, available, values.astype(jnp.float32)).astype(toks.dtype)
+
+    return predict if fast else plain
 
 
-@jax.jit
-def _train(x, toks, y, mask, masks, d_qk, params0, holdout, steps, learning_rate, decay, seed):
+@partial(jax.jit, static_argnames=("fast",))
+def _train(x, toks, y, mask, masks, d_qk, params0, holdout, steps, learning_rate, decay, seed, fast=True):
     """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training, its step at step t learning_rate ·
     (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data size."""
     head_mask, dim_mask, v_mask = masks
     qk = head_mask[:, None, None] * dim_mask[None, None, :]
     trainable = (qk, qk, head_mask[:, None, None] * v_mask, head_mask[:, None] * v_mask)
-    objective = training.holdout_objective(_readout_predictor(x, toks, dim_mask, d_qk), x, y, mask, holdout,
-                                           seed)
+    objective = training.holdout_objective(_readout_predictor(x, toks, dim_mask, d_qk, fast), x, y, mask,
+                                           holdout, seed)
     return training.run(objective, params0, trainable, optimizer="adam", steps=steps, limit=PARAM_LIMIT,
                         learning_rate=lambda t: learning_rate * (1 - decay * (1 - jnp.cos(
                             jnp.pi * jnp.minimum(t, steps) / steps)) / 2), record=lambda p: jnp.zeros(0))
@@ -221,12 +234,13 @@ def _train(x, toks, y, mask, masks, d_qk, params0, holdout, steps, learning_rate
 
 def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
                   learning_rate: float = 0.05, seed: int = 0, *, d_v: int = 1, start: str = "gaussian",
-                  decay: bool = True) -> AttentionFit:
+                  decay: bool = True, fast: bool = True) -> AttentionFit:
     """Masked training of an H-head attention layer on (x, y), in one compiled call: each step holds out
     ``holdout`` random points (1 … n − 2), masks them out as keys and predicts them from the rest; Adam on
     W_q, W_k, W_v and U, its step ``learning_rate`` · (1 + cos(π t/steps))/2 (constant with ``decay=False``),
     from ``start`` (``start_lengthscales``, ``_initial_params``, noise from ``seed``). Data above
-    ``TRAIN_MAX_POINTS`` points use a random subsample."""
+    ``TRAIN_MAX_POINTS`` points use a random subsample. ``fast=False`` trains the plain float64 form
+    (``_readout_predictor``)."""
     xs, ys = training.check_data(x, y)
     h, d = check_int("heads", heads, 1, HEADS_MAX), check_int("d_qk", d_qk, 1, D_QK_MAX)
     dv, st = check_int("d_v", d_v, 1, D_V_MAX), check_int("steps", steps, 1, training.STEPS_MAX)
@@ -237,9 +251,8 @@ def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: 
     (center, scale), masks = _frame(p.x[: p.n]), _masks(h, d, dv)
     xt = (p.x - center) / scale
     out = _train(xt, tokens(xt, p.y), p.y, p.mask, masks, float(d), _initial_params(ells, scale, seed, masks),
-                 ho, st, lr, float(bool(decay)), np.uint32(int(seed) % 2**32))
-    w_q, w_k, w_v, u = (np.asarray(a) for a in out.params)
-    run = int(out.steps_run)
+                 ho, st, lr, float(bool(decay)), np.uint32(int(seed) % 2**32), fast=bool(fast))
+    (w_q, w_k, w_v, u), run = (np.asarray(a) for a in out.params), int(out.steps_run)
     return AttentionFit(
         w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),
         mixing=np.array(u[:h, :dv]), center=center, scale=scale, y_scale=p.scale,
@@ -279,12 +292,6 @@ def _pooled(maps, qx, hidden, kx, toks, key_mask, dim_mask, d_qk, with_weights):
     return pooling.over_query_blocks(one_block, jnp.stack([qx, hidden], axis=-1), HEADS_QUERY_BLOCK, axes)
 
 
-def _padded_maps(fit: AttentionFit) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
-    maps = np.zeros((2, HEADS_MAX, FEATURES, D_QK_MAX))
-    maps[0, : fit.heads, :, : fit.d_qk], maps[1, : fit.heads, :, : fit.d_qk] = fit.w_q, fit.w_k
-    return (maps[0], maps[1]), _masks(fit.heads, fit.d_qk)[1]
-
-
 def _heads_pooled(fit: AttentionFit, queries: object, x: object, y: object, hidden: np.ndarray | None = None,
                   with_weights: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """(pooled tokens (H, q, 4), their variances (H, q, 4), weights (H, q, n) or None) of ``queries``
@@ -293,11 +300,12 @@ def _heads_pooled(fit: AttentionFit, queries: object, x: object, y: object, hidd
     if xs.shape != ys.shape or xs.shape[0] == 0:
         raise ValueError("x and y must be non-empty and of the same length")
     nq, n, h = q.shape[0], xs.shape[0], fit.heads
-    qp, kp = bucket(nq), bucket(n)
-    maps, dim_mask = _padded_maps(fit)
+    qp, kp, maps = bucket(nq), bucket(n), np.zeros((2, HEADS_MAX, FEATURES, D_QK_MAX))
+    maps[:, :h, :, : fit.d_qk] = fit.w_q, fit.w_k
     xt = pad((xs - fit.center) / fit.scale, kp)
-    out = _pooled(maps, pad((q - fit.center) / fit.scale, qp), pad(np.full(nq, -1.0) if hidden is None else
-                  hidden, qp, -1.0), xt, tokens(xt, pad(ys / fit.y_scale, kp)), np.arange(kp) < n, dim_mask,
+    hide = pad(np.full(nq, -1.0) if hidden is None else hidden, qp, -1.0)
+    out = _pooled((maps[0], maps[1]), pad((q - fit.center) / fit.scale, qp), hide, xt,
+                  tokens(xt, pad(ys / fit.y_scale, kp)), np.arange(kp) < n, _masks(h, fit.d_qk)[1],
                   float(fit.d_qk), with_weights=bool(with_weights))
     mean, var = (np.asarray(a)[:h, :nq] for a in out[:2])
     return mean, var, np.array(np.asarray(out[2])[:h, :nq, :n]) if with_weights else None
@@ -378,22 +386,15 @@ def attention_values(fit: AttentionFit, x: object, y: object) -> np.ndarray:
     return np.einsum("nf,hfv->hnv", tokens((xs - fit.center) / fit.scale, ys / fit.y_scale), fit.w_v)
 
 
-@jax.jit
-def _grid_scores(maps, g, dim_mask, d_qk):
-    return pooling.over_heads(lambda m: dot_scores(m, g, g, dim_mask, d_qk), maps)
-
-
 def attention_kernel(fit: AttentionFit, grid: object, kind: str = "log_kernel") -> np.ndarray:
-    """The learned kernels on a grid, (H, g, g), row x = query, column x′ = key: scores s_h = φ(x̃)ᵀ A_h φ(x̃′),
-    A_h = W_q^h W_k^hᵀ/√d_qk (``kind="scores"``), or log K_h = s_h + c_h(x) (``"log_kernel"``), c_h(x) =
+    """The learned kernels on a grid, (H, g, g), row x = query, column x′ = key: scores s_h = φ(x̃) A_h φ(x̃′)ᵀ
+    (``score_matrices``, ``kind="scores"``), or log K_h = s_h + c_h(x) (``"log_kernel"``), c_h(x) =
     (A_01 − A_10) x̃ + (A_02 − A_20) x̃² a per-query constant no weight sees that leaves A_h symmetric but for
     A_12 ≠ A_21: the Gaussian's log K is −(x − x′)²/2ℓ²; asymmetry lives only in the x̃ x̃′², x̃² x̃′ terms."""
     if kind not in ("scores", "log_kernel"):
         raise ValueError(f"kind must be 'scores' or 'log_kernel', not {kind!r}")
-    gx = vector("grid", grid)
-    ng, gt = gx.shape[0], (gx - fit.center) / fit.scale
-    maps, dim_mask = _padded_maps(fit)
-    s = np.asarray(_grid_scores(maps, pad(gt, bucket(ng)), dim_mask, float(fit.d_qk)))[: fit.heads, :ng, :ng]
-    a = np.einsum("hfd,hgd->hfg", fit.w_q, fit.w_k) / math.sqrt(fit.d_qk)
+    gt = (vector("grid", grid) - fit.center) / fit.scale
+    a, phi = score_matrices(fit.w_q, fit.w_k, fit.d_qk), np.asarray(features(gt))
+    s = np.einsum("gf,hfk,jk->hgj", phi, a, phi)
     c = (a[:, 0, 1] - a[:, 1, 0])[:, None] * gt + (a[:, 0, 2] - a[:, 2, 0])[:, None] * gt**2
-    return np.array(s) if kind == "scores" else s + c[:, :, None]
+    return s if kind == "scores" else s + c[:, :, None]

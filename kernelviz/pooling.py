@@ -44,6 +44,7 @@ __all__ = [
     "over_heads",
     "over_query_blocks",
     "pool",
+    "pooled_sum",
     "summarize",
     "value_scale",
 ]
@@ -92,6 +93,33 @@ def pool(scores: Array, values: Array, available: Array | None = None) -> Pooled
     w = masked_softmax(scores, available)
     mean, var = moments(w, values)
     return Pooled(mean, var, w)
+
+
+@jax.custom_vjp
+def pooled_sum(scores: Array, available: Array, values: Array) -> Array:
+    """f_r = Σ_h m_hr = Σ_h Σ_i w_hri v_ih: every head's pooled value, summed (a layer whose heads pool one
+    value each), w_h the ``masked_softmax`` of head h's scores (H, r, n), v_h = ``values[:, h]`` (n, H).
+
+    Its gradient is written out, one sweep over the weights instead of JAX's pass back through the softmax:
+
+        ∂f_r/∂s_hri = w_hri (v_ih − m_hr),      ∂f_r/∂v_ih = w_hri.
+    """
+    return jnp.einsum("hrn,nh->r", masked_softmax(scores, available), values)
+
+
+def _pooled_sum_fwd(scores: Array, available: Array, values: Array) -> tuple[Array, tuple]:
+    w = masked_softmax(scores, available)
+    m = jnp.einsum("hrn,nh->hr", w, values)
+    return jnp.sum(m, axis=0), (w, m, values)
+
+
+def _pooled_sum_bwd(res: tuple, g: Array) -> tuple[Array, None, Array]:
+    w, m, values = res
+    gw = w * g[None, :, None]
+    return gw * (values.T[:, None, :] - m[:, :, None]), None, jnp.einsum("hrn->nh", gw)
+
+
+pooled_sum.defvjp(_pooled_sum_fwd, _pooled_sum_bwd)
 
 
 def over_heads(fn: Callable[..., object], head_params: object, *shared: object) -> object:

@@ -4,7 +4,7 @@ layer beside the kernels it generalises, and self-attention as a map of the sequ
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import attention, defaults, training, ui, views
+from kernelviz import attention, defaults, pooling, training, ui, views
 from kernelviz import figures as kf
 from kernelviz.ui import cache_attention, cache_heads
 
@@ -101,7 +101,7 @@ def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
     )
     st.caption(ui.prose(CHAPTER, "fit_caption"))
     ui.show_code(attention.start_lengthscales, attention._initial_params, attention._train,
-                 attention._readout_predictor, attention.pooled_tokens)
+                 attention._readout_predictor, attention.pooled_tokens, pooling.pooled_sum)
 
 
 def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit) -> None:

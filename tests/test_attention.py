@@ -4,11 +4,13 @@ the trained layer against the best Gaussian on fixed seeds."""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import attention, defaults
+from kernelviz import attention, defaults, pooling, training
 
 A = defaults.ATTENTION
 
@@ -193,6 +195,47 @@ def test_fit_attention_learns_and_records(trained):
     assert f.losses.shape == (300,) and f.steps_run == 300 and not f.diverged and f.message == ""
     assert f.losses[-100:].mean() < f.losses[:100].mean()
     assert (f.heads, f.d_qk, f.holdout, f.learning_rate, f.seed, f.start) == (3, 4, 10, 0.05, 0, "gaussian")
+
+
+def test_pooled_sum_gradient_by_hand_matches_autodiff():
+    """``pooling.pooled_sum``'s written-out gradient is JAX's through the softmax, masked keys included."""
+    rng = np.random.default_rng(4)
+    scores, values = rng.normal(size=(3, 5, 9)) * 3, rng.normal(size=(9, 3))
+    available = rng.random((5, 9)) < 0.7
+    available[:, 0] = True
+    g = rng.normal(size=5)
+
+    def plain(s, v):
+        return jnp.einsum("hrn,nh->r", pooling.masked_softmax(s, available), v)
+
+    np.testing.assert_allclose(pooling.pooled_sum(scores, available, values), plain(scores, values),
+                               rtol=1e-12)
+    by_hand = jax.grad(lambda s, v: g @ pooling.pooled_sum(s, available, v), argnums=(0, 1))(scores, values)
+    autodiff = jax.grad(lambda s, v: g @ plain(s, v), argnums=(0, 1))(scores, values)
+    for a, b in zip(by_hand, autodiff, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+    assert not np.asarray(by_hand[0])[:, ~available].any()  # a masked key gets no gradient
+
+
+@pytest.mark.parametrize(("heads", "d_qk", "d_v", "holdout"), [(1, 1, 1, 1), (3, 4, 2, 10), (8, 8, 4, 75)])
+def test_fast_training_step_matches_the_plain_form(blog, heads, d_qk, d_v, holdout):
+    """Training's form (A_h = W_q W_kᵀ/√d first, scalar values t · W_v U, float32 pooling with its gradient by
+    hand) gives the plain float64 layer's hold-out loss and gradient to float32 accuracy."""
+    p = training.prepare(blog.x, blog.y, 0)
+    (center, scale), masks = attention._frame(blog.x), attention._masks(heads, d_qk, d_v)
+    xt = jnp.asarray((p.x - center) / scale)
+    params = attention._initial_params(np.array([]), scale, 3, masks)  # random maps: no symmetry to hide in
+    toks, y = jnp.asarray(attention.tokens(np.asarray(xt), p.y)), jnp.asarray(p.y)
+
+    def step(fast):
+        predict = attention._readout_predictor(xt, toks, masks[1], float(d_qk), fast)
+        objective = training.holdout_objective(predict, xt, y, p.mask, jnp.asarray(holdout), np.uint32(5))
+        return objective(params, 7)
+
+    (loss, grads), (ref, ref_grads) = step(True), step(False)
+    assert float(loss) == pytest.approx(float(ref), rel=1e-5)
+    for g, r in zip(grads, ref_grads, strict=True):
+        np.testing.assert_allclose(g, r, rtol=2e-3, atol=1e-5 * np.max(np.abs(r)))
 
 
 def test_starts(blog):
