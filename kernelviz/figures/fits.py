@@ -17,7 +17,7 @@ from kernelviz.figures.styling import (
     COLORS,
     head_color,
     head_labels,
-    label_outer_axes,
+    outer_axis_titles,
     rgba,
     style,
     subplot_grid,
@@ -191,11 +191,10 @@ def small_multiples_figure(
     for i, (_, pred) in enumerate(panels):
         for trace in _panel_traces(x, y, g, pred, truth, first=i == 0):
             fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
-    style(fig, x_title="", y_title="", height=height)
-    label_outer_axes(fig, rows, cols, x_title, y_title)
     # the legend sits above the panel titles, not on them
-    fig.update_layout(margin={"t": 95}, legend={"y": 1.1})
-    return fig
+    return style(fig, x_title="", y_title="", height=height,
+                 layout=outer_axis_titles(rows, cols, x_title, y_title)
+                 | {"margin": {"t": 95}, "legend": {"y": 1.1}})
 
 
 def _head_curves(head_means: object, grid: np.ndarray, head_names: Sequence[str]) -> list[Curve]:

@@ -11,13 +11,12 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from kernelviz.figures.styling import (
     HEATMAP_SCALE,
     head_color,
     head_labels,
-    label_outer_axes,
+    outer_axis_titles,
     style,
     subplot_grid,
     vec,
@@ -109,10 +108,10 @@ def heatmap_figure(
     q, k = vec(queries), vec(keys)
     _expect_shape("weights", w, (q.shape[0], k.shape[0]))
     fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, max_rows, max_cols)))
-    fig.update_layout(coloraxis={"colorscale": HEATMAP_SCALE, "cmin": 0.0, "colorbar": _colorbar("wᵢ(x)")})
-    style(fig, x_title=x_title, y_title=y_title, title=title, height=height, showlegend=False)
-    fig.update_yaxes(autorange="reversed")
-    return fig
+    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout={"coloraxis": {"colorscale": HEATMAP_SCALE, "cmin": 0.0,
+                                       "colorbar": _colorbar("wᵢ(x)")}})
 
 
 def _two_panels(
@@ -124,13 +123,8 @@ def _two_panels(
 ) -> go.Figure:
     """Two panels side by side, the traces of ``panels[0]`` on the left and of ``panels[1]`` on the
     right."""
-    fig = make_subplots(
-        rows=1,
-        cols=2,
-        shared_yaxes=shared_yaxes,
-        subplot_titles=list(titles),
-        horizontal_spacing=horizontal_spacing,
-    )
+    fig = subplot_grid(1, 2, titles, horizontal_spacing=horizontal_spacing, shared_xaxes=False,
+                       shared_yaxes=shared_yaxes)
     for col, traces in enumerate(panels, start=1):
         for trace in traces:
             fig.add_trace(trace, row=1, col=col)
@@ -139,15 +133,13 @@ def _two_panels(
 
 def _finish_two_panels(fig: go.Figure, coloraxis: dict, x_title: str, y_title: str, height: int) -> go.Figure:
     """The layout of two heatmaps side by side: one colour axis, first row on top, y title on the left."""
-    fig.update_layout(coloraxis=coloraxis)
-    style(fig, x_title="", y_title="", height=height, showlegend=False)
     # short titles: two panels side by side must not run into each other in a narrow window
-    fig.update_annotations(font_size=13)
-    fig.update_layout(margin={"t": 70})
-    fig.update_xaxes(title_text=x_title)
-    fig.update_yaxes(title_text=y_title, autorange="reversed", row=1, col=1)
-    fig.update_yaxes(autorange="reversed", row=1, col=2)
-    return fig
+    titles = [{**a, "font": {**a.get("font", {}), "size": 13}}
+              for a in fig.layout.to_plotly_json().get("annotations", [])]
+    return style(fig, x_title=x_title, y_title="", height=height, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout={"coloraxis": coloraxis, "annotations": titles, "margin": {"t": 70},
+                         "yaxis": {"title": {"text": y_title}}})
 
 
 def heatmap_pair_figure(
@@ -180,19 +172,20 @@ def _add_head_panels(
     keys: np.ndarray,
     names: Sequence[str],
     cols: int,
-) -> go.Figure:
+) -> dict:
     """One heatmap per head in a grid of ``cols`` columns, each on its own colour axis from 0 to its
-    largest weight, the panel title in the head's colour."""
+    largest weight; returns the layout entries of those axes and of the panel titles (in the head's
+    colour)."""
     layout: dict = {}
     for h, name in enumerate(names):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
         hover = f"{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}<extra></extra>"
         fig.add_trace(_heatmap(weights[h], queries, keys, axis, hover), row=h // cols + 1, col=h % cols + 1)
         layout[axis] = _color_axis(0.0, float(np.nanmax(weights[h], initial=0.0)), showscale=False)
-    fig.update_layout(**layout)
-    for h, ann in enumerate(fig.layout.annotations[: len(names)]):
-        ann.font = {"color": head_color(h), "size": 13}
-    return fig
+    titles = fig.layout.to_plotly_json().get("annotations", [])
+    for h, ann in enumerate(titles[: len(names)]):
+        ann["font"] = {"color": head_color(h), "size": 13}
+    return layout | {"annotations": titles}
 
 
 def head_heatmaps_figure(
@@ -225,12 +218,10 @@ def head_heatmaps_figure(
     cols = max(1, min(cols, heads))
     rows = -(-heads // cols)
     fig = subplot_grid(rows, cols, names, horizontal_spacing=0.03, vertical_spacing=0.16 if rows > 1 else 0.1)
-    _add_head_panels(fig, *thin_heatmap(w, q, k, max_rows, max_cols), names, cols)
-    style(fig, x_title="", y_title="", height=panel_height * rows + 60, showlegend=False)
-    fig.update_yaxes(autorange="reversed")
-    label_outer_axes(fig, rows, cols, x_title, y_title)
-    fig.update_layout(margin={"t": 50})
-    return fig
+    layout = _add_head_panels(fig, *thin_heatmap(w, q, k, max_rows, max_cols), names, cols)
+    return style(fig, x_title="", y_title="", height=panel_height * rows + 60, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout=layout | outer_axis_titles(rows, cols, x_title, y_title) | {"margin": {"t": 50}})
 
 
 def _diagonal(lo: float, hi: float) -> go.Scatter:
@@ -326,5 +317,5 @@ def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[s
         z=c, x=list(chapters), y=list(sources), colorscale=HEATMAP_SCALE, showscale=False,
         text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
     ))
-    fig.update_yaxes(autorange="reversed")
-    return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False)
+    return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False,
+                 y_axes={"autorange": "reversed"})

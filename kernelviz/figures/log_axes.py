@@ -153,12 +153,13 @@ def _axis_values(fig: go.Figure, axis: str) -> np.ndarray:
     return np.concatenate(out) if out else np.array([], dtype=np.float64)
 
 
-def log_axis(fig: go.Figure, axis: str = "y", values: object | None = None) -> go.Figure:
-    """Make every x (``axis="x"``) or y axis of ``fig`` a log axis labelled by ``log_ticks``.
+def log_props(fig: go.Figure, axis: str = "y", values: object | None = None) -> dict:
+    """``log_ticks`` of ``values``, by default of every finite coordinate the figure's traces and line
+    shapes put on its x (``axis="x"``) or y axes."""
+    return log_ticks(_axis_values(fig, axis) if values is None else values)
 
-    ``values`` are the numbers the axis must label; by default every finite coordinate the figure's traces
-    and line shapes put on that axis.
-    """
-    props = log_ticks(_axis_values(fig, axis) if values is None else values)
-    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**props)
+
+def log_axis(fig: go.Figure, axis: str = "y", values: object | None = None) -> go.Figure:
+    """Make every x (``axis="x"``) or y axis of ``fig`` a log axis labelled by ``log_props``."""
+    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**log_props(fig, axis, values))
     return fig

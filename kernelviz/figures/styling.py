@@ -2,18 +2,21 @@
 
 ``COLORS`` maps a *role* to a colour and ``HEAD_COLORS`` gives one colour per attention head; ``style`` is
 the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` the ``config=`` for
-``st.plotly_chart``. ``subplot_grid`` and ``label_outer_axes`` lay out small multiples.
+``st.plotly_chart``. ``subplot_grid`` and ``outer_axis_titles`` lay out small multiples.
 """
 
 from __future__ import annotations
 
+import copy
+import functools
+import re
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from kernelviz.figures.log_axes import log_axis
+from kernelviz.figures.log_axes import log_props
 
 # Okabe–Ito colours: distinguishable with colour-blindness, readable on white and on Streamlit's dark theme.
 COLORS: dict[str, str] = {
@@ -110,6 +113,38 @@ def png_config(filename: str, scale: int = 2) -> dict:
     }
 
 
+def _merge(base: dict, patch: dict) -> dict:
+    """``patch`` merged into ``base`` key by key (nested dicts merged, anything else replaced)."""
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+_AXIS = re.compile(r"^[xy]axis\d*$")
+
+
+def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = None) -> go.Figure:
+    """A new figure: ``fig``'s traces and its layout with ``axes["x"]``, ``axes["y"]`` merged into every x, y
+    axis, then ``layout`` merged in. It is built in one step from the merged dict, without Plotly's
+    property-by-property updates (about 5x faster); the tests check that every builder's figure is valid.
+    A subplot grid stays one (``add_trace(..., row=, col=)`` still works)."""
+    d = {"data": [t.to_plotly_json() for t in fig.data], "layout": fig.layout.to_plotly_json()}
+    if fig.frames:
+        d["frames"] = [f.to_plotly_json() for f in fig.frames]
+    lay = d["layout"]
+    for letter, props in (axes or {}).items():
+        for name in {f"{letter}axis", *(k for k in lay if _AXIS.match(k) and k[0] == letter)}:
+            lay[name] = _merge(lay.get(name) or {}, copy.deepcopy(props))
+    _merge(lay, layout)
+    out = go.Figure(d, _validate=False)
+    if getattr(fig, "_grid_ref", None) is not None:
+        out._grid_ref, out._grid_str = fig._grid_ref, fig._grid_str
+    return out
+
+
 def style(
     fig: go.Figure,
     *,
@@ -120,11 +155,14 @@ def style(
     showlegend: bool = True,
     log_x: bool = False,
     log_y: bool = False,
+    y_axes: dict | None = None,
+    layout: dict | None = None,
 ) -> go.Figure:
-    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins.
+    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins, then ``y_axes``
+    merged into every y axis and a builder's own ``layout`` (one new figure, ``with_layout``).
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
-    overlap). Log axes (``log_x``/``log_y``) get ``log_axis``: every label a whole value (0.05, 10⁻⁴), never
+    overlap). Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never
     a bare mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow
     the data.
     """
@@ -133,21 +171,21 @@ def style(
         if title
         else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
     )
-    fig.update_layout(
-        title={"text": title} if title else None,
-        height=height,
-        margin={"l": 60, "r": 20, "t": 50 if title else 40, "b": 110 if title and showlegend else 50},
-        hovermode="closest",
-        showlegend=showlegend,
-        legend=legend,
-    )
-    fig.update_xaxes(title_text=x_title, exponentformat="power")
-    fig.update_yaxes(title_text=y_title, exponentformat="power")
-    if log_x:
-        log_axis(fig, "x")
-    if log_y:
-        log_axis(fig, "y")
-    return fig
+    shared = {
+        "height": height,
+        "margin": {"l": 60, "r": 20, "t": 50 if title else 40, "b": 110 if title and showlegend else 50},
+        "hovermode": "closest",
+        "showlegend": showlegend,
+        "legend": legend,
+    }
+    if title:
+        shared["title"] = {"text": title}
+    axes = {a: {"title": {"text": t}, "exponentformat": "power"} for a, t in (("x", x_title), ("y", y_title))}
+    axes["y"].update(y_axes or {})
+    for letter, log in (("x", log_x), ("y", log_y)):
+        if log:
+            axes[letter].update(log_props(fig, letter))
+    return with_layout(fig, _merge(shared, layout or {}), axes)
 
 
 def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
@@ -160,30 +198,44 @@ def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
     return fig
 
 
+@functools.lru_cache(maxsize=32)
+def _grid(rows: int, cols: int, titles: int, spacing: tuple[float, float], shared: tuple[bool, bool]):
+    """(layout dict, grid reference) of ``make_subplots`` with placeholder titles: a grid's layout depends
+    only on its shape, so it is built once per shape (``make_subplots`` takes 10–35 ms)."""
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=shared[0], shared_yaxes=shared[1],
+                        subplot_titles=[f"title {i}" for i in range(titles)],
+                        horizontal_spacing=spacing[0], vertical_spacing=spacing[1])
+    return fig.to_dict()["layout"], (fig._grid_ref, fig._grid_str)
+
+
 def subplot_grid(
     rows: int,
     cols: int,
     titles: Sequence[str],
     *,
     horizontal_spacing: float,
-    vertical_spacing: float,
+    vertical_spacing: float = 0.1,
+    shared_xaxes: bool = True,
+    shared_yaxes: bool = True,
 ) -> go.Figure:
-    """An empty ``rows`` × ``cols`` grid of panels with shared x and y axes, one title per panel."""
-    return make_subplots(
-        rows=rows,
-        cols=cols,
-        shared_xaxes=True,
-        shared_yaxes=True,
-        subplot_titles=list(titles),
-        horizontal_spacing=horizontal_spacing,
-        vertical_spacing=vertical_spacing,
-    )
-
-
-def label_outer_axes(fig: go.Figure, rows: int, cols: int, x_title: str, y_title: str) -> go.Figure:
-    """Axis titles on the outer panels of a grid only: x along the bottom row, y down the first column."""
-    for c in range(1, cols + 1):
-        fig.update_xaxes(title_text=x_title, row=rows, col=c)
-    for r in range(1, rows + 1):
-        fig.update_yaxes(title_text=y_title, row=r, col=1)
+    """An empty ``rows`` × ``cols`` grid of panels (``make_subplots``; shared x and y axes unless told
+    otherwise), one title per panel."""
+    layout, ref = _grid(rows, cols, len(titles), (horizontal_spacing, vertical_spacing),
+                        (shared_xaxes, shared_yaxes))
+    layout = copy.deepcopy(layout)
+    for annotation, text in zip(layout.get("annotations", ()), titles, strict=False):
+        annotation["text"] = text
+    fig = go.Figure(layout=layout, _validate=False)
+    fig._grid_ref, fig._grid_str = ref
     return fig
+
+
+def outer_axis_titles(rows: int, cols: int, x_title: str, y_title: str) -> dict:
+    """Layout entries that title the outer panels of a ``subplot_grid`` only: x along the bottom row, y down
+    the first column (panel (r, c) has axes number (r − 1)·cols + c, the first without a number)."""
+    def name(letter: str, r: int, c: int) -> str:
+        k = (r - 1) * cols + c
+        return f"{letter}axis{k if k > 1 else ''}"
+
+    return ({name("x", rows, c): {"title": {"text": x_title}} for c in range(1, cols + 1)}
+            | {name("y", r, 1): {"title": {"text": y_title}} for r in range(1, rows + 1)})

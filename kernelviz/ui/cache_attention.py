@@ -192,6 +192,6 @@ def sequence_figure(v: views.AttentionView, head: int, x_title: str) -> go.Figur
         fig.add_trace(value, row=1, col=2)
         fig.add_trace(kf.line_trace(x, v.seq_outputs[head, :, c], f"output x′ᵢ, component {c + 1}",
                                     kf.head_color(c)), row=1, col=2)
-    kf.style(fig, x_title=x_title, y_title="", height=440)
-    fig.update_yaxes(title_text="token units", row=1, col=1)
-    return fig.update_layout(margin={"t": 90}, legend={"y": 1.16})
+    return kf.style(fig, x_title=x_title, y_title="", height=440,
+                    layout={"yaxis": {"title": {"text": "token units"}}, "margin": {"t": 90},
+                            "legend": {"y": 1.16}})
