@@ -39,6 +39,7 @@ from kernelviz.data import (
     make_dataset,
     subsample,
 )
+from kernelviz.defaults import KERNEL_GRID_POINTS
 from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
 from kernelviz.loo import loo_curve, loo_lengthscale
@@ -53,7 +54,6 @@ from kernelviz.smoothing import (
 )
 from kernelviz.training import STEPS_MAX, TRAIN_MAX_POINTS, holdout_bucket, holdout_chunks, holdout_range
 from kernelviz.warmup import (
-    KERNEL_GRID_POINTS,
     QUERY_POINTS,
     CompileCount,
     WarmupReport,

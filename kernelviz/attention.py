@@ -394,7 +394,7 @@ def attention_kernel(fit: AttentionFit, grid: object, kind: str = "log_kernel") 
     if kind not in ("scores", "log_kernel"):
         raise ValueError(f"kind must be 'scores' or 'log_kernel', not {kind!r}")
     gt = (vector("grid", grid) - fit.center) / fit.scale
-    a, phi = score_matrices(fit.w_q, fit.w_k, fit.d_qk), np.asarray(features(gt))
+    a, phi = score_matrices(fit.w_q, fit.w_k, fit.d_qk), tokens(gt, gt)[:, :FEATURES]  # φ(x̃), in NumPy
     s = np.einsum("gf,hfk,jk->hgj", phi, a, phi)
     c = (a[:, 0, 1] - a[:, 1, 0])[:, None] * gt + (a[:, 0, 2] - a[:, 2, 0])[:, None] * gt**2
     return s if kind == "scores" else s + c[:, :, None]

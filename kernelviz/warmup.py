@@ -2,10 +2,10 @@
 
 After ``warmup(n_points)`` changing the hold-out size, learning rate, seed, step count (1 … ``STEPS_MAX``),
 kernel or head count for data of those sizes compiles nothing: every shape a page can produce was seen
-(data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows, ``KERNEL_GRID_POINTS`` kernel-grid
-points) and everything else is a traced argument. Training needs a few programs per data size whatever
-the hold-out size (``kernelviz.training``: the gradient path and the search over ℓ, each for one head
-and for 2 … 8 heads, and attention), so the warm-up is short; it compiles the default views
+(data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows) and everything else is a traced
+argument. Training needs a few programs per data size whatever the hold-out size (``kernelviz.training``:
+the gradient path and the search over ℓ, each for one head and for 2 … 8 heads, and attention), so the
+warm-up is short; it compiles the default views
 (``kernelviz.defaults``) first, and app.py runs it in a background thread. JAX's persistent compilation cache
 (``kernelviz._jax.CACHE_DIR``) keeps the compiled programs across restarts, so a warm-cache warm-up only
 loads them.
@@ -26,7 +26,6 @@ import numpy as np
 from kernelviz import _jax, defaults
 from kernelviz.attention import (
     AttentionFit,
-    attention_kernel,
     attention_loo_error,
     attention_predict,
     dot_product_attention,
@@ -41,7 +40,6 @@ from kernelviz.smoothing import nadaraya_watson, predict_heads
 from kernelviz.training import holdout_range
 
 __all__ = [
-    "KERNEL_GRID_POINTS",
     "QUERY_POINTS",
     "CompileCount",
     "WarmupReport",
@@ -51,7 +49,6 @@ __all__ = [
 ]
 
 QUERY_POINTS = defaults.GRID_POINTS  # the pages evaluate fits on this many query points
-KERNEL_GRID_POINTS = defaults.KERNEL_GRID_POINTS  # the attention-kernel heatmap grid
 HEATMAP_QUERIES = (defaults.HEATMAP_ROWS, 48)  # rows of the weight heatmaps: chapter pages, home preview
 SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # every backend compile (or cache load)
@@ -123,10 +120,9 @@ def _default_views(n: int) -> list[Callable[[], object]]:
     previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
     2 (the leave-one-out curve, ``fit`` and its seed spread, d2l's w), chapter 3 (multi-head
     prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention: training, prediction on
-    the grid and the data, the learned kernel)."""
+    the grid and the data; its learned kernel is NumPy)."""
     x, y = _data(n)
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
-    grid = np.linspace(-3.0, 3.0, KERNEL_GRID_POINTS)
     lo, hi = holdout_range(n)
     page = min(defaults.MASKED.holdout, hi)  # the default hold-out of chapters 2 and 4
     seeds = list(range(SEEDS_MAX))
@@ -151,7 +147,6 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         attention,
         lambda: attention_predict(state["fit"], queries, x, y),
         lambda: attention_predict(state["fit"], x, x, y),
-        lambda: attention_kernel(state["fit"], grid),
         lambda: attention_loo_error(state["fit"], x, y),
     ]
 
@@ -217,7 +212,7 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
     Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
     (Nadaraya–Watson on ``QUERY_POINTS`` queries, on the data and on the heatmap rows, the leave-one-out
     curve, ``fit``/``fit_seeds`` (one program serves every hold-out size), d2l's leave-one-out fit,
-    multi-head prediction, attention: training, prediction, kernel on ``KERNEL_GRID_POINTS`` points),
+    multi-head prediction, attention: training and prediction),
     then the search over ℓ (kernels without a useful gradient). Each call runs one step, so the time is
     compilation (or loading from the persistent cache). The counts cover every compilation in the
     process while it runs (any thread).

@@ -21,7 +21,7 @@ from kernelviz import defaults, views
 from kernelviz import figures as kf
 from kernelviz.attention import attention_loo_error, attention_predict, gaussian_layer
 from kernelviz.figures.styling import subplot_grid
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES
+from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, loo_optimum
 from kernelviz.ui.sidebar import Data
 
 __all__ = [
@@ -113,11 +113,10 @@ def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
-    """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ*: depends on the data
-    only, so a move of the layer's controls does not recompute it."""
-    tr = data.train
-    ell = kv.loo_lengthscale(tr.x, tr.y)
-    return ell, _scores(data, gaussian_layer([ell], [1.0], tr.x, tr.y))
+    """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ* (chapter 2's cached
+    ``loo_optimum``): depends on the data only, so a move of the layer's controls does not recompute it."""
+    ell = loo_optimum(data, "gaussian")
+    return ell, _scores(data, gaussian_layer([ell], [1.0], data.train.x, data.train.y))
 
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
