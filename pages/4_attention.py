@@ -120,23 +120,6 @@ def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFi
         st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
 
 
-def all_heads(view: views.AttentionView) -> None:
-    """Every head's weights side by side, and how W_O concatenates the heads."""
-    st.subheader("Every head's attention weights")
-    names = [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]
-    ui.show(kf.head_heatmaps_figure(view.cross.weights, view.cross.queries, view.cross.keys, names),
-            key="attn.heatmaps", filename="kernelviz-attention-heads")
-    st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
-                        offsets=", ".join(f"{v:.3f}" for v in view.offsets),
-                        widths=", ".join(f"{v:.3f}" for v in view.widths)))
-    st.subheader("Concatenating the heads: $W_O$")
-    ui.say(CHAPTER, "wo")
-    st.latex(ui.prose(CHAPTER, "wo_formula"))
-    ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
-    st.caption(ui.prose(CHAPTER, "wo_caption"))
-    ui.show_code(attention._readout)
-
-
 @st.fragment
 def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
@@ -151,45 +134,86 @@ def layer_section(data: ui.Data) -> None:
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)
     layer_scores(data, s, fit)
-    all_heads(view)
-    one_head(data, view, s.heads)
+    inside_layer(view, s.heads, data.ds.x_label)
+
+
+PICTURES = {
+    "heads": ":material/grid_view: Every head",
+    "wo": ":material/call_merge: Joining heads: $W_O$",
+    "kernel": ":material/blur_on: Learned kernel",
+    "sequence": ":material/timeline: Sequence map",
+    "selfcross": ":material/compare_arrows: Self vs cross",
+}
+ONE_HEAD = ("kernel", "sequence", "selfcross")  # the pictures that show the head chosen under "Head shown"
+
+
+def every_head(view: views.AttentionView) -> None:
+    """Every head's weights side by side."""
+    names = [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]
+    ui.show(kf.head_heatmaps_figure(view.cross.weights, view.cross.queries, view.cross.keys, names),
+            key="attn.heatmaps", filename="kernelviz-attention-heads")
+    st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
+                        offsets=", ".join(f"{v:.3f}" for v in view.offsets),
+                        widths=", ".join(f"{v:.3f}" for v in view.widths)))
+
+
+def joining_heads(view: views.AttentionView) -> None:
+    """How W_O concatenates the heads: the weight each head gives its average of y."""
+    ui.say(CHAPTER, "wo")
+    st.latex(ui.prose(CHAPTER, "wo_formula"))
+    ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
+    st.caption(ui.prose(CHAPTER, "wo_caption"))
+    ui.show_code(attention._readout)
+
+
+def learned_kernel(view: views.AttentionView, h: int) -> None:
+    """Head h's learned kernel log K(x, x′) beside its transpose."""
+    ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
+    titles = (f"head {h + 1}<br>log K(x, x′)", f"head {h + 1}, transpose<br>log K(x′, x)")
+    ui.show(kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles), key="attn.kernel",
+            filename="kernelviz-learned-kernel")
+    ui.show_code(attention.dot_scores, attention.attention_kernel)
+
+
+def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
+    """Self-attention as a map of the sequence: head h's values and outputs at every point."""
+    ui.say(CHAPTER, "sequence")
+    ui.show(cache_attention.sequence_figure(view, h, x_title), key="attn.sequence",
+            filename="kernelviz-self-attention-sequence")
+    st.caption(ui.prose(CHAPTER, "sequence_caption", head=h + 1, note=view.self_.note))
+    ui.show_code(attention.attention_predict, attention.attention_values)
+
+
+def self_cross(view: views.AttentionView, h: int) -> None:
+    """Head h's weights with the points as queries beside those with grid points as queries."""
+    ui.say(CHAPTER, "selfcross")
+    ui.show(kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
+                                 view.cross.queries), key="attn.selfcross", filename="kernelviz-self-cross")
+    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=h + 1, note=view.cross.note))
+    ui.show_code(views.attention_view, training.run)
 
 
 @st.fragment
-def one_head(data: ui.Data, view: views.AttentionView, heads: int) -> None:
-    """One head in detail: its learned kernel, the sequence map, self- against cross-attention (the head
-    choice reruns this alone)."""
-    ds = data.ds
-    st.subheader("The learned kernel is not symmetric")
+def inside_layer(view: views.AttentionView, heads: int, x_title: str) -> None:
+    """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
+    alone; a move of the layer's controls redraws only the picture shown)."""
+    st.subheader("Inside the trained layer")
+    ui.say(CHAPTER, "inside")
+    picture = ui.control("segmented", "Picture", "attn.picture", default="heads", options=tuple(PICTURES),
+                         format_func=PICTURES.get)
     head = ui.control("radio", "Head shown", "attn.head", default=1, options=tuple(range(1, heads + 1)),
-                      format_func=lambda k: f"head {k}",
-                      help="Which head the kernel, the sequence map and the self/cross pictures show.")
-    h = head - 1
-    ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
-    titles = (f"head {head}<br>log K(x, x′)", f"head {head}, transpose<br>log K(x′, x)")
-    ui.show(
-        kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles),
-        key="attn.kernel", filename="kernelviz-learned-kernel",
-    )
-    ui.show_code(attention.dot_scores, attention.attention_kernel)
-
-    st.subheader("Self-attention: the layer as a map of the sequence")
-    ui.say(CHAPTER, "sequence")
-    ui.show(cache_attention.sequence_figure(view, h, ds.x_label), key="attn.sequence",
-            filename="kernelviz-self-attention-sequence")
-    st.caption(ui.prose(CHAPTER, "sequence_caption", head=head, note=view.self_.note))
-    ui.show_code(attention.attention_predict, attention.attention_values)
-
-    st.subheader("Self- vs cross-attention")
-    ui.say(CHAPTER, "selfcross")
-    ui.show(
-        kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
-                             view.cross.queries),
-        key="attn.selfcross", filename="kernelviz-self-cross",
-    )
-    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=head, note=view.cross.note))
-    ui.show_code(views.attention_view, training.run)
-
+                      format_func=lambda k: f"head {k}", disabled=picture not in ONE_HEAD,
+                      help="The head the learned kernel, the sequence map and self- vs cross-attention show.")
+    if picture == "heads":
+        every_head(view)
+    elif picture == "wo":
+        joining_heads(view)
+    elif picture == "kernel":
+        learned_kernel(view, head - 1)
+    elif picture == "sequence":
+        sequence_map(view, head - 1, x_title)
+    else:
+        self_cross(view, head - 1)
 
 
 data = ui.current_data()

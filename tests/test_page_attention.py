@@ -1,5 +1,6 @@
 """Chapter 4's page (attention) under AppTest: the Gaussian check, the trained layer beside the kernels it
-generalises, every control at its minimum and at its maximum, each start, repaints, URL parameters."""
+generalises, one picture of it at a time, every control at its minimum and at its maximum, each start,
+repaints, URL parameters."""
 
 from __future__ import annotations
 
@@ -12,14 +13,35 @@ import kernelviz as kv
 from kernelviz import attention
 
 ATTN = "pages/4_attention.py"
-ATTN_CHARTS = {"attn.equivalence", "attn.fit", "attn.loss", "attn.kernel", "attn.heatmaps", "attn.wo",
-               "attn.sequence", "attn.selfcross"}
+ALWAYS = {"attn.equivalence", "attn.fit", "attn.loss"}  # the charts every view of the page draws
+PICTURES = {"heads": "attn.heatmaps", "wo": "attn.wo", "kernel": "attn.kernel", "sequence": "attn.sequence",
+            "selfcross": "attn.selfcross"}  # "Inside the trained layer": one picture, one chart
+ATTN_CHARTS = ALWAYS | {"attn.heatmaps"}  # the default picture
 SLIDERS = ["attn.lengthscale", "attn.heads", "attn.dqk", "attn.dv", "attn.holdout", "attn.steps", "attn.lr",
            "attn.seed"]
 
 
 def comparison(at):
     return next(d.value for d in at.dataframe if "leave-one-out error" in d.value.columns)
+
+
+def show(at, picture: str) -> dict[str, dict]:
+    """Choose ``picture`` inside the trained layer; the page's charts, which hold that picture's alone."""
+    at.segmented_control(key="attn.picture").set_value(picture).run()
+    ok(at)
+    figs = charts(at)
+    assert set(figs) == ALWAYS | {PICTURES[picture]}, set(figs)
+    return figs
+
+
+def every_picture(at) -> tuple[dict[str, dict], str]:
+    """Every picture's chart (by key) and all the page's text, picture by picture; back to the first."""
+    figs, text = {}, ""
+    for picture, key in PICTURES.items():
+        figs[key] = show(at, picture)[key]
+        text += " ".join(m.value for m in at.markdown)
+    show(at, "heads")
+    return figs, text
 
 
 def diffs(at) -> list[float]:
@@ -29,7 +51,7 @@ def diffs(at) -> list[float]:
 def test_attention_page_verifies_the_gaussian_and_tells_the_story():
     at = start(ATTN)
     assert at.title[0].value.startswith("4 ·")
-    assert len(at.latex) >= 5
+    assert len(at.latex) >= 4  # and W_O's formula in its picture
     assert any(c.value.startswith("Follows:") for c in at.caption)
     assert any(s.value == "Try this" for s in at.subheader)
     figs = charts(at)
@@ -37,10 +59,10 @@ def test_attention_page_verifies_the_gaussian_and_tells_the_story():
     assert len(diffs(at)) == 2 and all(0 <= d < 1e-9 for d in diffs(at))
     heads = at.slider(key="attn.heads").value
     assert heatmap_panels(figs["attn.heatmaps"]) == heads
-    left, right = [t for t in figs["attn.kernel"]["data"] if t["type"] == "heatmap"]
+    inside, text = every_picture(at)
+    left, right = [t for t in inside["attn.kernel"]["data"] if t["type"] == "heatmap"]
     np.testing.assert_allclose(array(right["z"]), array(left["z"]).T)
     assert not np.allclose(array(right["z"]), array(left["z"]))  # a learned kernel is not symmetric
-    text = " ".join(m.value for m in at.markdown)
     for words in ("W_O", "self-attention", "cross-attention", "W_v", "kernelviz's choice", "leave-one-out"):
         assert words in text, words
     maps = next(d.value for d in at.dataframe if "token component" in d.value.columns)
@@ -56,30 +78,46 @@ def test_the_trained_layer_beats_the_gaussian_on_the_page():
     assert table["error against the true mean"][0] < table["error against the true mean"][1]
     assert table["band width 4s̄"][0] <= table["band width 4s̄"][2]  # no wider than chapter 3's
     assert any("below** the best Gaussian" in m.value for m in at.markdown)
-    sequence = charts(at)["attn.sequence"]
+    sequence = show(at, "sequence")["attn.sequence"]
     outputs = [t for t in sequence["data"] if str(t.get("name", "")).startswith("output x′ᵢ")]
     assert len(outputs) == at.slider(key="attn.dv").value
 
 
 def test_values_and_heads_repaint():
-    at = start(ATTN)
+    at = start(ATTN, {"attn.picture": "sequence"})
     before = charts(at)
     at.slider(key="attn.dv").set_value(3).run()
     ok(at)
     after = charts(at)
+    assert set(after) == ALWAYS | {"attn.sequence"}  # the picture chosen stays chosen
     assert sum(str(t.get("name", "")).startswith("output x′ᵢ") for t in after["attn.sequence"]["data"]) == 3
     assert after["attn.equivalence"] == before["attn.equivalence"]  # the Gaussian part does not retrain
+    after |= every_picture(at)[0]
     at.slider(key="attn.heads").set_value(1).run()
     ok(at)
-    one = charts(at)
+    one = charts(at) | every_picture(at)[0]
     assert heatmap_panels(one["attn.heatmaps"]) == 1
     for key in ("attn.fit", "attn.heatmaps", "attn.wo", "attn.kernel", "attn.sequence"):
         assert one[key] != after[key], key
     at.slider(key="attn.holdout").set_value(30).run()
     ok(at)
-    moved = charts(at)
+    moved = charts(at) | every_picture(at)[0]
     for key in ("attn.fit", "attn.loss", "attn.selfcross"):
         assert moved[key] != one[key], key
+
+
+def test_a_picture_and_its_head_rerun_only_the_picture():
+    at = start(ATTN, {"attn.picture": "kernel", "attn.head": "2"})
+    assert at.segmented_control(key="attn.picture").value == "kernel"
+    assert not at.radio(key="attn.head").disabled
+    fit = charts(at)["attn.fit"]
+    titles = str(charts(at)["attn.kernel"]["layout"])
+    assert "head 2" in titles and "head 1" not in titles
+    at.radio(key="attn.head").set_value(3).run()
+    ok(at)
+    assert "head 3" in str(charts(at)["attn.kernel"]["layout"])
+    assert show(at, "wo")["attn.fit"] == fit
+    assert at.radio(key="attn.head").disabled  # W_O shows every head
 
 
 @pytest.mark.parametrize("which", ["random", "post"])
@@ -97,13 +135,13 @@ def test_each_start_runs_and_says_where_it_starts(which):
 
 
 def test_attention_controls_at_extremes():
-    at = start(ATTN)
+    at = start(ATTN, {"attn.picture": "kernel"})
     for which in ("min", "max"):
         values = set_all(at, SLIDERS, which)
         at.selectbox(key="attn.start").set_value(attention.STARTS[0 if which == "min" else -1])
         at.run()
         ok(at)
-        assert set(charts(at)) == ATTN_CHARTS
+        assert set(charts(at)) == ALWAYS | {"attn.kernel"}
         for key, v in values.items():
             assert control(at, key)[1].value == v
         assert all(d < 1e-9 for d in diffs(at)), diffs(at)
@@ -117,7 +155,7 @@ def test_attention_controls_at_extremes():
 def test_attention_query_params_set_the_controls():
     at = start(ATTN, {"attn.heads": "3", "attn.dqk": "2", "attn.dv": "2", "attn.holdout": "12",
                       "attn.steps": "200", "attn.lr": "0.1", "attn.seed": "4", "attn.head": "2",
-                      "attn.start": "post"})
+                      "attn.start": "post", "attn.picture": "heads"})
     assert at.slider(key="attn.heads").value == 3
     assert at.slider(key="attn.dqk").value == 2
     assert at.slider(key="attn.dv").value == 2
@@ -127,6 +165,7 @@ def test_attention_query_params_set_the_controls():
     assert at.slider(key="attn.seed").value == 4
     assert at.radio(key="attn.head").value == 2
     assert at.selectbox(key="attn.start").value == "post"
+    assert at.segmented_control(key="attn.picture").value == "heads"
     assert heatmap_panels(charts(at)["attn.heatmaps"]) == 3
 
 
@@ -137,5 +176,5 @@ def test_large_data_subsample_the_heatmaps_and_say_so():
     keys = array(next(t for t in figs["attn.heatmaps"]["data"] if t["type"] == "heatmap")["x"])
     assert keys.size <= 500
     assert any("subsample" in c.value and "2,000" in c.value for c in at.caption)
-    self_cross = [t for t in figs["attn.selfcross"]["data"] if t["type"] == "heatmap"]
+    self_cross = [t for t in show(at, "selfcross")["attn.selfcross"]["data"] if t["type"] == "heatmap"]
     assert all(array(t["z"]).size <= 120 * 200 for t in self_cross)  # thinned cells, not n × n

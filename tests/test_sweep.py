@@ -14,6 +14,7 @@ import json
 import numpy as np
 import pytest
 from test_app import KR, MASKED, charts, ok, set_extreme, start, values
+from test_page_attention import PICTURES as ATTN_PICTURES
 
 import kernelviz as kv
 
@@ -68,6 +69,9 @@ def test_page_at_its_extremes(page, kernel, source, which):
         set_extreme(at, key, which)
     at.run()
     ok(at)
+    pictures = [p for p in at.segmented_control if p.key and p.key.startswith(prefix + ".")]
+    if pictures:  # chapter 4 draws one picture of its layer at a time: the one-head pictures use the radio
+        pictures[0].set_value("kernel").run()
     radios = [r for r in at.radio if r.key and r.key.startswith(prefix + ".")]
     for radio in radios:  # the head shown (1 … H): its options follow the number of heads just set
         radio.set_value(1 if which == "min" else len(radio.options))
@@ -79,6 +83,10 @@ def test_page_at_its_extremes(page, kernel, source, which):
     n = at.select_slider(key="data.n")
     assert n.value == int(n.options[0] if which == "min" else n.options[-1])
     drawn = charts(at)
+    for picture in ATTN_PICTURES if pictures else ():
+        at.segmented_control(key=pictures[0].key).set_value(picture).run()
+        ok(at)
+        drawn |= charts(at)
     assert drawn, "the page draws figures"
     for name, fig in drawn.items():
         finite = False

@@ -32,7 +32,7 @@ _ENTERED = "kv._entered"  # True in the first run on a page after another page (
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
-_KINDS = ("slider", "select_slider", "selectbox", "radio", "toggle", "number")
+_KINDS = ("slider", "select_slider", "selectbox", "radio", "segmented", "toggle", "number")
 
 
 def to_url(value: object) -> str:
@@ -109,7 +109,7 @@ class _Spec:
                 return v
             text = str(v).strip().lower()
             return True if text in _TRUE else False if text in _FALSE else None
-        if self.kind in ("select_slider", "selectbox", "radio"):
+        if self.kind in ("select_slider", "selectbox", "radio", "segmented"):
             return self._snap_option(v)
         return self._clamp_number(v)
 
@@ -194,6 +194,8 @@ def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] |
         return box.selectbox(label, options=spec.options, format_func=fmt, **common)
     if spec.kind == "radio":
         return box.radio(label, options=spec.options, format_func=fmt, horizontal=True, **common)
+    if spec.kind == "segmented":
+        return box.segmented_control(label, options=spec.options, format_func=fmt, required=True, **common)
     return box.toggle(label, **common)
 
 
@@ -216,7 +218,7 @@ def control(
     """A widget keyed ``key`` whose value is mirrored in the URL query parameter of the same name.
 
     ``kind`` is one of "slider" (numbers between ``min_value`` and ``max_value``), "number" (a number
-    input), "select_slider", "selectbox", "radio" (one of ``options``) or "toggle" (a bool).
+    input), "select_slider", "selectbox", "radio", "segmented" (one of ``options``) or "toggle" (a bool).
 
     When the widget has no value in this session yet (first load, or coming back to the page), its start
     value is the URL's (validated: numbers are clamped to the range and snapped to ``step``, option values
