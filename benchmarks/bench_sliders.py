@@ -3,10 +3,11 @@
 Starts the app (default JAX cache; the first visit waits for the warm-up) and the bare page
 (benchmarks/bare_app.py: one slider, two Plotly charts), then for each chapter in the sidebar and each
 slider on it: one press that is not counted (a first rerun pays for one-off work), then ``--repeat``
-presses, each followed by one press on the bare page's slider. A press is timed from the key to the
-repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the websocket
-during the rerun are the page's payload. Prints a table (median per slider, the bare page's median over the
-same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
+presses, each followed by one press on the bare page's slider; then the slider is pressed back to where it
+was (not counted), so every slider is measured around the chapter's defaults. A press is timed from the key
+to the repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the
+websocket during the rerun are the page's payload. Prints a table (median per slider, the bare page's median
+over the same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
 and the worst ratio (target: at most 1.5, aim 1.2).
 
     python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"]
@@ -57,6 +58,7 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
     """(label, app s, bare s, bytes per rerun, server s) for the slider at ``index`` of the page."""
     thumb = kvb.sliders(app_page).nth(index)
     label = kvb.slider_label(thumb)
+    start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
     payload.take()
@@ -67,7 +69,25 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
         server.append(server_time(payload.finished, time.perf_counter() - app_times[-1]))
         sizes.append(payload.take())
         bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+    move_back(app_page, index, start)
+    payload.take()
     return label, app_times, bare_times, sizes, server
+
+
+def thumb_value(thumb) -> float:
+    return float(thumb.evaluate("(el) => Number(el.getAttribute('aria-valuenow') ?? el.value)"))
+
+
+def move_back(page, index: int, value: float) -> None:
+    """Presses the slider at ``index`` back to ``value`` (not timed), so that every slider is measured
+    around the chapter's defaults, not in a state the sliders before it left behind."""
+    for _ in range(50):
+        thumb = kvb.sliders(page).nth(index)
+        now = thumb_value(thumb)
+        if now == value:
+            return
+        press_and_wait(page, thumb, ["ArrowLeft" if now > value else "ArrowRight"])
+    raise RuntimeError(f"slider {index} did not return to {value}")
 
 
 def main() -> None:
