@@ -21,16 +21,8 @@ EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and t
 
 
 def kernel_box(label: str, key: str, container: object = None, help: str | None = None) -> str:
-    return ui.control(
-        "selectbox",
-        label,
-        key,
-        default=M.kernel,
-        options=kv.KERNELS,
-        format_func=lambda k: kv.get_kernel(k).label,
-        container=container,
-        help=help,
-    )
+    return ui.control("selectbox", label, key, default=M.kernel, options=kv.KERNELS,
+                      format_func=lambda k: kv.get_kernel(k).label, container=container, help=help)
 
 
 def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
@@ -167,7 +159,6 @@ def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
 
 def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """The post's figure: one GaussianKernel trained per hold-out size 1, 10, n/2, 0.8 n."""
-    st.subheader("The blog post's four hold-out sizes")
     sizes = cache.post_holdouts(len(data.train))
     ui.say(CH, "post_intro", n=len(data.train), sizes=", ".join(map(str, sizes)))
     with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({steps} steps each)…"):
@@ -195,13 +186,11 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     )
     st.caption(ui.prose(CH, "post_caption"))
     ui.show_code(kv.fit, training.holdout_split)
-    ui.say(CH, "caveats")
 
 
 @st.fragment
 def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
     """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
-    st.subheader("Why hold-out 1 is noisy")
     ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
         "slider",
@@ -236,8 +225,27 @@ def training_section(data: ui.Data) -> None:
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
     masked_fit(data, view, kernel, steps)
     loss_and_loo(view, kernel)
-    post_figure(data, kernel, steps, lr, seed)
-    seed_spread(data, kernel, steps, lr)
+    holdout_pictures(data, kernel, steps, lr, seed)
+    ui.say(CH, "caveats")
+
+
+PICTURES = {
+    "post": ":material/grid_view: The blog post's four hold-out sizes",
+    "seeds": ":material/scatter_plot: Why hold-out 1 is noisy (seed spread)",
+}
+
+
+@st.fragment
+def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
+    """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
+    the controls above redraws only the picture shown)."""
+    st.subheader("What the hold-out size does")
+    picture = ui.control("segmented", "Picture", "masked.picture", default="post", options=tuple(PICTURES),
+                         format_func=PICTURES.get)
+    if picture == "post":
+        post_figure(data, kernel, steps, lr, seed)
+    else:
+        seed_spread(data, kernel, steps, lr)
 
 
 def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:

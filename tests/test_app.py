@@ -237,7 +237,7 @@ def test_kernel_regression_controls_at_extremes(source, kernel):
     ("source", "kernel"), [("blog", "gaussian"), ("blog", "boxcar"), ("d2l", "gaussian")]
 )
 def test_masked_training_controls_at_extremes(source, kernel):
-    at = start(MASKED, {"data.source": source, "masked.kernel": kernel})
+    at = start(MASKED, {"data.source": source, "masked.kernel": kernel, "masked.picture": "seeds"})
     sweep(at, MASKED_CONTROLS)
 
 
@@ -315,6 +315,21 @@ def test_moving_the_holdout_retrains():
     # the post's four panels have hold-out sizes of their own; d2l's section has no hold-out
     for key in ("masked.post", "masked.d2l_fit"):
         assert before[key] == after[key], f"{key} changed with the hold-out size"
+
+
+def test_the_post_figure_or_the_seed_spread_one_at_a_time():
+    at = start(MASKED)
+    before = charts(at)
+    assert "masked.post" in before and "masked.seeds" not in before
+    assert not [s for s in at.slider if s.key == "masked.nseeds"]
+    at.segmented_control(key="masked.picture").set_value("seeds").run()
+    ok(at)
+    after = charts(at)
+    assert "masked.seeds" in after and "masked.post" not in after
+    assert after["masked.fit"] == before["masked.fit"]  # the choice does not retrain the fit
+    assert at.slider(key="masked.nseeds").value == kv.SEEDS_MAX
+    assert any("Caveats" in m.value or "caveats" in m.value for m in at.markdown)  # the post's, either way
+    assert at.query_params["masked.picture"] == ["seeds"] or at.query_params["masked.picture"] == "seeds"
 
 
 def test_compact_kernel_at_small_lengthscale_explains_its_gaps():
@@ -414,7 +429,8 @@ def test_masked_training_is_the_posts_gaussian_kernel():
     text = page_text(at)
     for words in ("heteroskedastic", "independent given the observed data", "BERT", "XLNet"):
         assert words in text, words
-    assert "**kernelviz adds** this panel" in text  # the seed spread is not the post's
+    at.segmented_control(key="masked.picture").set_value("seeds").run()
+    assert "**kernelviz adds** this panel" in page_text(at)  # the seed spread is not the post's
 
 
 def test_home_previews_are_the_chapters_opening_views():

@@ -16,6 +16,8 @@ import pytest
 from test_app import KR, MASKED, charts, ok, set_extreme, start, values
 from test_page_attention import PICTURES as ATTN_PICTURES
 
+PICTURES = {"attn.picture": tuple(ATTN_PICTURES), "masked.picture": ("post", "seeds")}  # one shown at a time
+
 import kernelviz as kv
 
 MH_PAGE, ATTN_PAGE = "pages/3_multihead.py", "pages/4_attention.py"
@@ -70,7 +72,7 @@ def test_page_at_its_extremes(page, kernel, source, which):
     at.run()
     ok(at)
     pictures = [p for p in at.segmented_control if p.key and p.key.startswith(prefix + ".")]
-    if pictures:  # chapter 4 draws one picture of its layer at a time: the one-head pictures use the radio
+    if prefix == "attn":  # chapter 4's one-head pictures use the radio below
         pictures[0].set_value("kernel").run()
     radios = [r for r in at.radio if r.key and r.key.startswith(prefix + ".")]
     for radio in radios:  # the head shown (1 … H): its options follow the number of heads just set
@@ -83,10 +85,11 @@ def test_page_at_its_extremes(page, kernel, source, which):
     n = at.select_slider(key="data.n")
     assert n.value == int(n.options[0] if which == "min" else n.options[-1])
     drawn = charts(at)
-    for picture in ATTN_PICTURES if pictures else ():
-        at.segmented_control(key=pictures[0].key).set_value(picture).run()
-        ok(at)
-        drawn |= charts(at)
+    for choice in pictures:  # the pictures not shown by default, each at the same extremes
+        for picture in PICTURES[choice.key]:
+            at.segmented_control(key=choice.key).set_value(picture).run()
+            ok(at)
+            drawn |= charts(at)
     assert drawn, "the page draws figures"
     for name, fig in drawn.items():
         finite = False
