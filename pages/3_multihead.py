@@ -60,35 +60,47 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
     st.caption(ui.prose(CHAPTER, "band_caption"))
 
 
-def learned(result: kv.FitResult, view: views.HeadsView) -> None:
-    """The learned ℓ_h and u_h, each head's weights and the loss at every step."""
+PICTURES = {
+    "weights": ":material/grid_view: Each head's attention weights",
+    "mixing": ":material/bar_chart: Mixing weights uₕ",
+    "loss": ":material/show_chart: Loss at every step",
+}
+
+
+def learned(result: kv.FitResult) -> None:
+    """The learned ℓ_h and u_h as a table."""
     st.subheader("What the heads learned")
-    left, right = st.columns([3, 2])
-    with left:
-        cache_heads.show_table(cache_heads.heads_table(result))
-        ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
-    with right:
+    cache_heads.show_table(cache_heads.heads_table(result))
+    ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
+    ui.show_code(heads._setup, pooling.mix)
+
+
+@st.fragment
+def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
+    """Each head's weights, the mixing weights or the loss, the one chosen (the choice reruns this alone; a
+    move of the controls redraws only the picture shown)."""
+    picture = ui.control("segmented", "Picture", "mh.picture", default="weights", options=tuple(PICTURES),
+                         format_func=PICTURES.get)
+    if picture == "mixing":
         ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
                 filename="kernelviz-mixing-weights")
         st.caption(ui.prose(CHAPTER, "mixing_caption"))
-    ui.show_code(heads._setup, pooling.mix)
-    st.subheader("Each head's attention weights")
-    ui.show(
-        kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
-                                cache_heads.head_names(result, with_mixing=False),
-                                max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
-        key="mh.heatmaps", filename="kernelviz-head-heatmaps",
-    )
-    st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
-    ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
-    st.subheader("Loss at every step")
-    if result.losses.size:
+    elif picture == "weights":
+        ui.show(
+            kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
+                                    cache_heads.head_names(result, with_mixing=False),
+                                    max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
+            key="mh.heatmaps", filename="kernelviz-head-heatmaps",
+        )
+        st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
+        ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
+    elif result.losses.size:
         ui.show(kf.loss_figure(result.losses), key="mh.loss", filename="kernelviz-multihead-loss")
         st.caption(ui.prose(CHAPTER, "loss_caption")
                    + (" " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""))
+        ui.show_code(training.holdout_objective, training.run)
     else:
         st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
-    ui.show_code(training.holdout_objective, training.run)
 
 
 @st.fragment
@@ -104,7 +116,8 @@ def own_model(data: ui.Data, kernel: str, lr: float, seed: int) -> None:
     with ui.busy("Predicting with every head and with the mixture…"):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
     own_fit(data, result, view, kernel, steps)
-    learned(result, view)
+    learned(result)
+    heads_pictures(result, view)
 
 
 data = ui.current_data()

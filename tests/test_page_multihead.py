@@ -28,7 +28,8 @@ import kernelviz as kv
 from kernelviz import defaults
 
 MH = "pages/3_multihead.py"
-MH_CHARTS = {"mh.panels", "mh.fit", "mh.mixing", "mh.heatmaps", "mh.loss"}
+MH_CHARTS = {"mh.panels", "mh.fit", "mh.heatmaps"}  # and one of the own model's pictures at a time:
+PICTURES = {"weights": "mh.heatmaps", "mixing": "mh.mixing", "loss": "mh.loss"}
 FIT = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 OURS = "ℓₕ (this app)"  # the own model's table
 
@@ -56,16 +57,25 @@ def test_multihead_page_tells_the_story():
     assert "JAX" in text and "2024" in text and "in kind" in text
     # what the post does not draw is marked as kernelviz's: the band, the mixing chart, heatmaps, loss
     assert "kernelviz adds it" in text and "kernelviz's own from here on" in text
-    own = [c.value for c in at.caption if c.value.startswith("kernelviz's own")]
+    own = []
+    for picture, key in PICTURES.items():
+        at.segmented_control(key="mh.picture").set_value(picture).run()
+        ok(at)
+        assert set(charts(at)) == MH_CHARTS - {"mh.heatmaps"} | {key}
+        own += [c.value for c in at.caption if c.value.startswith("kernelviz's own")]
     assert len(own) == 3
     assert [any(word in c for c in own) for word in ("bar per head", "colour scale", "loss")] == [True] * 3
 
 
 def test_multihead_heads_and_holdout_repaint():
     at = start(MH)
-    after = repaint(at, "mh.heads", 2, ("mh.fit", "mh.heatmaps", "mh.mixing"))
+    after = repaint(at, "mh.heads", 2, ("mh.fit", "mh.heatmaps"))
     assert heatmap_panels(after["mh.heatmaps"]) == 2
+    at.segmented_control(key="mh.picture").set_value("loss").run()
+    assert at.query_params["mh.picture"] in ("loss", ["loss"])
     repaint(at, "mh.holdout", 20, ("mh.fit", "mh.loss"))
+    at.segmented_control(key="mh.picture").set_value("mixing").run()
+    repaint(at, "mh.heads", 3, ("mh.fit", "mh.mixing"))
 
 
 def test_multihead_controls_at_extremes():
@@ -75,7 +85,7 @@ def test_multihead_controls_at_extremes():
         values = set_all(at, keys, which)
         at.run()
         ok(at)
-        assert set(charts(at)) >= {"mh.fit", "mh.mixing", "mh.heatmaps"}
+        assert set(charts(at)) >= {"mh.fit", "mh.heatmaps"}
         for key, v in values.items():
             assert control(at, key)[1].value == v
     assert heatmap_panels(charts(at)["mh.heatmaps"]) == kv.HEADS_MAX

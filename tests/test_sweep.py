@@ -16,11 +16,11 @@ import pytest
 from test_app import KR, MASKED, charts, ok, set_extreme, start, values
 from test_page_attention import PICTURES as ATTN_PICTURES
 
-PICTURES = {"attn.picture": tuple(ATTN_PICTURES), "masked.picture": ("post", "seeds")}  # one shown at a time
-
 import kernelviz as kv
 
 MH_PAGE, ATTN_PAGE = "pages/3_multihead.py", "pages/4_attention.py"
+PICTURES = {"attn.picture": tuple(ATTN_PICTURES), "masked.picture": ("post", "seeds"),
+            "mh.picture": ("weights", "mixing", "loss")}  # the pictures of a page, one shown at a time
 PAGES = {KR: "kr", MASKED: "masked", MH_PAGE: "mh", ATTN_PAGE: "attn"}
 WITH_KERNEL = (KR, MASKED, MH_PAGE)
 CELLS = [
