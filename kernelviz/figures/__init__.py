@@ -22,7 +22,7 @@ The builders live in modules by what they draw, and every public name is availab
 (``from kernelviz import figures as kf; kf.fit_figure(...)``):
 
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
-* ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_axis``);
+* ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve`` and the fit figures;
 * ``heatmaps``: weight matrices, thinned by ``thin_heatmap``;
 * ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes.
@@ -53,7 +53,7 @@ from kernelviz.figures.heatmaps import (
     self_cross_figure,
     thin_heatmap,
 )
-from kernelviz.figures.log_axes import log_axis, log_ticks
+from kernelviz.figures.log_axes import log_props, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.figures.styling import (
     COLORS,
@@ -88,7 +88,7 @@ __all__ = [
     "heatmap_pair_figure",
     "kernel_shape_figure",
     "line_trace",
-    "log_axis",
+    "log_props",
     "log_ticks",
     "loo_figure",
     "loss_figure",

@@ -1,7 +1,7 @@
 """Log axes whose every label is a whole value: 0.05, 2, 300 or 10⁻⁴, 2×10⁻⁴.
 
-``log_ticks`` chooses the ticks and labels for a set of values; ``log_axis`` applies them to every x or y
-axis of a figure, from the numbers its traces and line shapes put there.
+``log_ticks`` chooses the ticks and labels for a set of values; ``log_props`` chooses them for every x or y
+axis of a figure, from the numbers its traces and line shapes put there (``style`` applies them).
 """
 
 from __future__ import annotations
@@ -158,8 +158,3 @@ def log_props(fig: go.Figure, axis: str = "y", values: object | None = None) -> 
     shapes put on its x (``axis="x"``) or y axes."""
     return log_ticks(_axis_values(fig, axis) if values is None else values)
 
-
-def log_axis(fig: go.Figure, axis: str = "y", values: object | None = None) -> go.Figure:
-    """Make every x (``axis="x"``) or y axis of ``fig`` a log axis labelled by ``log_props``."""
-    (fig.update_xaxes if axis == "x" else fig.update_yaxes)(**log_props(fig, axis, values))
-    return fig
