@@ -240,8 +240,7 @@ def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: in
     """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
     the controls above redraws only the picture shown)."""
     st.subheader("What the hold-out size does")
-    picture = ui.control("segmented", "Picture", "masked.picture", default="post", options=tuple(PICTURES),
-                         format_func=PICTURES.get)
+    picture = ui.picture_control("masked.picture", PICTURES)
     if picture == "post":
         post_figure(data, kernel, steps, lr, seed)
     else:

@@ -79,8 +79,7 @@ def learned(result: kv.FitResult) -> None:
 def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
     """Each head's weights, the mixing weights or the loss, the one chosen (the choice reruns this alone; a
     move of the controls redraws only the picture shown)."""
-    picture = ui.control("segmented", "Picture", "mh.picture", default="weights", options=tuple(PICTURES),
-                         format_func=PICTURES.get)
+    picture = ui.picture_control("mh.picture", PICTURES)
     if picture == "mixing":
         ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
                 filename="kernelviz-mixing-weights")

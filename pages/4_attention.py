@@ -199,8 +199,7 @@ def inside_layer(view: views.AttentionView, heads: int, x_title: str) -> None:
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader("Inside the trained layer")
     ui.say(CHAPTER, "inside")
-    picture = ui.control("segmented", "Picture", "attn.picture", default="heads", options=tuple(PICTURES),
-                         format_func=PICTURES.get)
+    picture = ui.picture_control("attn.picture", PICTURES)
     head = ui.control("radio", "Head shown", "attn.head", default=1, options=tuple(range(1, heads + 1)),
                       format_func=lambda k: f"head {k}", disabled=picture not in ONE_HEAD,
                       help="The head the learned kernel, the sequence map and self- vs cross-attention show.")

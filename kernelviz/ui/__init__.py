@@ -9,7 +9,7 @@ Modules
 * ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
   ``show``).
 * ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
-  ``log_options``, ``sync_url``).
+  ``picture_control``, ``log_options``, ``sync_url``).
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
   ``data_messages``, ``data_summary``, ``csv_preview``).
 * ``cache``: ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2 (``predict``,
@@ -75,6 +75,7 @@ from kernelviz.ui.controls import (
     lengthscale_control,
     lengthscale_options,
     log_options,
+    picture_control,
     sync_url,
     to_url,
 )
@@ -131,6 +132,7 @@ __all__ = [
     "loo_optimum",
     "make_data",
     "md_escape",
+    "picture_control",
     "predict",
     "prose",
     "say",

@@ -306,3 +306,11 @@ def lengthscale_control(
             container=container,
         )
     )
+
+
+def picture_control(key: str, pictures: dict[str, str]) -> str:
+    """Which of ``pictures`` (value → label, its Material icon first) a section draws, the first by default:
+    a segmented control labelled "Picture", mirrored in the URL like every ``control``. A page builds and
+    sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
+    return control("segmented", "Picture", key, default=next(iter(pictures)), options=tuple(pictures),
+                   format_func=pictures.get)
