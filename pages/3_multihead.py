@@ -93,13 +93,19 @@ def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
         )
         st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
         ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
-    elif result.losses.size:
+    else:
+        loss_picture(result)
+
+
+def loss_picture(result: kv.FitResult) -> None:
+    """The loss at every step, or why there is none; and the code of the loss."""
+    if result.losses.size:
         ui.show(kf.loss_figure(result.losses), key="mh.loss", filename="kernelviz-multihead-loss")
         st.caption(ui.prose(CHAPTER, "loss_caption")
                    + (" " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""))
-        ui.show_code(training.holdout_objective, training.run)
     else:
         st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+    ui.show_code(training.holdout_objective, training.run)
 
 
 @st.fragment
