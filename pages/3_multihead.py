@@ -10,8 +10,23 @@ from kernelviz.ui import cache_heads
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
 
-def own_controls(train: kv.Dataset) -> tuple[int, int, int]:
-    """Number of heads, hold-out size and steps of the reader's own model."""
+LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+
+
+def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:
+    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 0."""
+    lr = ui.control(
+        "select_slider", "Learning rate", f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
+        container=c_lr, help="Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values make "
+        "training diverge.",
+    )
+    seed = ui.control("slider", "Seed", f"{prefix}seed", default=MH.seed, min_value=0, max_value=99,
+                      container=c_seed, help="Which random hold-out sets are drawn.")
+    return lr, seed
+
+
+def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
+    """Number of heads, hold-out size, steps, learning rate and seed of the reader's own model."""
     lo_h, hi_h = kv.holdout_range(len(train))
     c_heads, c_holdout, c_steps = st.columns(3)
     n_heads = ui.control(
@@ -27,7 +42,7 @@ def own_controls(train: kv.Dataset) -> tuple[int, int, int]:
         "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=kv.STEPS_MAX,
         step=50, container=c_steps, help="The blog post trains this model for 1,000 steps.",
     )
-    return n_heads, holdout, steps
+    return n_heads, holdout, steps, *rate_and_seed("mh.own_", *st.columns(3)[:2])
 
 
 def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
@@ -109,11 +124,33 @@ def loss_picture(result: kv.FitResult) -> None:
 
 
 @st.fragment
-def own_model(data: ui.Data, kernel: str, lr: float, seed: int) -> None:
+def post_experiment(data: ui.Data, kernel: str) -> None:
+    """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
+    rate and seed above the figure rerun this alone)."""
+    lr, seed = rate_and_seed("mh.", *st.columns(3)[:2])
+    label = kv.get_kernel(kernel).label
+    with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
+                 f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
+        panels = cache_heads.panels(data, kernel, lr, seed)
+    cache_heads.show_status(cache_heads.panels_status(panels))
+    ui.show(cache_heads.panels_figure(data, panels), key="mh.panels",
+            filename="kernelviz-multihead-post-panels")
+    st.caption(ui.prose(CHAPTER, "post_caption"))
+    if data.subsampled:
+        st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
+    ui.show_code(kv.fit, heads.initial_lengthscales, heads._setup, training.run, kv.predict_heads,
+                 pooling.mix)
+    ours, post = cache_heads.sum_of_mixing(panels)
+    ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
+    cache_heads.show_table(cache_heads.post_table(panels), height="content")
+
+
+@st.fragment
+def own_model(data: ui.Data, kernel: str) -> None:
     """The reader's own model: any number of heads (its controls rerun this alone)."""
     st.subheader("Your own model: any number of heads")
     ui.say(CHAPTER, "explore_intro")
-    n_heads, holdout, steps = own_controls(data.train)
+    n_heads, holdout, steps, lr, seed = own_controls(data.train)
     label = kv.get_kernel(kernel).label
     with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
                  f"{holdout} held-out point(s) per step, {label} kernel…"):
@@ -126,48 +163,24 @@ def own_model(data: ui.Data, kernel: str, lr: float, seed: int) -> None:
 
 
 data = ui.current_data()
-ds, train = data.ds, data.train
 
 ui.chapter_header("3 · Multi-head kernel regression", lead=ui.prose(CHAPTER, "lead"),
                   source=ui.prose(CHAPTER, "source"))
 st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "training")
 
-# ------------------------------------------------------------------------ controls shared by every model
 ui.say(CHAPTER, "shared_controls")
-c_kernel, c_lr, c_seed = st.columns([1.4, 1.6, 1.2])
 kernel = ui.control(
     "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
-    format_func=lambda k: kv.get_kernel(k).label, container=c_kernel,
-    help="The same kernel shape for every head. The blog post uses the Gaussian.",
+    format_func=lambda k: kv.get_kernel(k).label, container=st.columns(3)[0],
+    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian.",
 )
-lr = ui.control(
-    "select_slider", "Learning rate", "mh.lr", default=MH.learning_rate,
-    options=(0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0), container=c_lr,
-    help="Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values make training diverge.",
-)
-seed = ui.control("slider", "Seed", "mh.seed", default=MH.seed, min_value=0, max_value=99, container=c_seed,
-                  help="Which random hold-out sets are drawn.")
-K = kv.get_kernel(kernel)
 ui.data_summary(data, training=True)
 
-# ------------------------------------------------------------------------------- the blog post's figure
 st.subheader("The blog post's experiment: 1, 2, 4 and 8 heads")
 ui.say(CHAPTER, "post_intro")
-with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
-             f"{MH.steps:,} steps each, hold-out {MH.holdout}, {K.label} kernel…"):
-    panels = cache_heads.panels(data, kernel, lr, seed)
-cache_heads.show_status(cache_heads.panels_status(panels))
-ui.show(cache_heads.panels_figure(data, panels), key="mh.panels", filename="kernelviz-multihead-post-panels")
-st.caption(ui.prose(CHAPTER, "post_caption"))
-if data.subsampled:
-    st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(train):,}", n=f"{data.n:,}"))
-ui.show_code(kv.fit, heads.initial_lengthscales, heads._setup, training.run, kv.predict_heads, pooling.mix)
-ours, post = cache_heads.sum_of_mixing(panels)
-ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
-cache_heads.show_table(cache_heads.post_table(panels), height="content")
-
-own_model(data, kernel, lr, seed)
+post_experiment(data, kernel)
+own_model(data, kernel)
 
 st.subheader("Conventions")
 ui.say(CHAPTER, "conventions")

@@ -79,7 +79,7 @@ def test_multihead_heads_and_holdout_repaint():
 
 
 def test_multihead_controls_at_extremes():
-    keys = ["mh.heads", "mh.kernel", "mh.holdout", "mh.steps", "mh.lr", "mh.seed"]
+    keys = ["mh.heads", "mh.kernel", "mh.holdout", "mh.steps", "mh.lr", "mh.seed", "mh.own_lr", "mh.own_seed"]
     at = start(MH)
     for which in ("min", "max"):
         values = set_all(at, keys, which)
@@ -98,16 +98,21 @@ def test_multihead_boxcar_says_it_searches():
 
 
 def test_multihead_runaway_training_warns_and_still_draws():
-    at = start(MH, {"mh.heads": "1", "mh.lr": "100"})
+    at = start(MH, {"mh.heads": "1", "mh.lr": "100"})  # the post's panels
     assert any("diverged" in w.value or "ran away" in w.value for w in at.warning)
-    assert {"mh.fit", "mh.heatmaps"} <= set(charts(at))
+    assert {"mh.panels", "mh.fit", "mh.heatmaps"} <= set(charts(at))
+    warned = len(at.warning)
+    at.select_slider(key="mh.own_lr").set_value(100.0).run()  # and the own model
+    ok(at)
+    assert len(at.warning) == warned + 1
+    assert {"mh.panels", "mh.fit", "mh.heatmaps"} <= set(charts(at))
 
 
 def test_multihead_query_params_set_the_controls():
     at = start(MH, {"mh.heads": "3", "mh.kernel": "laplace", "mh.holdout": "5", "mh.steps": "300",
-                    "mh.lr": "0.03", "mh.seed": "7"})
+                    "mh.lr": "0.03", "mh.seed": "7", "mh.own_lr": "3", "mh.own_seed": "11"})
     assert_controls(at, {"mh.heads": 3, "mh.kernel": "laplace", "mh.holdout": 5, "mh.steps": 300,
-                         "mh.lr": 0.03, "mh.seed": 7})
+                         "mh.lr": 0.03, "mh.seed": 7, "mh.own_lr": 3.0, "mh.own_seed": 11})
     assert heatmap_panels(charts(at)["mh.heatmaps"]) == 3
 
 
@@ -193,8 +198,14 @@ def test_post_panels_follow_seed_but_not_the_own_models_sliders():
     before = charts(at)["mh.panels"]
     at.slider(key="mh.heads").set_value(3).run()
     at.slider(key="mh.steps").set_value(200).run()
+    at.select_slider(key="mh.own_lr").set_value(0.03).run()
+    at.slider(key="mh.own_seed").set_value(9).run()
     ok(at)
     assert charts(at)["mh.panels"] == before
+    own = charts(at)["mh.fit"]
     at.slider(key="mh.seed").set_value(5).run()
     ok(at)
     assert charts(at)["mh.panels"] != before
+    assert charts(at)["mh.fit"] == own  # the post's seed is the post's alone
+    at.select_slider(key="mh.lr").set_value(0.1).run()
+    assert charts(at)["mh.fit"] == own
