@@ -104,8 +104,8 @@ def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
                  attention._readout_predictor, attention.pooled_tokens, pooling.pooled_sum)
 
 
-def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit) -> None:
-    """The layer against the best Gaussian and chapter 3's heads, and its loss at every step."""
+def layer_scores(data: ui.Data, s: cache_attention.Settings) -> None:
+    """The layer against the best Gaussian and chapter 3's heads."""
     with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
         comp = cache_attention.comparison(data, s)
     ui.say(CHAPTER, "compare")
@@ -113,11 +113,6 @@ def layer_scores(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFi
     st.markdown(cache_attention.comparison_sentence(comp))
     ui.show_code(cache_attention.comparison, cache_attention._scores, attention.attention_loo_error,
                  attention._pooled)
-    if fit.losses.size:
-        ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
-        st.caption(ui.prose(CHAPTER, "loss_caption"))
-    else:
-        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
 
 
 @st.fragment
@@ -133,8 +128,8 @@ def layer_section(data: ui.Data) -> None:
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)
-    layer_scores(data, s, fit)
-    inside_layer(view, s.heads, data.ds.x_label)
+    layer_scores(data, s)
+    inside_layer(view, fit, s.heads, data.ds.x_label)
 
 
 PICTURES = {
@@ -143,6 +138,7 @@ PICTURES = {
     "kernel": ":material/blur_on: Learned kernel",
     "sequence": ":material/timeline: Sequence map",
     "selfcross": ":material/compare_arrows: Self vs cross",
+    "loss": ":material/show_chart: Loss",
 }
 ONE_HEAD = ("kernel", "sequence", "selfcross")  # the pictures that show the head chosen under "Head shown"
 
@@ -193,8 +189,18 @@ def self_cross(view: views.AttentionView, h: int) -> None:
     ui.show_code(views.attention_view, training.run)
 
 
+def loss_picture(fit: kv.AttentionFit) -> None:
+    """The hold-out loss at every step of the training, or why there is none."""
+    if fit.losses.size:
+        ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
+        st.caption(ui.prose(CHAPTER, "loss_caption"))
+    else:
+        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+    ui.show_code(training.holdout_objective, training.run)
+
+
 @st.fragment
-def inside_layer(view: views.AttentionView, heads: int, x_title: str) -> None:
+def inside_layer(view: views.AttentionView, fit: kv.AttentionFit, heads: int, x_title: str) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader("Inside the trained layer")
@@ -211,8 +217,10 @@ def inside_layer(view: views.AttentionView, heads: int, x_title: str) -> None:
         learned_kernel(view, head - 1)
     elif picture == "sequence":
         sequence_map(view, head - 1, x_title)
-    else:
+    elif picture == "selfcross":
         self_cross(view, head - 1)
+    else:
+        loss_picture(fit)
 
 
 data = ui.current_data()

@@ -182,7 +182,7 @@ def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
     """Every chart of every chapter: Plotly's own validation accepts its spec (the builders assemble their
     layout without property-by-property checks), it has an axis title, a PNG download and the theme."""
     views = [(page, None) for page in (KR, MASKED, "pages/3_multihead.py")]
-    views += [("pages/4_attention.py", p) for p in ("heads", "wo", "kernel", "sequence", "selfcross")]
+    views += [("pages/4_attention.py", p) for p in ("heads", "wo", "kernel", "sequence", "selfcross", "loss")]
     for page, picture in views:  # chapter 4 draws one picture of its layer at a time
         at = start(page, None if picture is None else {"attn.picture": picture})
         for c in at.get("plotly_chart"):

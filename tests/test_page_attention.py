@@ -13,9 +13,9 @@ import kernelviz as kv
 from kernelviz import attention
 
 ATTN = "pages/4_attention.py"
-ALWAYS = {"attn.equivalence", "attn.fit", "attn.loss"}  # the charts every view of the page draws
+ALWAYS = {"attn.equivalence", "attn.fit"}  # the charts every view of the page draws
 PICTURES = {"heads": "attn.heatmaps", "wo": "attn.wo", "kernel": "attn.kernel", "sequence": "attn.sequence",
-            "selfcross": "attn.selfcross"}  # "Inside the trained layer": one picture, one chart
+            "selfcross": "attn.selfcross", "loss": "attn.loss"}  # "Inside the trained layer": one chart each
 ATTN_CHARTS = ALWAYS | {"attn.heatmaps"}  # the default picture
 SLIDERS = ["attn.lengthscale", "attn.heads", "attn.dqk", "attn.dv", "attn.holdout", "attn.steps", "attn.lr",
            "attn.seed"]
