@@ -10,7 +10,8 @@ chapter in browser contexts of one Chromium (each context is its own Streamlit s
 
 Every session then checks that its widgets and its URL still hold its own settings, that the page shows no
 exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
-Prints the median repaint time with ten sessions and alone, and the ratio (target: at most 3).
+Prints the median repaint time with ten sessions and alone, and the ratio (target: at most 3), and the
+server's peak resident memory over the whole run (limit: 690 MB).
 
     python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--bare] [--pin]
 
@@ -39,11 +40,12 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, JS probes)
-from _measure import summary  # noqa: E402
+from _measure import peak_rss, summary  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
 TARGET_RATIO = 3.0
+LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)
 PAGE = "Masked training"  # sidebar label of the chapter
 HOLDOUT = "Hold-out size"
 LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
@@ -326,7 +328,8 @@ def main() -> None:
     if args.pin:
         print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
     try:
-        alone_times, together_times, problems = asyncio.run(run(args, server))
+        with peak_rss(server.process.pid, interval=0.02) as memory:
+            alone_times, together_times, problems = asyncio.run(run(args, server))
     finally:
         server.stop()
 
@@ -347,6 +350,9 @@ def main() -> None:
               f" with {args.sessions} sessions, ratio {server_ratio:.2f}x")
     print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
           " include the browser's share of the CPU; the server-side times do not)")
+    peak = memory["peak"] / 1e6
+    print(f"server peak RSS {peak:.0f} MB with {args.sessions + 1} sessions on their own data"
+          f" ({'within' if peak <= LIMIT_MB else 'OVER'} the {LIMIT_MB} MB of Cloud's smallest container)")
     if args.bare:
         compare_bare(args, ratio)
     if problems:
