@@ -144,11 +144,7 @@ def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**Loss at every step**")
-        if view.fit.losses.size:
-            ui.show(kf.loss_figure(view.fit.losses), key="masked.loss", filename="kernelviz-masked-loss")
-            st.caption(ui.prose(CH, "loss_caption"))
-        else:
-            st.info(ui.prose(CH, "no_loss"))
+        ui.loss_chart(view.fit.losses, "masked.loss", "kernelviz-masked-loss", ui.prose(CH, "loss_caption"))
     with right:
         st.markdown("**Where training went on the leave-one-out curve**")
         ui.show(cache.loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")

@@ -114,12 +114,9 @@ def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
 
 def loss_picture(result: kv.FitResult) -> None:
     """The loss at every step, or why there is none; and the code of the loss."""
-    if result.losses.size:
-        ui.show(kf.loss_figure(result.losses), key="mh.loss", filename="kernelviz-multihead-loss")
-        st.caption(ui.prose(CHAPTER, "loss_caption")
-                   + (" " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""))
-    else:
-        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+    search = " " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""
+    caption = ui.prose(CHAPTER, "loss_caption") + search
+    ui.loss_chart(result.losses, "mh.loss", "kernelviz-multihead-loss", caption)
     ui.show_code(training.holdout_objective, training.run)
 
 

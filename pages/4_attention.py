@@ -191,11 +191,7 @@ def self_cross(view: views.AttentionView, h: int) -> None:
 
 def loss_picture(fit: kv.AttentionFit) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
-    if fit.losses.size:
-        ui.show(kf.loss_figure(fit.losses), key="attn.loss", filename="kernelviz-attention-loss")
-        st.caption(ui.prose(CHAPTER, "loss_caption"))
-    else:
-        st.info("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
+    ui.loss_chart(fit.losses, "attn.loss", "kernelviz-attention-loss", ui.prose(CHAPTER, "loss_caption"))
     ui.show_code(training.holdout_objective, training.run)
 
 

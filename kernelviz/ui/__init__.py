@@ -7,7 +7,7 @@ This is the only package of kernelviz that imports streamlit. Pages stay thin: w
 Modules
 -------
 * ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
-  ``show``).
+  ``show``, ``loss_chart``).
 * ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
   ``picture_control``, ``log_options``, ``sync_url``).
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
@@ -94,7 +94,17 @@ from kernelviz.ui.sidebar import (
     data_summary,
     make_data,
 )
-from kernelviz.ui.text import busy, chapter_header, md_escape, prose, say, show, show_code, try_this
+from kernelviz.ui.text import (
+    busy,
+    chapter_header,
+    loss_chart,
+    md_escape,
+    prose,
+    say,
+    show,
+    show_code,
+    try_this,
+)
 
 __all__ = [
     "CACHE_ENTRIES",
@@ -130,6 +140,7 @@ __all__ = [
     "log_options",
     "loo_curve",
     "loo_optimum",
+    "loss_chart",
     "make_data",
     "md_escape",
     "picture_control",

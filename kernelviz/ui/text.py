@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -75,6 +76,19 @@ def prose(chapter: str, section: str, **values: object) -> str:
 def say(chapter: str, section: str, **values: object) -> None:
     """``st.markdown`` of ``prose(chapter, section, **values)``."""
     st.markdown(prose(chapter, section, **values))
+
+
+NO_LOSS = "Training diverged at its first step, so there is no loss to draw. Lower the learning rate."
+
+
+def loss_chart(losses: np.ndarray, key: str, filename: str, caption: str) -> None:
+    """The loss at every training step (``kf.loss_figure``) with its caption; a run that diverged at its
+    first step has no loss, and an info box says so instead."""
+    if losses.size:
+        show(kf.loss_figure(losses), key=key, filename=filename)
+        st.caption(caption)
+    else:
+        st.info(NO_LOSS)
 
 
 def show_code(*functions: Callable, label: str = "The code that ran") -> None:
