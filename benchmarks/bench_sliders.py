@@ -10,7 +10,7 @@ websocket during the rerun are the page's payload. Prints a table (median per sl
 over the same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
 and the worst ratio (target: at most 1.5, aim 1.2).
 
-    python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"]
+    python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"] [--slider "Number of points"]
 """
 
 from __future__ import annotations
@@ -94,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="counted presses per slider")
     parser.add_argument("--chapter", default="", help="only chapters whose sidebar label contains this")
+    parser.add_argument("--slider", default="", help="only sliders whose label contains this")
     args = parser.parse_args()
     rows = []
     with sync_playwright() as p:
@@ -115,6 +116,8 @@ def main() -> None:
                 app_page.goto(app.url + path)
                 kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
                 for index in range(kvb.sliders(app_page).count()):
+                    if args.slider not in kvb.slider_label(kvb.sliders(app_page).nth(index)):
+                        continue
                     name, *times = measure_slider(app_page, payload, index, bare_page, bare_thumb,
                                                   args.repeat)
                     rows.append((label, name, *times))
