@@ -205,6 +205,23 @@ def test_small_multiples_panels_and_single_legend_entries():
     assert fig.layout.xaxis3.title.text == "x" and fig.layout.yaxis.title.text == "y"
 
 
+def test_small_multiples_draw_at_most_the_panel_budget_and_say_so():
+    g = np.linspace(0, 1, 11)
+    panels = [(f"ℓ = {e}", np.sin(g / e)) for e in (1.0, 0.5)]
+    x = np.linspace(-3.0, 3.0, 1000)
+    fig = kf.small_multiples_figure(x, x**2, g, panels, most_points=256)
+    data = [t for t in fig.data if t.mode == "markers"]
+    assert len(data) == 2 and all(t.name == "data (xᵢ, yᵢ): 256 of 1,000 drawn" for t in data)
+    xs = np.asarray(data[0].x)
+    assert xs.size == 256 and xs[0] == x[0] and xs[-1] == x[-1]  # the ends are kept
+    gaps = np.diff(np.searchsorted(x, xs))
+    assert gaps.min() >= 3 and gaps.max() <= 4  # evenly spread: every 3rd or 4th point
+    np.testing.assert_array_equal(np.asarray(data[0].y), xs**2)  # each drawn y belongs to its x
+    few = kf.small_multiples_figure(x[:200], x[:200], g, panels, most_points=256)
+    assert [t.name for t in few.data if t.mode == "markers"] == ["data (xᵢ, yᵢ)"] * 2
+    assert len(few.data[0].x) == 200
+
+
 def test_running_mean_ignores_nan():
     v = np.array([1.0, 3.0, np.nan, 5.0])
     np.testing.assert_allclose(kf._running_mean(v, 2), [1.0, 2.0, 3.0, 5.0])

@@ -32,11 +32,13 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 """
 
 from kernelviz.figures.fits import (
+    PANEL_POINTS,
     Curve,
     add_scrub,
     band_polygon,
     band_trace,
     data_trace,
+    even_points,
     fit_figure,
     heads_fit_figure,
     line_trace,
@@ -72,6 +74,7 @@ from kernelviz.figures.training import kernel_shape_figure, loo_figure, loss_fig
 __all__ = [
     "COLORS",
     "HEAD_COLORS",
+    "PANEL_POINTS",
     "Curve",
     "add_scrub",
     "band_polygon",
@@ -80,6 +83,7 @@ __all__ = [
     "coverage_figure",
     "data_trace",
     "even_indices",
+    "even_points",
     "fit_figure",
     "head_color",
     "head_heatmaps_figure",

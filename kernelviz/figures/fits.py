@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from kernelviz.figures.heatmaps import even_indices
 from kernelviz.figures.styling import (
     BAND_ALPHA,
     COLORS,
@@ -23,6 +24,8 @@ from kernelviz.figures.styling import (
     subplot_grid,
     vec,
 )
+
+PANEL_POINTS = 256  # data points drawn in each small-multiples panel (``small_multiples_figure``)
 
 
 def band_polygon(x: object, lower: object, upper: object) -> tuple[list, list]:
@@ -159,16 +162,28 @@ def fit_figure(
 
 
 def _panel_traces(
-    x: object, y: object, grid: np.ndarray, prediction: object, truth: object | None, first: bool
+    x: np.ndarray, y: np.ndarray, data_name: str, grid: np.ndarray, prediction: object, truth: object | None,
+    first: bool,
 ) -> list[go.Scatter]:
     """One small-multiples panel: data, true mean (when given) and fit; in the legend for the first only."""
-    traces = [data_trace(x, y, size=4).update(showlegend=first, legendgroup="data")]
+    traces = [data_trace(x, y, data_name, size=4).update(showlegend=first, legendgroup="data")]
     if truth is not None:
         truth_line = line_trace(grid, truth, "true mean f(x)", COLORS["truth"], width=1.8)
         traces.append(truth_line.update(showlegend=first, legendgroup="truth"))
     fit_line = line_trace(grid, prediction, "fit m(x)", COLORS["fit"])
     traces.append(fit_line.update(showlegend=first, legendgroup="fit"))
     return traces
+
+
+def even_points(x: object, y: object, most: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """At most ``most`` of the points (xᵢ, yᵢ), at the evenly spread positions
+    i = round(k (n − 1)/(most − 1)), k = 0 … most − 1 (``even_indices``: the first and the last included),
+    and their legend name, which says how many of the n points are drawn when not all of them are."""
+    xs, ys = vec(x), vec(y)
+    keep = even_indices(xs.shape[0], most)
+    if keep.shape[0] == xs.shape[0]:
+        return xs, ys, "data (xᵢ, yᵢ)"
+    return xs[keep], ys[keep], f"data (xᵢ, yᵢ): {keep.shape[0]:,} of {xs.shape[0]:,} drawn"
 
 
 def small_multiples_figure(
@@ -182,14 +197,21 @@ def small_multiples_figure(
     x_title: str = "x",
     y_title: str = "y",
     height: int = 560,
+    most_points: int = PANEL_POINTS,
 ) -> go.Figure:
-    """One panel per (title, prediction on ``grid``), shared axes, data and true mean in every panel."""
+    """One panel per (title, prediction on ``grid``), shared axes, data and true mean in every panel.
+
+    Each panel draws at most ``most_points`` of the points (``even_points``; the legend says so): the
+    browser draws an SVG marker per point, and four panels of 1,000 points took it 0.2 s against 0.07 s
+    for four of 256 (``benchmarks/bench_markers.py``). The predictions are computed from all the data.
+    """
     rows = -(-len(panels) // cols)
+    xs, ys, data_name = even_points(x, y, most_points)
     titles = [t for t, _ in panels]
     fig = subplot_grid(rows, cols, titles, horizontal_spacing=0.06, vertical_spacing=0.12)
     g = vec(grid)
     for i, (_, pred) in enumerate(panels):
-        for trace in _panel_traces(x, y, g, pred, truth, first=i == 0):
+        for trace in _panel_traces(xs, ys, data_name, g, pred, truth, first=i == 0):
             fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
     # the legend sits above the panel titles, not on them
     return style(fig, x_title="", y_title="", height=height,
