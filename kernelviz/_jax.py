@@ -1,17 +1,56 @@
-"""JAX set-up shared by every module: float64 arithmetic and the persistent compilation cache.
+"""JAX set-up shared by every module: float64 arithmetic, one compute thread and the persistent
+compilation cache.
 
 Imported first by ``kernelviz/__init__.py`` so the settings hold before any array is made.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from pathlib import Path
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
+
+THREADS_ENV = "KERNELVIZ_XLA_THREADS"  # "1" (the default): one XLA compute thread; "all": one per core
+
+
+def _tasks() -> set[int]:
+    try:
+        return {int(t.name) for t in Path("/proc/self/task").iterdir()}
+    except OSError:
+        return set()
+
+
+def one_compute_thread() -> bool:
+    """Make JAX's CPU client with an intra-op thread pool of one thread; True when it did.
+
+    XLA sizes that pool by the cores the process may run on when the client is made, and splits every
+    program over all of them. This package's programs are small (a few hundred points, scans of steps):
+    on two cores the split costs more than it gains (chapter 4's training 113 ms against 73 ms on one
+    thread, ``benchmarks/bench_threads.py``) and keeps both cores busy, where one thread leaves a core to
+    the browser or to another visitor's rerun. So the client is made while this thread may use one core,
+    and every thread made meanwhile gets all the cores back. A no-op where the OS has no CPU affinity
+    (macOS, Windows), on one core, with ``KERNELVIZ_XLA_THREADS=all``, or once the client exists.
+    """
+    if os.environ.get(THREADS_ENV, "1") != "1" or not hasattr(os, "sched_setaffinity"):
+        return False
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2:
+        return False
+    before = _tasks()
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        jax.devices()  # makes the client (and its thread pool) if it does not exist yet
+    finally:
+        for task in (_tasks() - before) | {threading.get_native_id()}:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(task, cores)
+    return True
 
 
 def _cache_dir() -> Path:
@@ -37,3 +76,4 @@ def enable_compilation_cache() -> Path | None:
 
 
 CACHE_DIR = enable_compilation_cache()
+ONE_COMPUTE_THREAD = one_compute_thread()

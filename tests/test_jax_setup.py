@@ -1,0 +1,60 @@
+"""kernelviz/_jax.py: JAX's CPU client gets one compute thread, and no thread is left on one core."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import json, os
+from pathlib import Path
+import kernelviz as kv
+import jax.numpy as jnp
+(jnp.arange(1000.0) ** 2).sum().block_until_ready()
+tasks = [t for t in Path("/proc/self/task").iterdir()]
+print(json.dumps({
+    "made": kv._jax.ONE_COMPUTE_THREAD,
+    "pool": sum((t / "comm").read_text().strip().startswith("tf_XLA") for t in tasks),
+    "cores": sorted(os.sched_getaffinity(0)),
+    "pinned": [t.name for t in tasks if os.sched_getaffinity(int(t.name)) != os.sched_getaffinity(0)],
+}))
+"""
+
+needs_affinity = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="CPU affinity on a machine of two cores or more (Linux)",
+)
+
+
+def probe(threads: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "KERNELVIZ_XLA_THREADS"}
+    if threads is not None:
+        env["KERNELVIZ_XLA_THREADS"] = threads
+    env["PYTHONPATH"] = str(ROOT)
+    out = subprocess.run([sys.executable, "-c", PROBE], env=env, cwd=ROOT, check=True, capture_output=True,
+                         text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@needs_affinity
+def test_one_compute_thread_by_default_and_every_thread_keeps_every_core():
+    seen = probe(None)
+    assert seen["made"] is True
+    assert seen["pool"] == 1
+    assert seen["cores"] == sorted(os.sched_getaffinity(0))  # the process was not left on one core
+    assert seen["pinned"] == []  # nor any of its threads
+
+
+@needs_affinity
+def test_all_threads_leaves_xla_its_own_pool():
+    seen = probe("all")
+    assert seen["made"] is False
+    assert seen["pool"] == len(os.sched_getaffinity(0))
+    assert seen["pinned"] == []
