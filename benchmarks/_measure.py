@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -56,3 +57,24 @@ def summary(seconds: list[float]) -> str:
     """'median … (min …, max …)' in milliseconds."""
     ms = [s * 1e3 for s in seconds]
     return f"median {statistics.median(ms):9.1f} ms (min {min(ms):.1f}, max {max(ms):.1f})"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far, in seconds (from /proc; 0 where unreadable)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(pid: int, quiet: float = 3.0, busy_share: float = 0.05, timeout: float = 300.0) -> float:
+    """Waits until process ``pid`` uses less than ``busy_share`` of a core over ``quiet`` seconds (a
+    server whose background warm-up has finished); returns the seconds waited (at most ``timeout``)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        before = cpu_seconds(pid)
+        time.sleep(quiet)
+        if cpu_seconds(pid) - before < busy_share * quiet:
+            break
+    return time.perf_counter() - t0

@@ -1,7 +1,8 @@
 """Every slider of every chapter: key press to repainted charts, against a bare Streamlit page, in one run.
 
-Starts the app (default JAX cache; the first visit waits for the warm-up) and the bare page
-(benchmarks/bare_app.py: one slider, two Plotly charts), then for each chapter in the sidebar and each
+Starts the app (default JAX cache) and the bare page (benchmarks/bare_app.py: one slider, two Plotly
+charts), opens the app and waits until its server is idle (the background warm-up has finished, so no
+press competes with it for the cores), then for each chapter in the sidebar and each
 slider on it: one press that is not counted (a first rerun pays for one-off work), then ``--repeat``
 presses, each followed by one press on the bare page's slider; then the slider is pressed back to where it
 was (not counted), so every slider is measured around the chapter's defaults. A press is timed from the key
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
+from _measure import wait_until_idle  # noqa: E402
 from bench_repaint import press_and_wait  # noqa: E402
 from bench_sessions import script_finished, server_time  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
@@ -106,6 +108,7 @@ def main() -> None:
             bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
             app_page.goto(app.url + "/")
             kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+            print(f"server idle (warm-up done) after {wait_until_idle(app.pid):.0f} s more", flush=True)
             bare_page.goto(bare.url + "/")
             kvb.wait_until_drawn(bare_page)
             bare_thumb = kvb.slider_by_label(bare_page, "Width")
