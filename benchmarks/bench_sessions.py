@@ -37,6 +37,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -54,6 +55,7 @@ TARGET_RATIO = 3.0
 LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)
 PAGE = "Masked training"  # sidebar label of the chapter
 HOLDOUT = "Hold-out size"
+OPEN_AT_ONCE = 5  # sessions that load their page at the same time (one Chromium loads them all)
 LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
 
 
@@ -100,6 +102,14 @@ def server_time(finished: list[float], since: float) -> float:
     return done[-1] - since if done else math.nan
 
 
+def run_times(log: Path, since: float, until: float) -> list[float]:
+    """Seconds of each script run (``timed_streamlit.py``'s log) that ended between two ``time.time()``s."""
+    if not log.exists():
+        return []
+    rows = (line.split() for line in log.read_text().splitlines())
+    return [float(r[1]) for r in rows if len(r) == 3 and since <= float(r[0]) <= until]
+
+
 class Session:
     """One visitor: a browser context with its own settings, which it moves and then verifies.
 
@@ -126,7 +136,7 @@ class Session:
         self.context = await browser.new_context(viewport=kvb.VIEWPORT)
         self.page = await self.context.new_page()
         self.page.on("websocket", self._watch)
-        await self.page.goto(f"{base}{path}?{self.start_url_query}")
+        await self.page.goto(f"{base}{path}?{self.start_url_query}", timeout=kvb.FIRST_LOAD_TIMEOUT_S * 1e3)
         await settle(self.page)
 
     async def move(self, moves: int, every: float | None = None, phase: float = 0.0) -> None:
@@ -228,9 +238,10 @@ def pin_browser(args: argparse.Namespace) -> None:
         print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
 
 
-async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list, list[str]]:
-    """Returns the sessions alone and together (their repaint and server times), and every isolation
-    problem found."""
+async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
+              ) -> tuple[list, list, list[str]]:
+    """Returns the sessions alone and together (their repaint times, server times as the browser sees
+    them and the script runs' own times from ``log``), and every isolation problem found."""
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
         warm = await browser.new_page(viewport=kvb.VIEWPORT)
@@ -249,7 +260,9 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[li
 
         alone = Session(-1, data_seed=5000, seed=50, lr="0.2")
         await alone.open(browser, server.url, path)
+        since = time.time()
         await alone.move(args.moves)
+        alone_runs = run_times(log, since, time.time())
         problems = await alone.verify(browser, args.moves)
         await alone.context.close()
         print(f"1 session:   repaint {summary(alone.times)}", flush=True)
@@ -259,10 +272,21 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[li
             Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)])
             for i in range(args.sessions)
         ]
-        await asyncio.gather(*(s.open(browser, server.url, path) for s in sessions))
+        opening = asyncio.Semaphore(OPEN_AT_ONCE)
+
+        async def open_one(s: Session) -> None:
+            async with opening:
+                await s.open(browser, server.url, path)
+
+        await asyncio.gather(*(open_one(s) for s in sessions))
         phases = random.Random(0)
+        since = time.time()
         await asyncio.gather(*(s.move(args.moves, args.every, phases.uniform(0.0, args.every or 0.0))
                                for s in sessions))
+        span = time.time() - since
+        together_runs = run_times(log, since, since + span)
+        print(f"             {len(together_runs)} script runs in {span:.0f} s kept the server busy"
+              f" {sum(together_runs) / span:.0%} of the time", flush=True)
         together = [t for s in sessions for t in s.times]
         server = [t for s in sessions for t in s.server_times]
         print(f"{args.sessions} sessions: repaint {summary(together)}", flush=True)
@@ -271,7 +295,7 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[li
             problems += await s.verify(browser, args.moves)
             await s.context.close()
         await browser.close()
-    return (alone.times, alone.server_times), (together, server), problems
+    return (alone.times, alone.server_times, alone_runs), (together, server, together_runs), problems
 
 
 async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list]:
@@ -339,16 +363,19 @@ def main() -> None:
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
 
-    server = kvb.start_streamlit("app.py")
+    log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
+    server = kvb.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
+                                 launcher=(str(Path(__file__).with_name("timed_streamlit.py")),))
     if args.pin:
         print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
     try:
         with peak_rss(server.process.pid, interval=0.02) as memory:
-            alone_times, together_times, problems = asyncio.run(run(args, server))
+            alone_times, together_times, problems = asyncio.run(run(args, server, log))
     finally:
         server.stop()
 
-    (alone, alone_server), (together, together_server) = alone_times, together_times
+    alone, alone_server, alone_runs = alone_times
+    together, together_server, together_runs = together_times
     ratio = statistics.median(together) / statistics.median(alone)
     print()
     print(f"median repaint, {'1 session alone:':<26} {statistics.median(alone) * 1e3:8.1f} ms")
@@ -363,6 +390,13 @@ def main() -> None:
         together_ms = statistics.median(together_server) * 1e3
         print(f"server side only (key press → script finished): {alone_ms:.1f} ms alone, {together_ms:.1f} ms"
               f" with {args.sessions} sessions, ratio {server_ratio:.2f}x")
+    if alone_runs and together_runs:
+        run_ratio = statistics.median(together_runs) / statistics.median(alone_runs)
+        print(f"the server's own time per script run (timed_streamlit.py): {summary(alone_runs)} alone "
+              f"({len(alone_runs)} runs)")
+        print(f"{'':>60}{summary(together_runs)} with {args.sessions} sessions ({len(together_runs)} runs),"
+              f" ratio {run_ratio:.2f}x ({'within' if run_ratio <= TARGET_RATIO else 'OVER'} the"
+              f" {TARGET_RATIO:g}x target)")
     print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
           " include the browser's share of the CPU; the server-side times do not)")
     peak = memory["peak"] / 1e6

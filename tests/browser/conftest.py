@@ -153,16 +153,18 @@ def start_streamlit(
     env: Mapping[str, str] | None = None,
     port: int | None = None,
     health_timeout: float = 60.0,
+    launcher: tuple[str, ...] = ("-m", "streamlit"),
 ) -> StreamlitServer:
     """Starts ``python -m streamlit run <script>`` headless on 127.0.0.1 from the repository root.
 
-    ``env`` adds to (and overrides) the current environment, e.g. ``{"KERNELVIZ_JAX_CACHE": tmp}``.
+    ``env`` adds to (and overrides) the current environment, e.g. ``{"KERNELVIZ_JAX_CACHE": tmp}``;
+    ``launcher`` replaces ``-m streamlit`` (a benchmark's timed server, ``benchmarks/timed_streamlit.py``).
     The server runs in its own process group so that ``stop()`` also ends anything it spawned.
     """
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="kernelviz-streamlit-", suffix=".log")[1])
     cmd = [
-        sys.executable, "-m", "streamlit", "run", script,
+        sys.executable, *launcher, "run", script,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
