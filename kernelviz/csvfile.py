@@ -10,10 +10,9 @@ import io
 import re
 from collections import Counter
 from itertools import chain, islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from kernelviz.csvtext import (
     MAX_CSV_BYTES,
@@ -25,6 +24,9 @@ from kernelviz.csvtext import (
     source_name,
 )
 from kernelviz.data import DataError, Dataset, _as_int, _plural, _validate
+
+if TYPE_CHECKING:  # pandas is imported where a CSV is read: the first page of a new server need not wait
+    import pandas as pd  # for it (0.25 s)
 
 __all__ = ["MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_CSV_LINE_CHARS", "MAX_CSV_MB", "MAX_CSV_ROWS", "load_csv"]
 
@@ -158,6 +160,8 @@ class _TooFewFieldsError(DataError):
 
 def _read(data: bytes, options: dict[str, Any], **more: Any) -> pd.DataFrame:
     """``pandas.read_csv`` of the content (C engine, ``#`` starts a comment); its errors become DataError."""
+    import pandas as pd
+
     try:
         return pd.read_csv(io.BytesIO(data), **_PANDAS, na_values=_MISSING, **options, **more)
     except (ValueError, OverflowError, IndexError) as exc:  # pandas' ParserError is a ValueError
@@ -188,6 +192,8 @@ def _read_sample(data: bytes, options: dict[str, Any]) -> pd.DataFrame:
 
 def _numbers(cells: pd.Series, commas: bool = False) -> pd.Series:
     """The cells as float64: NaN where a cell is missing or not a number; with ``commas``, "1,5" is 1.5."""
+    import pandas as pd
+
     if cells.dtype.kind not in "iuf":
         cells = cells.astype("str")
         if commas:
