@@ -138,14 +138,17 @@ class StreamlitServer:
                 self.process.wait(timeout=10)
 
 
+try:  # looked up here, in the parent: the child between fork and exec only calls it
+    _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _PRCTL = None
+
+
 def _die_with_parent() -> None:
     """In the child, before exec: ask Linux to send SIGTERM when the test or benchmark process dies, so a
     killed run (where no fixture teardown happens) never leaves a server behind."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def start_streamlit(
