@@ -1,4 +1,5 @@
-"""Small measuring helpers shared by the benchmark scripts: wall time and peak resident memory."""
+"""Small measuring helpers shared by the benchmark scripts: wall time, CPU time, peak resident memory, the
+server's script runs, and which process runs where."""
 
 from __future__ import annotations
 
@@ -78,3 +79,49 @@ def wait_until_idle(pid: int, quiet: float = 3.0, busy_share: float = 0.05, time
         if cpu_seconds(pid) - before < busy_share * quiet:
             break
     return time.perf_counter() - t0
+
+
+def run_times(log: Path, since: float, until: float) -> list[float]:
+    """Seconds of each script run (``timed_streamlit.py``'s log) that ended between two ``time.time()``s."""
+    if not log.exists():
+        return []
+    rows = (line.split() for line in log.read_text().splitlines())
+    return [float(r[1]) for r in rows if len(r) == 3 and since <= float(r[0]) <= until]
+
+
+def children(pid: int) -> list[int]:
+    """Every descendant process of ``pid``, from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
+        found += kids
+        todo += kids
+    return found
+
+
+def process_name(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text()
+    except OSError:
+        return ""
+
+
+def pin(pids: list[int], cpus: set[int]) -> int:
+    """Set the CPU affinity of every thread of ``pids`` (new threads and processes inherit it); returns
+    how many threads were pinned."""
+    count = 0
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
+            try:
+                os.sched_setaffinity(int(task.name), cpus)
+                count += 1
+            except OSError:
+                continue
+    return count

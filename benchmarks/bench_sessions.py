@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, JS probes)
-from _measure import peak_rss, summary  # noqa: E402
+from _measure import children, peak_rss, pin, process_name, run_times, summary  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
@@ -100,14 +100,6 @@ def server_time(finished: list[float], since: float) -> float:
     none came): the server's part of a press."""
     done = [f for f in finished if f >= since]
     return done[-1] - since if done else math.nan
-
-
-def run_times(log: Path, since: float, until: float) -> list[float]:
-    """Seconds of each script run (``timed_streamlit.py``'s log) that ended between two ``time.time()``s."""
-    if not log.exists():
-        return []
-    rows = (line.split() for line in log.read_text().splitlines())
-    return [float(r[1]) for r in rows if len(r) == 3 and since <= float(r[0]) <= until]
 
 
 class Session:
@@ -191,51 +183,64 @@ class Session:
         return [f"session {self.index}: {p}" for p in problems]
 
 
-def _children(pid: int) -> list[int]:
-    """Every descendant process of ``pid``, from /proc."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        kids = [p for p, parent in parents.items() if parent == current]
-        found += kids
-        todo += kids
-    return found
-
-
-def _name(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text()
-    except OSError:
-        return ""
-
-
-def pin(pids: list[int], cpus: set[int]) -> int:
-    """Set the CPU affinity of every thread of ``pids`` (new threads and processes inherit it); returns
-    how many threads were pinned."""
-    count = 0
-    for pid in pids:
-        for task in Path(f"/proc/{pid}/task").glob("[0-9]*"):
-            try:
-                os.sched_setaffinity(int(task.name), cpus)
-                count += 1
-            except OSError:
-                continue
-    return count
-
-
 def pin_browser(args: argparse.Namespace) -> None:
     """With ``--pin``, Chromium's processes (descendants of this one named chrom…) go to every core but
     the first."""
     if args.pin:
-        browser = [p for p in _children(os.getpid()) if "chrom" in _name(p)]
+        browser = [p for p in children(os.getpid()) if "chrom" in process_name(p)]
         others = set(range(1, os.cpu_count() or 1))
         print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
+
+
+async def chapter_path(browser, server: kvb.StreamlitServer) -> str:
+    """The URL path of ``PAGE``, read from the sidebar; the page is visited once (its first run)."""
+    warm = await browser.new_page(viewport=kvb.VIEWPORT)
+    await warm.goto(server.url + "/")
+    await settle(warm)
+    path = None
+    for a in await warm.locator('[data-testid="stSidebarNavLink"]').all():
+        if PAGE.lower() in (await a.inner_text()).lower():
+            path = urlsplit(await a.get_attribute("href")).path
+    if path is None:
+        raise LookupError(f"no {PAGE!r} page in the sidebar")
+    await warm.goto(server.url + path)
+    await settle(warm)
+    await warm.close()
+    return path
+
+
+async def class_of(args: argparse.Namespace, browser, server: kvb.StreamlitServer, path: str, log: Path
+                   ) -> tuple[list, list, list, list[str]]:
+    """``args.sessions`` sessions (opened ``OPEN_AT_ONCE`` at a time) press together: their repaint times,
+    server times as the browser sees them, the script runs' own times, and the isolation problems."""
+    sessions = [
+        Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)])
+        for i in range(args.sessions)
+    ]
+    opening = asyncio.Semaphore(OPEN_AT_ONCE)
+
+    async def open_one(s: Session) -> None:
+        async with opening:
+            await s.open(browser, server.url, path)
+
+    await asyncio.gather(*(open_one(s) for s in sessions))
+    phases = random.Random(0)
+    since = time.time()
+    await asyncio.gather(*(s.move(args.moves, args.every, phases.uniform(0.0, args.every or 0.0))
+                           for s in sessions))
+    span = time.time() - since
+    runs = run_times(log, since, since + span)
+    print(f"             {len(runs)} script runs in {span:.0f} s kept the server busy"
+          f" {sum(runs) / span:.0%} of the time", flush=True)
+    together = [t for s in sessions for t in s.times]
+    seen = [t for s in sessions for t in s.server_times]
+    print(f"{args.sessions} sessions: repaint {summary(together)}", flush=True)
+    print(f"             server  {summary(seen)}", flush=True)
+    problems = []
+    for s in sessions:  # one at a time: the check opens one more session per visitor
+        problems += await s.verify(browser, args.moves)
+        await s.context.close()
+    return together, seen, runs, problems
 
 
 async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
@@ -244,20 +249,8 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
     them and the script runs' own times from ``log``), and every isolation problem found."""
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
-        warm = await browser.new_page(viewport=kvb.VIEWPORT)
         pin_browser(args)
-        await warm.goto(server.url + "/")
-        await settle(warm)
-        path = None
-        for a in await warm.locator('[data-testid="stSidebarNavLink"]').all():
-            if PAGE.lower() in (await a.inner_text()).lower():
-                path = urlsplit(await a.get_attribute("href")).path
-        if path is None:
-            raise LookupError(f"no {PAGE!r} page in the sidebar")
-        await warm.goto(server.url + path)
-        await settle(warm)
-        await warm.close()
-
+        path = await chapter_path(browser, server)
         alone = Session(-1, data_seed=5000, seed=50, lr="0.2")
         await alone.open(browser, server.url, path)
         since = time.time()
@@ -267,35 +260,9 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
         await alone.context.close()
         print(f"1 session:   repaint {summary(alone.times)}", flush=True)
         print(f"             server  {summary(alone.server_times)}", flush=True)
-
-        sessions = [
-            Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)])
-            for i in range(args.sessions)
-        ]
-        opening = asyncio.Semaphore(OPEN_AT_ONCE)
-
-        async def open_one(s: Session) -> None:
-            async with opening:
-                await s.open(browser, server.url, path)
-
-        await asyncio.gather(*(open_one(s) for s in sessions))
-        phases = random.Random(0)
-        since = time.time()
-        await asyncio.gather(*(s.move(args.moves, args.every, phases.uniform(0.0, args.every or 0.0))
-                               for s in sessions))
-        span = time.time() - since
-        together_runs = run_times(log, since, since + span)
-        print(f"             {len(together_runs)} script runs in {span:.0f} s kept the server busy"
-              f" {sum(together_runs) / span:.0%} of the time", flush=True)
-        together = [t for s in sessions for t in s.times]
-        server = [t for s in sessions for t in s.server_times]
-        print(f"{args.sessions} sessions: repaint {summary(together)}", flush=True)
-        print(f"             server  {summary(server)}", flush=True)
-        for s in sessions:  # one at a time: the check opens one more session per visitor
-            problems += await s.verify(browser, args.moves)
-            await s.context.close()
+        *together, more = await class_of(args, browser, server, path, log)
         await browser.close()
-    return (alone.times, alone.server_times, alone_runs), (together, server, together_runs), problems
+    return (alone.times, alone.server_times, alone_runs), tuple(together), problems + more
 
 
 async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list]:
@@ -350,30 +317,9 @@ def compare_bare(args: argparse.Namespace, ratio: float) -> None:
           f" ratio {bare_ratio:.2f}x (kernelviz / bare: {ratio / bare_ratio:.2f})")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=10)
-    parser.add_argument("--moves", type=int, default=6, help="key presses per session")
-    parser.add_argument("--every", type=float, default=None,
-                        help="seconds between one session's presses (default: all sessions press at once)")
-    parser.add_argument("--bare", action="store_true",
-                        help="also measure the bare page (one slider, two charts) the same way")
-    parser.add_argument("--pin", action="store_true", help="server on the first core, Chromium on the rest")
-    args = parser.parse_args()
-    if args.pin and (os.cpu_count() or 1) < 2:
-        parser.error("--pin needs at least two cores")
-
-    log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
-    server = kvb.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
-                                 launcher=(str(Path(__file__).with_name("timed_streamlit.py")),))
-    if args.pin:
-        print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
-    try:
-        with peak_rss(server.process.pid, interval=0.02) as memory:
-            alone_times, together_times, problems = asyncio.run(run(args, server, log))
-    finally:
-        server.stop()
-
+def report(args: argparse.Namespace, alone_times: tuple, together_times: tuple) -> float:
+    """Prints the repaint, browser-seen server and script-run times alone and together; returns the
+    repaint ratio."""
     alone, alone_server, alone_runs = alone_times
     together, together_server, together_runs = together_times
     ratio = statistics.median(together) / statistics.median(alone)
@@ -399,6 +345,34 @@ def main() -> None:
               f" {TARGET_RATIO:g}x target)")
     print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
           " include the browser's share of the CPU; the server-side times do not)")
+    return ratio
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--moves", type=int, default=6, help="key presses per session")
+    parser.add_argument("--every", type=float, default=None,
+                        help="seconds between one session's presses (default: all sessions press at once)")
+    parser.add_argument("--bare", action="store_true",
+                        help="also measure the bare page (one slider, two charts) the same way")
+    parser.add_argument("--pin", action="store_true", help="server on the first core, Chromium on the rest")
+    args = parser.parse_args()
+    if args.pin and (os.cpu_count() or 1) < 2:
+        parser.error("--pin needs at least two cores")
+
+    log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
+    server = kvb.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
+                                 launcher=(str(Path(__file__).with_name("timed_streamlit.py")),))
+    if args.pin:
+        print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
+    try:
+        with peak_rss(server.process.pid, interval=0.02) as memory:
+            alone_times, together_times, problems = asyncio.run(run(args, server, log))
+    finally:
+        server.stop()
+
+    ratio = report(args, alone_times, together_times)
     peak = memory["peak"] / 1e6
     print(f"server peak RSS {peak:.0f} MB with {args.sessions + 1} sessions on their own data"
           f" ({'within' if peak <= LIMIT_MB else 'OVER'} the {LIMIT_MB} MB of Cloud's smallest container)")
