@@ -60,10 +60,15 @@ def summary(seconds: list[float]) -> str:
     return f"median {statistics.median(ms):9.1f} ms (min {min(ms):.1f}, max {max(ms):.1f})"
 
 
+def stat_fields(stat: Path) -> list[str]:
+    """The fields of a /proc/<pid>/stat file after the command name (field 3, the state, comes first)."""
+    return stat.read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far, in seconds (from /proc; 0 where unreadable)."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = stat_fields(Path(f"/proc/{pid}/stat"))
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -94,7 +99,7 @@ def children(pid: int) -> list[int]:
     parents: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            parents[int(stat.parent.name)] = int(stat_fields(stat)[1])
         except (OSError, ValueError, IndexError):
             continue
     found, todo = [], [pid]

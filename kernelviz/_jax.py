@@ -27,7 +27,8 @@ def _tasks() -> set[int]:
 
 
 def one_compute_thread() -> bool:
-    """Make JAX's CPU client with an intra-op thread pool of one thread; True when it did.
+    """Make JAX's CPU client with an intra-op thread pool of one thread; True when it ran (the client is
+    then one-threaded unless something had made it before kernelviz was imported).
 
     XLA sizes that pool by the cores the process may run on when the client is made, and splits every
     program over all of them. This package's programs are small (a few hundred points, scans of steps):
@@ -35,7 +36,8 @@ def one_compute_thread() -> bool:
     thread, ``benchmarks/bench_threads.py``) and keeps both cores busy, where one thread leaves a core to
     the browser or to another visitor's rerun. So the client is made while this thread may use one core,
     and every thread made meanwhile gets all the cores back. A no-op where the OS has no CPU affinity
-    (macOS, Windows), on one core, with ``KERNELVIZ_XLA_THREADS=all``, or once the client exists.
+    (macOS, Windows), on one core or with ``KERNELVIZ_XLA_THREADS=all``; without effect on a client that
+    exists already.
     """
     if os.environ.get(THREADS_ENV, "1") != "1" or not hasattr(os, "sched_setaffinity"):
         return False
