@@ -354,9 +354,8 @@ def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs
             kf.Curve("nonparametric, w = 1", view.fixed, kf.COLORS["average"], dash="dash"),
         ]
         ui.show(
-            kf.fit_figure(
-                view.x, view.y, view.queries, curves, truth=view.truth, x_title=ds.x_label, y_title=ds.y_label
-            ),
+            kf.fit_figure(view.x, view.y, view.queries, curves, truth=view.truth, x_title=ds.x_label,
+                          y_title=ds.y_label, legend_rows=2),
             key="masked.d2l_fit",
             filename="kernelviz-d2l-fit",
         )

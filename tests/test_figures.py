@@ -188,6 +188,8 @@ def test_kernel_shape_highlights_the_chosen_kernel():
     shapes = {"Gaussian": np.exp(-(u**2) / 2), "Boxcar": (np.abs(u) <= 1).astype(float)}
     fig = kf.kernel_shape_figure(u, shapes, "Boxcar")
     assert _names(fig)[-1] == "Boxcar"  # drawn last, on top
+    assert [t.name for t in fig.data if t.showlegend is not False] == ["other kernels", "Boxcar"]
+    assert fig.data[0].hovertemplate.startswith("Gaussian<br>")  # each faint kernel is named in its hover
     assert _trace(fig, "Boxcar").line.color == kf.COLORS["fit"]
     assert fig.layout.xaxis.title.text.startswith("u = ")
     assert fig.layout.yaxis.title.text == "K(u)"

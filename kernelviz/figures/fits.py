@@ -138,11 +138,13 @@ def fit_figure(
     x_title: str = "x",
     y_title: str = "y",
     height: int = 420,
+    legend_rows: int = 1,
 ) -> go.Figure:
     """Data points, the true mean f(x) with its true band f ± 2n (when given) and predicted curves.
 
     Bands are drawn first (underneath), then the data, then the curves. Every NaN in a curve or band is a
-    gap, so a compact kernel's empty window shows as a missing piece of the fit.
+    gap, so a compact kernel's empty window shows as a missing piece of the fit. Without a title the legend
+    sits above the plot in ``legend_rows`` rows (``style``).
     """
     g = vec(grid)
     fig = go.Figure()
@@ -158,7 +160,7 @@ def fit_figure(
         fig.add_trace(line_trace(g, truth, "true mean f(x)", COLORS["truth"], width=2.0))
     for c in curves:
         fig.add_trace(line_trace(g, c.y, c.name, c.color, dash=c.dash, width=c.width))
-    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height)
+    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, legend_rows=legend_rows)
 
 
 def _panel_traces(
@@ -231,7 +233,7 @@ def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
     """A horizontal legend under the plot, with room for two rows when there are many ``entries``."""
     fig.update_layout(
         legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0.0},
-        margin={"b": 150 if entries > 4 else 120},
+        margin={"b": 155 if entries > 4 else 130},
     )
     return fig
 

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.figures.styling import (
+    COLORBAR_MARGIN,
     HEATMAP_SCALE,
     head_color,
     head_labels,
@@ -111,7 +112,7 @@ def heatmap_figure(
     return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, showlegend=False,
                  y_axes={"autorange": "reversed"},
                  layout={"coloraxis": {"colorscale": HEATMAP_SCALE, "cmin": 0.0,
-                                       "colorbar": _colorbar("wᵢ(x)")}})
+                                       "colorbar": _colorbar("wᵢ(x)")}, "margin": {"r": COLORBAR_MARGIN}})
 
 
 def _two_panels(
@@ -138,8 +139,8 @@ def _finish_two_panels(fig: go.Figure, coloraxis: dict, x_title: str, y_title: s
               for a in fig.layout.to_plotly_json().get("annotations", [])]
     return style(fig, x_title=x_title, y_title="", height=height, showlegend=False,
                  y_axes={"autorange": "reversed"},
-                 layout={"coloraxis": coloraxis, "annotations": titles, "margin": {"t": 70},
-                         "yaxis": {"title": {"text": y_title}}})
+                 layout={"coloraxis": coloraxis, "annotations": titles, "yaxis": {"title": {"text": y_title}},
+                         "margin": {"t": 70, "r": COLORBAR_MARGIN}})
 
 
 def heatmap_pair_figure(
@@ -318,4 +319,4 @@ def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[s
         text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
     ))
     return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False,
-                 y_axes={"autorange": "reversed"})
+                 y_axes={"autorange": "reversed"}, layout={"margin": {"l": 145}})  # the sources' names

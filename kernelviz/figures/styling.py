@@ -145,6 +145,18 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
     return out
 
 
+# Streamlit's chart theme turns on Plotly's automargin and stands axis titles off the ticks, so a 60 px
+# margin grows to about 67–76 px once the labels are measured, and Plotly then draws the whole figure a
+# second time. Margins that already hold the labels keep it to one draw (``benchmarks/bench_margins.py``).
+MARGIN = {"l": 76, "r": 24, "b": 75}
+COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
+
+
+def _top_margin(showlegend: bool, legend_rows: int) -> int:
+    """The top margin of a figure without a title: room for ``legend_rows`` rows of legend above the plot."""
+    return max(40, 28 + 19 * legend_rows) if showlegend else 40
+
+
 def style(
     fig: go.Figure,
     *,
@@ -157,14 +169,18 @@ def style(
     log_y: bool = False,
     y_axes: dict | None = None,
     layout: dict | None = None,
+    legend_rows: int = 1,
 ) -> go.Figure:
     """The shared layout: axis titles, a horizontal legend, closest-point hover, margins, then ``y_axes``
     merged into every y axis and a builder's own ``layout`` (one new figure, ``with_layout``).
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
-    overlap). Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never
-    a bare mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow
-    the data.
+    overlap); above the plot, the top margin holds ``legend_rows`` rows of it (how many it wraps into in
+    the page's column), so that it is drawn once (``MARGIN``).
+
+    Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never a bare
+    mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the
+    data.
     """
     legend = (
         {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
@@ -173,7 +189,8 @@ def style(
     )
     shared = {
         "height": height,
-        "margin": {"l": 60, "r": 20, "t": 50 if title else 40, "b": 110 if title and showlegend else 50},
+        "margin": {**MARGIN, "t": 50 if title else _top_margin(showlegend, legend_rows),
+                   "b": 110 if title and showlegend else MARGIN["b"]},
         "hovermode": "closest",
         "showlegend": showlegend,
         "legend": legend,
@@ -191,7 +208,7 @@ def style(
 def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
     """A small version of a figure for previews: no legend, no title, tight margins, axis titles kept."""
     fig.update_layout(
-        height=height, showlegend=False, title=None, margin={"l": 40, "r": 10, "t": 10, "b": 35}
+        height=height, showlegend=False, title=None, margin={"l": 70, "r": 10, "t": 14, "b": 70}
     )
     fig.update_xaxes(title_font={"size": 11})
     fig.update_yaxes(title_font={"size": 11})

@@ -20,15 +20,16 @@ def kernel_shape_figure(
     height: int = 300,
 ) -> go.Figure:
     """K(u) against u = (x − x′)/ℓ: the highlighted kernel in the fit colour, the others faint for
-    comparison."""
+    comparison, as one legend entry "other kernels" (each named in its hover), so that the legend stays one
+    row in a narrow column."""
     uu = vec(u)
     if highlight not in shapes:
         raise ValueError(f"{highlight!r} is not one of the shapes given")
     fig = go.Figure()
-    for name, values in shapes.items():
-        if name == highlight:
-            continue
-        fig.add_trace(line_trace(uu, values, name, rgba(COLORS["data"], 0.55), width=1.3))
+    others = [name for name in shapes if name != highlight]
+    for i, name in enumerate(others):
+        fig.add_trace(line_trace(uu, shapes[name], "other kernels", rgba(COLORS["data"], 0.55), width=1.3,
+                                 hover_name=name, legendgroup="others", showlegend=i == 0))
     fig.add_trace(line_trace(uu, shapes[highlight], highlight, COLORS["fit"], width=3.0))
     return style(fig, x_title="u = (x − x′)/ℓ", y_title="K(u)", height=height)
 
@@ -146,9 +147,8 @@ def loo_figure(
     if optimum is not None:
         fig.add_vline(x=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
         fig.add_trace(_optimum_marker(optimum, ells, c))
-    return style(
-        fig, x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)", height=height, log_x=True
-    )
+    return style(fig, x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)", height=height,
+                 log_x=True, legend_rows=4)
 
 
 def _seed_box(label: str, values: object, color: str) -> go.Box:

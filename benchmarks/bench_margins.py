@@ -1,0 +1,74 @@
+"""What margins that already hold the axis labels buy: key press to repainted charts, in one run.
+
+Streamlit's chart theme turns on Plotly's automargin. When a figure's margins are too small for its tick
+labels and axis titles, Plotly draws it, measures the labels, grows the margins and draws it all again.
+``kf.MARGIN`` gives every figure the margins automargin would pick, so it is drawn once.
+
+Starts ``benchmarks/margins_app.py`` twice, as built (``kf.MARGIN``) and with the margins the figures had
+before (``KERNELVIZ_BENCH_MARGINS=automargin``), opens both in one Chromium, then presses the number of
+points on each in turn (``--repeat`` times each; every press is a new n, as in ``bench_sliders.py``) and
+prints the median time from key press to repainted charts, their ratio, and for each page how many charts
+Plotly drew with grown margins (margin asked for ≠ margin drawn).
+
+    python benchmarks/bench_margins.py [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "browser"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
+from bench_repaint import press_and_wait  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+GROWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(g => {
+  const m = g._fullLayout.margin, s = g._fullLayout._size;
+  return ['l', 'r', 't', 'b'].some(k => Math.round(m[k]) !== Math.round(s[k])); }).length"""
+
+
+def open_page(browser, server: kvb.StreamlitServer):
+    page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+    page.goto(server.url + "/")
+    kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+    return page
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="counted presses per page")
+    args = parser.parse_args()
+    script = "benchmarks/margins_app.py"
+    with sync_playwright() as p:
+        new = kvb.start_streamlit(script)
+        old = kvb.start_streamlit(script, env={"KERNELVIZ_BENCH_MARGINS": "automargin"})
+        try:
+            browser = kvb.launch_chromium(p)
+            pages = {"kf.MARGIN": open_page(browser, new), "grown by automargin": open_page(browser, old)}
+            grown = {name: page.evaluate(GROWN_JS) for name, page in pages.items()}
+            ways = {name: ["ArrowRight"] for name in pages}
+            times: dict[str, list[float]] = {name: [] for name in pages}
+            for i in range(args.repeat + 1):
+                for name, page in pages.items():
+                    t = press_and_wait(page, kvb.slider_by_label(page, "Number of points"), ways[name])
+                    if i:  # the first press of each page is not counted
+                        times[name].append(t)
+            browser.close()
+        finally:
+            new.stop()
+            old.stop()
+    for name, ts in times.items():
+        print(f"{name:<22} median {statistics.median(ts) * 1e3:6.0f} ms over {len(ts)} presses; "
+              f"charts drawn with grown margins: {grown[name]} of 3")
+    ratio = statistics.median(times["grown by automargin"]) / statistics.median(times["kf.MARGIN"])
+    print(f"grown margins / kf.MARGIN: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
