@@ -57,6 +57,15 @@ def assert_clean(page: Any, errors: BrowserErrors) -> None:
     assert errors.messages == [], f"browser console errors on {page.url}: {errors.messages}"
 
 
+# Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
+# not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time.
+GROWN_MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+  .map((gd, i) => { const m = gd._fullLayout.margin, s = gd._fullLayout._size;
+    return ['l', 'r', 't', 'b'].filter((k) => s[k] - m[k] > 4)
+      .map((k) => `chart ${i} ${k}: ${m[k]} → ${s[k]}`); })
+  .flat()"""
+
+
 def main_sliders(page: Any) -> Any:
     """The sliders of the page itself (not the shared sidebar); the sidebar's when the page has none."""
     main = page.locator('[data-testid="stMain"]').locator('input[type="range"], [role="slider"]')
@@ -91,6 +100,8 @@ def test_page_draws_its_charts_without_errors(
         ".map((gd) => (gd.data || []).length)"
     )
     assert traces and all(n > 0 for n in traces), f"a chart without traces: {traces}"
+    grown = page.evaluate(GROWN_MARGINS_JS)
+    assert not grown, f"Plotly grew these margins (so drew the chart twice), asked → drawn: {grown}"
     full_page_screenshot(page, SCREENSHOT_DIR / f"{name}.png")
     assert_clean(page, errors)
 
