@@ -2,7 +2,7 @@
 
 Streamlit's chart theme turns on Plotly's automargin. When a figure's margins are too small for its tick
 labels and axis titles, Plotly draws it, measures the labels, grows the margins and draws it all again.
-``kf.MARGIN`` gives every figure the margins automargin would pick, so it is drawn once.
+``kf.MARGIN`` gives every figure the margins automargin would pick, so it is not drawn again.
 
 Starts ``benchmarks/margins_app.py`` twice, as built (``kf.MARGIN``) and with the margins the figures had
 before (``KERNELVIZ_BENCH_MARGINS=automargin``), opens both in one Chromium, then presses the number of

@@ -147,7 +147,7 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
 
 # Streamlit's chart theme turns on Plotly's automargin and stands axis titles off the ticks, so a 60 px
 # margin grows to about 67–76 px once the labels are measured, and Plotly then draws the whole figure a
-# second time. Margins that already hold the labels keep it to one draw (``benchmarks/bench_margins.py``).
+# second time. Margins that already hold the labels save that drawing (``benchmarks/bench_margins.py``).
 MARGIN = {"l": 76, "r": 24, "b": 75}
 COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
 
@@ -176,7 +176,7 @@ def style(
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
     overlap); above the plot, the top margin holds ``legend_rows`` rows of it (how many it wraps into in
-    the page's column), so that it is drawn once (``MARGIN``).
+    the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
 
     Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never a bare
     mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the

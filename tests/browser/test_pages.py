@@ -101,7 +101,7 @@ def test_page_draws_its_charts_without_errors(
     )
     assert traces and all(n > 0 for n in traces), f"a chart without traces: {traces}"
     grown = page.evaluate(GROWN_MARGINS_JS)
-    assert not grown, f"Plotly grew these margins (so drew the chart twice), asked → drawn: {grown}"
+    assert not grown, f"Plotly grew these margins (so drew the chart again), asked → drawn: {grown}"
     full_page_screenshot(page, SCREENSHOT_DIR / f"{name}.png")
     assert_clean(page, errors)
 
