@@ -373,6 +373,16 @@ def slider_values(page: Any) -> dict[str, str]:
     return out
 
 
+# Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
+# not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time;
+# one "chart <i> <side>: asked → drawn" per grown margin.
+GROWN_MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+  .map((gd, i) => { const m = gd._fullLayout.margin, s = gd._fullLayout._size;
+    return ['l', 'r', 't', 'b'].filter((k) => s[k] - m[k] > 4)
+      .map((k) => `chart ${i} ${k}: ${m[k]} → ${s[k]}`); })
+  .flat()"""
+
+
 # Label → value of every widget the user sees (sliders, select boxes, radios, checkboxes, number inputs),
 # sidebar widgets prefixed with "sidebar: ". Values are what the page displays, e.g. "0.50" or "Gaussian".
 WIDGETS_JS = """

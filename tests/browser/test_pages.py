@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from kvbrowser import (
+    GROWN_MARGINS_JS,
     SCREENSHOT_DIR,
     BrowserErrors,
     StreamlitServer,
@@ -55,15 +56,6 @@ def query(url: str) -> dict[str, str]:
 def assert_clean(page: Any, errors: BrowserErrors) -> None:
     assert exception_texts(page) == [], f"exception box on {page.url}"
     assert errors.messages == [], f"browser console errors on {page.url}: {errors.messages}"
-
-
-# Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
-# not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time.
-GROWN_MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
-  .map((gd, i) => { const m = gd._fullLayout.margin, s = gd._fullLayout._size;
-    return ['l', 'r', 't', 'b'].filter((k) => s[k] - m[k] > 4)
-      .map((k) => `chart ${i} ${k}: ${m[k]} → ${s[k]}`); })
-  .flat()"""
 
 
 def main_sliders(page: Any) -> Any:
