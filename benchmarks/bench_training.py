@@ -31,7 +31,7 @@ import optax
 from jax import random
 
 import kernelviz as kv
-from kernelviz import heads
+from kernelviz import heads, training
 
 HEADS = 8
 
@@ -155,6 +155,36 @@ def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Non
               f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x)")
 
 
+def holdout_one_split(args: argparse.Namespace) -> None:
+    """Hold-out 1's split, argmin of the keys against their sort: ``args.steps`` splits of 256 slots in one
+    compiled loop, each way, same run; then kv.fit with one head and with 8 at hold-out 1 for scale."""
+    mask = np.arange(kv.TRAIN_MAX_POINTS) < kv.TRAIN_MAX_POINTS
+
+    def loop(smallest_first: bool):
+        @jax.jit
+        def splits(seed, holdout):
+            def body(step, acc):
+                order, avail = training.holdout_split(seed, step, mask, holdout,
+                                                      smallest_first=smallest_first)
+                return acc + order[0] + jnp.sum(avail, dtype=jnp.int32)
+            return jax.lax.fori_loop(0, args.steps, body, jnp.int32(0))
+        return lambda: splits(np.uint32(1), np.int32(1)).block_until_ready()
+
+    argmin, sort = loop(True), loop(False)
+    argmin(), sort()  # compile both
+    t_argmin, t_sort = median_time(argmin, args.repeats), median_time(sort, args.repeats)
+    fits = []
+    for h in (1, HEADS):
+        def fit(h=h):
+            kv.fit(x=np.linspace(-3.0, 3.0, 150), y=np.sin(np.linspace(-3.0, 3.0, 150)), heads=h, holdout=1,
+                   steps=args.steps, learning_rate=0.2, seed=0, multihead=True)
+        fit()
+        fits.append(median_time(fit, args.repeats))
+    print(f"\nhold-out 1's split, {args.steps:,} steps of 256 slots: argmin {t_argmin * 1e3:.1f} ms, sort "
+          f"{t_sort * 1e3:.1f} ms ({t_sort / t_argmin:.1f}x); kv.fit at hold-out 1 (argmin): 1 head "
+          f"{fits[0] * 1e3:.1f} ms, {HEADS} heads {fits[1] * 1e3:.1f} ms; {load()}")
+
+
 def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """kv.fit_attention at chapter 4's defaults, training's form (products first, float32 pooling with its
     gradient by hand) against the plain float64 layer differentiated by JAX, same run."""
@@ -216,6 +246,7 @@ def main() -> None:
 
     against_the_post(x, y, X, Y, args)
     speed_devices(x, y, args)
+    holdout_one_split(args)
     attention_devices(x, y, args)
     after_warmup(x, y, args)
 

@@ -126,7 +126,8 @@ def diverged_message(step: int, steps: int, learning_rate: float, what: str = "p
 # ---------------------------------------------------------------------------------------------------------
 
 
-def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tuple[Array, Array]:
+def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array, *,
+                  smallest_first: bool = True) -> tuple[Array, Array]:
     """Step ``step``'s random hold-out set: (an order of the slots with the held-out points first, the keys
     left available).
 
@@ -135,6 +136,11 @@ def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tupl
     One sort of the keys gives the order (the low bits), so its first ``holdout`` entries are a uniformly
     random subset of the real points, and the points whose key is above the ``holdout``-th are the ones left
     available: one sort of plain integers, no argsort and no scatter of ranks.
+
+    Hold-out 1 (the sources' setting) needs no sort: with ``smallest_first`` the held-out slot is the argmin
+    of the keys (``lax.cond`` on ``holdout == 1``), the slot the sort would put first, so the same point is
+    held out and the same keys are left available. Every entry of that order is the held-out slot: the rows
+    after the first, which carry weight 0 in the loss, repeat it instead of other points.
     """
     size = mask.shape[0]
     index_bits = max(1, (size - 1).bit_length())
@@ -142,9 +148,17 @@ def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array) -> tupl
     bits = jax.random.bits(jax.random.fold_in(jax.random.key(seed), step), mask.shape, u64)
     index = jnp.arange(size, dtype=u64)
     keys = jnp.where(mask, (bits >> u64(index_bits + 1)) << u64(index_bits), u64(1) << u64(63)) | index
-    ordered = jnp.sort(keys)
-    order = (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32)
-    return order, mask & (keys > ordered[holdout - 1])
+
+    def by_sort(keys: Array) -> tuple[Array, Array]:
+        ordered = jnp.sort(keys)
+        return (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32), ordered[holdout - 1]
+
+    def smallest(keys: Array) -> tuple[Array, Array]:
+        first = jnp.argmin(keys)
+        return jnp.full(size, first, jnp.int32), keys[first]
+
+    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys) if smallest_first else by_sort(keys)
+    return order, mask & (keys > last)
 
 
 def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Array, zero: object,

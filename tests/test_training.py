@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -130,6 +131,22 @@ def test_holdout_split_is_a_uniform_random_order():
     first = np.bincount(order[:, 0], minlength=n)
     assert np.all(np.abs(first - steps / n) < 5 * np.sqrt(steps / n))
     assert np.mean(order[1:, 0] == order[:-1, 0]) < 0.1
+
+
+def test_holdout_one_by_argmin_holds_out_what_the_sort_holds_out():
+    """Hold-out 1 skips the sort: the argmin of the keys is the slot the sort puts first, so the held-out
+    point and the keys left available are the sort's, step by step; every entry of its order is that slot."""
+    steps = np.arange(500)
+    for n, size in ((3, 256), (40, 64), (256, 256)):
+        mask = np.arange(size) < n
+        fast, plain = (
+            jax.vmap(jax.jit(partial(tr.holdout_split, smallest_first=s)), in_axes=(None, 0, None, None))
+            for s in (True, False))
+        order, avail = (np.asarray(a) for a in fast(np.uint32(3), steps, mask, 1))
+        sorted_order, sorted_avail = (np.asarray(a) for a in plain(np.uint32(3), steps, mask, 1))
+        assert np.array_equal(order[:, 0], sorted_order[:, 0]) and np.array_equal(avail, sorted_avail)
+        assert np.all(order == order[:, :1]) and np.all(order[:, 0] < n)
+        assert np.all((mask & ~avail).sum(axis=1) == 1)
 
 
 def _numpy_loss(x, y, order, avail, holdout, ells, u, kernel):
