@@ -60,15 +60,10 @@ def summary(seconds: list[float]) -> str:
     return f"median {statistics.median(ms):9.1f} ms (min {min(ms):.1f}, max {max(ms):.1f})"
 
 
-def stat_fields(stat: Path) -> list[str]:
-    """The fields of a /proc/<pid>/stat file after the command name (field 3, the state, comes first)."""
-    return stat.read_text().rsplit(")", 1)[1].split()
-
-
 def cpu_seconds(pid: int) -> float:
     """User plus system CPU time a process has used so far, in seconds (from /proc; 0 where unreadable)."""
-    try:
-        fields = stat_fields(Path(f"/proc/{pid}/stat"))
+    try:  # the fields after the command name, the state (field 3) first
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -92,23 +87,6 @@ def run_times(log: Path, since: float, until: float) -> list[float]:
         return []
     rows = (line.split() for line in log.read_text().splitlines())
     return [float(r[1]) for r in rows if len(r) == 3 and since <= float(r[0]) <= until]
-
-
-def children(pid: int) -> list[int]:
-    """Every descendant process of ``pid``, from /proc."""
-    parents: dict[int, int] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parents[int(stat.parent.name)] = int(stat_fields(stat)[1])
-        except (OSError, ValueError, IndexError):
-            continue
-    found, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        kids = [p for p, parent in parents.items() if parent == current]
-        found += kids
-        todo += kids
-    return found
 
 
 def process_name(pid: int) -> str:

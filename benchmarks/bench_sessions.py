@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT / "tests" / "browser"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, JS probes)
-from _measure import children, peak_rss, pin, process_name, run_times, summary  # noqa: E402
+from _measure import peak_rss, pin, process_name, run_times, summary  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 
@@ -187,7 +187,7 @@ def pin_browser(args: argparse.Namespace) -> None:
     """With ``--pin``, Chromium's processes (descendants of this one named chrom…) go to every core but
     the first."""
     if args.pin:
-        browser = [p for p in children(os.getpid()) if "chrom" in process_name(p)]
+        browser = [p for p in kvb.descendants(os.getpid()) if "chrom" in process_name(p)]
         others = set(range(1, os.cpu_count() or 1))
         print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
 

@@ -192,8 +192,8 @@ def start_streamlit(
     return server
 
 
-def process_tree_rss(pid: int) -> int:
-    """Resident memory of a process plus all its descendants, in bytes (from /proc)."""
+def descendants(pid: int) -> list[int]:
+    """Every descendant process of ``pid`` (children, their children, …), from /proc."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -203,9 +203,18 @@ def process_tree_rss(pid: int) -> int:
         except OSError:
             continue
         children.setdefault(int(fields[1]), []).append(int(entry.name))
-    total, todo = 0, [pid]
+    found, todo = [], [pid]
     while todo:
-        p = todo.pop()
+        kids = children.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def process_tree_rss(pid: int) -> int:
+    """Resident memory of a process plus all its descendants, in bytes (from /proc)."""
+    total = 0
+    for p in (pid, *descendants(pid)):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -213,7 +222,6 @@ def process_tree_rss(pid: int) -> int:
                     break
         except OSError:
             pass
-        todo.extend(children.get(p, []))
     return total
 
 
