@@ -137,11 +137,10 @@ def test_holdout_one_by_argmin_holds_out_what_the_sort_holds_out():
     """Hold-out 1 skips the sort: the argmin of the keys is the slot the sort puts first, so the held-out
     point and the keys left available are the sort's, step by step; every entry of its order is that slot."""
     steps = np.arange(500)
+    fast, plain = (jax.vmap(jax.jit(partial(tr.holdout_split, smallest_first=s)),
+                            in_axes=(None, 0, None, None)) for s in (True, False))
     for n, size in ((3, 256), (40, 64), (256, 256)):
         mask = np.arange(size) < n
-        fast, plain = (
-            jax.vmap(jax.jit(partial(tr.holdout_split, smallest_first=s)), in_axes=(None, 0, None, None))
-            for s in (True, False))
         order, avail = (np.asarray(a) for a in fast(np.uint32(3), steps, mask, 1))
         sorted_order, sorted_avail = (np.asarray(a) for a in plain(np.uint32(3), steps, mask, 1))
         assert np.array_equal(order[:, 0], sorted_order[:, 0]) and np.array_equal(avail, sorted_avail)
