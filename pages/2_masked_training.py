@@ -31,6 +31,16 @@ def seed_slider(label: str, key: str, default: int, container: object, help: str
     )
 
 
+def seed_box(container: object) -> int:
+    """The training seed: ``PRNGKey(seed)`` split as the post splits it (the post's own is 2024)."""
+    return ui.control(
+        "number", "Seed", "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
+        container=container,
+        help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
+        "The post's is 2024: with it the four panels below are the post's own runs.",
+    )
+
+
 def show_status(status: views.Status, prefix: str = "") -> None:
     """A training run's status: a warning, an explanation (a search) or a quiet note."""
     if status.level == "warning":
@@ -54,7 +64,8 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         min_value=lo_h,
         max_value=hi_h,
         container=c2,
-        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out.",
+        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz starts "
+        "at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n.",
     )
     steps = ui.control(
         "slider",
@@ -76,8 +87,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         container=c4,
         help="Adam's step size on log ℓ (the post: 0.2). Very large values make training diverge.",
     )
-    seed = seed_slider("Seed", "masked.seed", M.seed, c5, "Which random hold-out sets are drawn.")
-    return kernel, holdout, steps, lr, seed
+    return kernel, holdout, steps, lr, seed_box(c5)
 
 
 def masked_metrics(view: cache.MaskedView, steps: int) -> None:
@@ -162,10 +172,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     for p in panels:
         if p.status.level == "warning":
             show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
-    titles = [
-        f"hold-out {p.holdout}: ℓ = {p.lengthscale:.3g} · post's ℓ = {SQRT2 * p.lengthscale:.2f}"
-        for p in panels
-    ]
+    titles = [panel_title(p) for p in panels]
     truth = data.truth()
     ui.show(
         kf.small_multiples_figure(
@@ -181,11 +188,20 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         filename="kernelviz-masked-holdouts",
     )
     st.caption(ui.prose(CH, "post_caption"))
+    differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
+    if differ:
+        ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
     ui.show_code(kv.fit, training.holdout_split)
 
 
+def panel_title(p: cache.HoldoutPanel) -> str:
+    """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
+    post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
+    return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
+
+
 @st.fragment
-def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
+def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
     ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
@@ -198,14 +214,15 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
         container=st.columns([1, 2])[0],
     )
     with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
-        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds)
+        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds, seed)
     best = cache.loo_optimum(data, kernel)
     ui.show(
         kf.seeds_figure(spread.groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread"
     )
     sizes = ", ".join(map(str, spread.capped))
     capped = ui.prose(CH, "seeds_capped", sizes=sizes, n=f"{len(data.train):,}") if spread.capped else ""
-    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped))
+    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=seed,
+                        last=seed + n_seeds - 1))
     ui.show_code(kv.fit_seeds, label="The code of the seed spread")
 
 
@@ -240,7 +257,7 @@ def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: in
     if picture == "post":
         post_figure(data, kernel, steps, lr, seed)
     else:
-        seed_spread(data, kernel, steps, lr)
+        seed_spread(data, kernel, steps, lr, seed)
 
 
 def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:

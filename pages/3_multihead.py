@@ -14,14 +14,16 @@ LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0,
 
 
 def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:
-    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 0."""
+    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 2024."""
     lr = ui.control(
         "select_slider", "Learning rate", f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
         container=c_lr, help="Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values make "
         "training diverge.",
     )
-    seed = ui.control("slider", "Seed", f"{prefix}seed", default=MH.seed, min_value=0, max_value=99,
-                      container=c_seed, help="Which random hold-out sets are drawn.")
+    seed = ui.control("number", "Seed", f"{prefix}seed", default=MH.seed, min_value=0,
+                      max_value=defaults.SEED_MAX, step=1, container=c_seed,
+                      help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the "
+                      "post splits it. The post's is 2024.")
     return lr, seed
 
 
@@ -135,8 +137,8 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     st.caption(ui.prose(CHAPTER, "post_caption"))
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
-    ui.show_code(kv.fit, heads.initial_lengthscales, heads._setup, training.run, kv.predict_heads,
-                 pooling.mix)
+    ui.show_code(kv.fit, heads.initial_lengthscales, training.holdout_split, pooling.masked_softmax,
+                 training.run, kv.predict_heads, pooling.mix)
     ours, post = cache_heads.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
     cache_heads.show_table(cache_heads.post_table(panels), height="content")
