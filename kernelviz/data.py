@@ -5,12 +5,12 @@ Every data set the dashboard shows is a :class:`Dataset`: finite float64 arrays 
 
 Synthetic sets (reproducible from ``(n, seed)``):
 
-* ``blog`` (seed 000, "From kernel regression to the transformer"): heteroskedastic noise,
+* ``blog`` (the blog post "From kernel regression to the transformer"): heteroskedastic noise,
 
       f(x) = 0.5 sin x − sin 3x + 0.2 x²,   n(x) = 0.2 + 0.05 |x|,   y = f(x) + n(x) ε,  ε ~ N(0, 1),
 
   on x = linspace(−3, 3, n), ε from JAX's PRNGKey(seed) as the post draws it (``kernelviz.post``).
-* ``d2l`` (seeds 002/004, Dive into Deep Learning, "Nadaraya-Watson kernel regression"):
+* ``d2l`` (Dive into Deep Learning, "Nadaraya-Watson kernel regression"):
 
       f(x) = 2 sin x + x^0.8,   n(x) = 0.5,   x ~ U[0, 5] (n points, sorted).
 
@@ -165,7 +165,7 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
         x,
         y,
         (blog_mean, blog_noise_sd),
-        source="Blog post “From kernel regression to the transformer” (seed 000).",
+        source="Blog post “From kernel regression to the transformer”.",
         notes=(
             f"{n} points on an even grid over [−3, 3]; y = f(x) + n(x)·ε with "
             "f(x) = 0.5 sin x − sin 3x + 0.2x² and noise standard deviation n(x) = 0.2 + 0.05|x|.",
@@ -202,8 +202,7 @@ def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
         x,
         y,
         (d2l_mean, d2l_noise_sd),
-        source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling” "
-        "(seeds 002, 004).",
+        source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling”.",
         notes=(
             f"{n} points drawn uniformly on [0, 5] and sorted; y = 2 sin x + x^0.8 + ε with noise "
             "standard deviation 0.5.",

@@ -15,7 +15,9 @@ CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
 SQRT2 = math.sqrt(2.0)
 LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
-SEED_MAX = 99  # the seed sliders
+SEED_MAX = 99  # the seed slider of d2l's w₀
+LOSS_HELP = ("kernelviz's readout: the mean squared error on the held-out points over the last "
+             f"{cache.TAIL} steps (the post prints none).")
 EPOCHS_MAX = 200  # the epochs sliders of the d2l section
 EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
@@ -55,7 +57,8 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
     lo_h, hi_h = kv.holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
-    kernel = kernel_box("Kernel", "masked.kernel", c1)
+    kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
+                        "the other kernels are kernelviz's, trained the same way.")
     holdout = ui.control(
         "slider",
         "Hold-out size",
@@ -99,7 +102,7 @@ def masked_metrics(view: cache.MaskedView, steps: int) -> None:
         help=f"Started at ℓ = {view.start:.3g}. The post's convention: √2 ℓ = {view.learned * SQRT2:.4g}.",
     )
     m2.metric("Exact leave-one-out optimum ℓ*", "none" if view.best is None else f"{view.best:.4g}")
-    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}")
+    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}", help=LOSS_HELP)
     m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
 
 
@@ -344,7 +347,8 @@ def d2l_section(data: ui.Data) -> None:
     m4.metric(
         "Weight on its own pair",
         f"{view.self_weight:.0%}",
-        help="The weight a training point gives its own pair (mean over the training points), with the "
+        help="kernelviz's measure: the weight a training point gives its own pair (mean over the training "
+        "points), with the "
         "learned w.",
     )
     d2l_figures(pdata, view, kotlin, epochs)

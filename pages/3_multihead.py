@@ -53,7 +53,9 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
     cache_heads.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
-    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}")
+    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}",
+              help="kernelviz's readout: the mean squared error on the held-out points over the last "
+              f"{cache_heads.TAIL} steps (the post prints none).")
     m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
     m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
     truth = data.truth()
@@ -172,7 +174,8 @@ ui.say(CHAPTER, "shared_controls")
 kernel = ui.control(
     "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
     format_func=lambda k: kv.get_kernel(k).label, container=st.columns(3)[0],
-    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian.",
+    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian; "
+    "the other kernels are kernelviz's.",
 )
 ui.data_summary(data, training=True)
 
