@@ -19,14 +19,21 @@ __all__ = [
     "HEATMAP_ROWS",
     "KERNEL_GRID_POINTS",
     "KERNEL_REGRESSION",
+    "LEARNING_RATES",
     "MASKED",
     "MULTIHEAD",
     "POST_SPAN",
     "SEED_MAX",
+    "SQRT2",
+    "TAIL",
     "post_lengthscale",
 ]
 
 GRID_POINTS = 256  # query points of every fit figure
+TAIL = 25  # training steps averaged for a hold-out loss readout
+SQRT2 = math.sqrt(2.0)  # the blog post's ℓ_post = √2 ℓ
+# the learning-rate sliders of the post's models (Adam; the post's 0.2 among them)
+LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
 HEATMAP_ROWS = 96  # query rows of an attention-weight heatmap
 HEATMAP_KEYS = 1500  # keys of a heatmap: bigger data sets show an even subsample of this many
 KERNEL_GRID_POINTS = 77  # the learned-kernel heatmap grid of chapter 4 (two panels of 77²: ~12,000 cells)

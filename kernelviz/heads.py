@@ -47,7 +47,6 @@ OUTSIDE = -1e4  # log-kernel of an out-of-support key inside training: finite, f
 LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run counts as diverged
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
-SQRT2 = math.sqrt(2.0)
 POST_SINK = math.log(1e-16)  # the blog post's ks / (sum(ks) + 1e-16): a key of kernel value 1e-16, value 0
 ARITHMETIC = ("kernelviz", "plain", "post")
 
@@ -95,7 +94,7 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
         raise ValueError("the single-kernel model has one head; ask multihead=True for several")
     post = np.linspace(0.1, 3.0, h) if many else np.array([1.0])
     scale = 1.0 if x is None else float(np.ptp(vector("x", x))) / 6.0
-    return post / SQRT2 * (scale if scale > 0 else 1.0)
+    return post / math.sqrt(2.0) * (scale if scale > 0 else 1.0)
 
 
 def _predictor(x, y, kernel, arithmetic: str = "kernelviz"):

@@ -33,6 +33,9 @@ __all__ = [
     "GaussianCheck",
     "HeadsView",
     "Heatmap",
+    "HoldoutPanel",
+    "MaskedView",
+    "SeedSpread",
     "Status",
     "attention_view",
     "cell_budget",
@@ -243,3 +246,60 @@ def training_status(fit: FitResult | AttentionFit, span: float) -> Status:
     if getattr(fit, "method", "") == "search":
         return Status("info", fit.message)
     return Status("note", fit.message)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 2: one masked-training run, the post's panels, the seed spread
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaskedView:
+    """One masked-training run as chapter 2 draws it: the ``fit`` and its ``status``; m(x), s(x) on the grid
+    with the learned ℓ and m(x) with the exact optimum ``best`` (None: none); the mean loss of the last
+    ``defaults.TAIL`` steps; CV(ℓ) on ``ells`` with training's ``path`` of ℓ and its CV, and the learned
+    ℓ's CV."""
+
+    fit: FitResult
+    status: Status
+    mean: np.ndarray
+    std: np.ndarray
+    best: float | None
+    best_mean: np.ndarray | None
+    tail_loss: float
+    ells: np.ndarray
+    cv: np.ndarray
+    path: np.ndarray
+    path_cv: np.ndarray
+    learned_cv: float
+
+    @property
+    def learned(self) -> float:
+        return float(self.fit.lengthscales[0])
+
+    @property
+    def start(self) -> float:
+        return float(self.fit.trajectory[0, 0])
+
+
+@dataclass(frozen=True)
+class HoldoutPanel:
+    """One panel of the post's masked-training figure: the hold-out size, the ℓ learned as the post computes
+    (float32, K/(ΣK + 1e-16)), the ℓ kernelviz's softmax learns from the same hold-out sets, m(x) on the
+    grid with the first, and how the run went."""
+
+    holdout: int
+    lengthscale: float
+    softmax_lengthscale: float
+    mean: np.ndarray
+    status: Status
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """The learned ℓ of each seed by hold-out size (``groups``), the steps each run took, and the hold-out
+    sizes that were reduced to keep the panel quick (``capped``)."""
+
+    groups: dict[str, np.ndarray]
+    steps: int
+    capped: tuple[int, ...]

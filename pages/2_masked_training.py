@@ -13,8 +13,8 @@ from kernelviz.ui import cache
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
-SQRT2 = math.sqrt(2.0)
-LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
+SQRT2 = defaults.SQRT2
+LEARNING_RATES = defaults.LEARNING_RATES
 SEED_MAX = 99  # the seed slider of d2l's w₀
 LOSS_HELP = ("kernelviz's readout: the mean squared error on the held-out points over the last "
              f"{cache.TAIL} steps (the post prints none).")

@@ -10,7 +10,7 @@ from kernelviz.ui import cache_heads
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
 
-LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+LEARNING_RATES = defaults.LEARNING_RATES
 
 
 def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:

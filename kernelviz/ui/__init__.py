@@ -45,7 +45,7 @@ How to add a chapter
    query parameter. ``control`` validates and clamps whatever the URL says and ignores junk. Results that
    hold weight matrices use ``max_entries=ui.HEAVY_CACHE_ENTRIES``, so the server's memory stays bounded
    however many views its visitors explore.
-3. Register the file in app.py's ``CHAPTERS`` list (path, title, Material icon such as
+3. Register the file in ``kernelviz/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
    ``":material/show_chart:"``, one-line summary, preview builder).
 4. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
    page is added to its table).

@@ -26,6 +26,7 @@ from kernelviz.parametric import batch_count
 from kernelviz.shapes import bucket
 from kernelviz.ui.controls import lengthscale_options, log_options
 from kernelviz.ui.sidebar import GRID_POINTS, Data, make_data
+from kernelviz.views import HoldoutPanel, MaskedView, SeedSpread
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
@@ -43,7 +44,7 @@ HEATMAP_KEYS = defaults.HEATMAP_KEYS  # keys of a heatmap: bigger data sets show
 Heat = views.Heatmap  # what ``heatmap_weights`` returns
 LOO_CURVE_POINTS = 20  # lengthscales per decade of chapter 2's leave-one-out curve
 PATH_POINTS = 60  # points of the training path drawn on that curve
-TAIL = 25  # steps averaged for the loss readout
+TAIL = defaults.TAIL
 SEED_WORK_MAX = 80_000_000  # kernel evaluations allowed for one run of the seed-spread panel
 D2L_QUERIES = np.arange(0.0, 5.0, 0.1)  # d2l's test inputs x_test = arange(0, 5, 0.1)
 
@@ -156,34 +157,6 @@ def loo_optimum(data: Data, kernel: str) -> float | None:
         return None
 
 
-@dataclass(frozen=True)
-class MaskedView:
-    """One masked-training run as chapter 2 draws it: the ``fit`` and its ``status``; m(x), s(x) on the grid
-    with the learned ℓ and m(x) with the exact optimum ``best`` (None: none); the mean loss of the last
-    ``TAIL`` steps; CV(ℓ) on ``ells`` with training's ``path`` of ℓ and its CV, and the learned ℓ's CV."""
-
-    fit: kv.FitResult
-    status: views.Status
-    mean: np.ndarray
-    std: np.ndarray
-    best: float | None
-    best_mean: np.ndarray | None
-    tail_loss: float
-    ells: np.ndarray
-    cv: np.ndarray
-    path: np.ndarray
-    path_cv: np.ndarray
-    learned_cv: float
-
-    @property
-    def learned(self) -> float:
-        return float(self.fit.lengthscales[0])
-
-    @property
-    def start(self) -> float:
-        return float(self.fit.trajectory[0, 0])
-
-
 @_cached()
 def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                 seed: int) -> MaskedView:
@@ -222,19 +195,6 @@ def loo_figure(view: MaskedView) -> go.Figure:
                          trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
 
 
-@dataclass(frozen=True)
-class HoldoutPanel:
-    """One panel of the post's masked-training figure: the hold-out size, the ℓ learned as the post computes
-    (float32, K/(ΣK + 1e-16)), the ℓ kernelviz's softmax learns from the same hold-out sets, m(x) on the
-    grid with the first, and how the run went."""
-
-    holdout: int
-    lengthscale: float
-    softmax_lengthscale: float
-    mean: np.ndarray
-    status: views.Status
-
-
 @_cached()
 def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                   seed: int) -> HoldoutPanel:
@@ -264,16 +224,6 @@ def fit_seeds(data: Data, kernel: str, holdout: int, steps: int, learning_rate: 
     train = data.train
     return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout, steps=steps,
                         learning_rate=learning_rate)
-
-
-@dataclass(frozen=True)
-class SeedSpread:
-    """The learned ℓ of each seed by hold-out size (``groups``), the steps each run took, and the hold-out
-    sizes that were reduced to keep the panel quick (``capped``)."""
-
-    groups: dict[str, np.ndarray]
-    steps: int
-    capped: tuple[int, ...]
 
 
 @_cached()

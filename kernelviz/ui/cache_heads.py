@@ -45,8 +45,8 @@ __all__ = [
 ]
 
 MH = defaults.MULTIHEAD
-SQRT2 = math.sqrt(2.0)
-TAIL = 25  # steps averaged for the loss readout
+SQRT2 = defaults.SQRT2
+TAIL = defaults.TAIL
 FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
+from kernelviz import defaults
 from kernelviz.ui.controls import control
 from kernelviz.ui.text import md_escape
 
@@ -31,7 +32,7 @@ __all__ = [
     "native_sample",
 ]
 
-GRID_POINTS = 256  # query grid of every fit figure (kv.warmup compiles for it)
+GRID_POINTS = defaults.GRID_POINTS  # query grid of every fit figure (kv.warmup compiles for it)
 POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 
 # session_state keys that are not widgets

@@ -1,0 +1,53 @@
+"""The home page's previews: one small picture per chapter, as the chapter opens on the current data."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+import kernelviz as kv
+from kernelviz import defaults
+from kernelviz import figures as kf
+from kernelviz.ui import cache
+from kernelviz.ui.sidebar import Data
+
+__all__ = ["attention", "kernel_regression", "masked_training", "multihead"]
+
+
+def kernel_regression(data: Data) -> go.Figure:
+    """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
+    s = cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
+    truth = data.truth()
+    fig = kf.fit_figure(
+        data.ds.x,
+        data.ds.y,
+        data.grid(),
+        [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")],
+        truth=None if truth is None else truth[0],
+        x_title="x",
+        y_title="y",
+    )
+    return kf.thumbnail(fig)
+
+
+def masked_training(data: Data) -> go.Figure:
+    """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
+    m = defaults.MASKED
+    holdout = min(m.holdout, kv.holdout_range(len(data.train))[1])
+    view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
+    return kf.thumbnail(cache.loo_figure(view))
+
+
+def multihead(data: Data) -> go.Figure:
+    """Chapter 3's default model: each head's fit and their mixture."""
+    view = cache.heads_preview(data)
+    names = [f"head {h + 1}" for h in range(view.head_means.shape[0])]
+    fig = kf.heads_fit_figure(data.ds.x, data.ds.y, view.grid, view.head_means, view.mean, None, names)
+    return kf.thumbnail(fig)
+
+
+def attention(data: Data) -> go.Figure:
+    """Chapter 4's default layer: the first head's attention weights of grid queries over the keys."""
+    heat = cache.attention_preview(data).cross
+    fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
+    fig.update_layout(coloraxis_showscale=False)
+    return kf.thumbnail(fig)
