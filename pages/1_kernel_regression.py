@@ -36,6 +36,14 @@ def d2l_pooling(data: ui.Data) -> None:
 def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
     """d2l's consistency remark where a student can try it: exercise 1 at ℓ = 1 with growing n."""
     ui.say(CH, "d2l_consistency")
+    c1, c2 = st.columns(2)
+    c1.metric(f"Error at ℓ = 1, n = {data.n:,}", f"{view.error:.3g}",
+              help="Root mean squared difference from the true mean f on d2l's 50 test inputs.")
+    sweep_on = ui.control("toggle", "Exercise 1 for every n up to 1,000", "kr.d2l_sweep", default=False,
+                          container=c2, help="kernelviz's: d2l's pooling at ℓ = 1 and at the leave-one-out "
+                          "optimum ℓ*(n) for every n of the sidebar up to 1,000, with this noise seed.")
+    if not sweep_on:
+        return
     seed = data.key[2]
     with ui.busy("Exercise 1 for every n up to 1,000: d2l's pooling at ℓ = 1 and at the leave-one-out ℓ*…"):
         sweep = cache_d2l.consistency(seed)
@@ -46,8 +54,6 @@ def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
                                         y_title="error against f on the test inputs"),
                 key="kr.d2l_consistency", filename="kernelviz-d2l-consistency")
     with right:
-        st.metric(f"Error at ℓ = 1, n = {data.n:,}", f"{view.error:.3g}",
-                  help="Root mean squared difference from the true mean f on d2l's 50 test inputs.")
         ui.say(CH, "d2l_consistency_result", seed=seed, first=sweep.sizes[0], last=f"{sweep.sizes[-1]:,}",
                fixed0=f"{sweep.fixed[0]:.2f}", fixed1=f"{sweep.fixed[-1]:.2f}",
                tuned0=f"{sweep.tuned[0]:.2f}", tuned1=f"{sweep.tuned[-1]:.3f}",
