@@ -78,4 +78,4 @@ def as_self_attention(fit: AttentionFit, x: object, y: object) -> SelfAttentionW
     pad = ((0, 0), (0, 1), (0, 0))  # one more row, for ỹ
     w_q, w_k = (np.pad(w, pad) for w in (fit.w_q, fit.w_k))
     return SelfAttentionWeights(tokens(xt, ys / fit.y_scale), w_q, w_k, np.asarray(fit.w_v),
-                        np.asarray(fit.mixing).reshape(-1, 1))
+                                np.asarray(fit.mixing).reshape(-1, 1))
