@@ -44,6 +44,13 @@ from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_length
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
 from kernelviz.loo import loo_curve, loo_lengthscale
 from kernelviz.parametric import fit_parametric
+from kernelviz.selfattention import (
+    SelfAttentionWeights,
+    as_self_attention,
+    multihead_self_attention,
+    self_attention,
+    softmax_attention,
+)
 from kernelviz.smoothing import (
     HEADS_MAX,
     HeadsPrediction,
@@ -86,8 +93,10 @@ __all__ = [
     "GaussianAttention",
     "HeadsPrediction",
     "Kernel",
+    "SelfAttentionWeights",
     "Smooth",
     "WarmupReport",
+    "as_self_attention",
     "attention_kernel",
     "attention_loo_error",
     "attention_predict",
@@ -115,8 +124,11 @@ __all__ = [
     "loo_curve",
     "loo_lengthscale",
     "make_dataset",
+    "multihead_self_attention",
     "nadaraya_watson",
     "predict_heads",
+    "self_attention",
+    "softmax_attention",
     "start_lengthscales",
     "subsample",
     "warmup",

@@ -23,9 +23,9 @@ import numpy as np
 from kernelviz import pooling, training
 from kernelviz.heads import OUTSIDE, FitResult
 from kernelviz.kernels import Kernel, get_kernel, kernel_index, log_kernel
-from kernelviz.shapes import check_int, check_positive
+from kernelviz.shapes import check_int, check_positive, paired, vector
 
-__all__ = ["batch_count", "fit_parametric", "parametric_loss"]
+__all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
 
 W_LIMIT = 1e300  # |w| beyond this counts as diverged
 
@@ -141,3 +141,30 @@ def fit_parametric(
         learning_rate=lr,
         seed=int(seed),
     )
+
+
+def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: object,
+                      kernel: str = "gaussian", batch_size: int | None = None) -> np.ndarray:
+    """The Kotlin/DJL port's validation loss at each w of ``ws``: the pooling over all training pairs,
+
+        f_w(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i,     e_j(w) = ½(y_val,j − f_w(x_val,j))²,
+
+    scored like DJL's ``EasyTrain.fit`` scores its validation set after an epoch: L2Loss (the batch mean of
+    e_j) on batches of ``batch_size`` validation points in order, averaged over the batches (the last may
+    be smaller: DJL keeps it); ``batch_size`` None is one batch, the mean of all e_j. The port's set is
+    x_val = arange(0, 5, 0.1), y_val = f(x_val) without noise, batches of 10. A validation point with no
+    training input inside a compact kernel's window has no prediction: its loss is NaN.
+    """
+    xs, ys = training.check_data(x, y)
+    xv, yv = paired(x_val, y_val, 1, "the validation set needs at least one point")
+    w = vector("ws", ws)
+    k = get_kernel(kernel)
+
+    def errors(wk: jax.Array) -> jax.Array:
+        scores = log_kernel((xv[:, None] - xs[None, :]) * wk, k.name)
+        return 0.5 * jnp.square(pooling.pool(scores, jnp.asarray(ys)).mean - yv)
+
+    e = np.asarray(jax.vmap(errors)(jnp.asarray(w))).reshape(w.shape[0], xv.shape[0])
+    size = xv.shape[0] if batch_size is None else check_int("batch_size", batch_size, 1, xv.shape[0])
+    starts = range(0, xv.shape[0], size)
+    return np.mean([e[:, b : b + size].mean(axis=1) for b in starts], axis=0)

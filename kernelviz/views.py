@@ -23,13 +23,17 @@ from kernelviz.attention import (
     gaussian_layer,
     tokens,
 )
-from kernelviz.data import Dataset, subsample
+from kernelviz.data import Dataset, d2l_data, subsample
 from kernelviz.figures import thin_heatmap
 from kernelviz.heads import FitResult
+from kernelviz.loo import loo_lengthscale
 from kernelviz.smoothing import nadaraya_watson, predict_heads
 
 __all__ = [
+    "D2L_TEST_INPUTS",
     "AttentionView",
+    "Consistency",
+    "D2lPooling",
     "GaussianCheck",
     "HeadsView",
     "Heatmap",
@@ -39,6 +43,8 @@ __all__ = [
     "Status",
     "attention_view",
     "cell_budget",
+    "d2l_consistency",
+    "d2l_pooling",
     "gaussian_check",
     "heads_view",
     "heatmap_keys",
@@ -52,6 +58,8 @@ FIGURE_CELLS = 12_000  # heatmap cells one figure sends per rerun, all panels to
 MIN_ROWS = 32  # query rows a heatmap keeps however many panels share the budget
 SELF_SIDE = int((FIGURE_CELLS // 2) ** 0.5)  # points × points of a self-attention map (shown beside cross)
 ATTENTION_KEYS = 256  # keys of chapter 4's heatmaps (and queries of its self-attention picture)
+D2L_TEST_INPUTS = np.arange(0.0, 5.0, 0.1)  # d2l's x_test = arange(0, 5, 0.1), the port's xVal
+D2L_HEAT_KEYS = FIGURE_CELLS // D2L_TEST_INPUTS.size  # keys of d2l's heatmap: every test input a row
 RUNAWAY = (1e-4, 1e3)  # a learned ℓ outside span × this range ran away (nearest neighbour / the mean)
 
 
@@ -108,6 +116,65 @@ def weights_heatmap(ds: Dataset, lengthscale: float, kernel: str,
     q = ds.grid(rows)
     w = nadaraya_watson(q, keys.x, keys.y, lengthscale, kernel, with_weights=True).weights
     return _heatmap(w, q, keys.x, note, (rows, defaults.HEATMAP_KEYS))
+
+
+@dataclass(frozen=True)
+class D2lPooling:
+    """d2l's nonparametric attention pooling at ``lengthscale`` (d2l's w = 1/ℓ = 1): the prediction ``mean``
+    at the ``queries`` (d2l's 50 test inputs on its data), the true mean there (None without one), its root
+    mean squared ``error`` against it, and the weights of every query against the sorted training inputs."""
+
+    queries: np.ndarray
+    mean: np.ndarray
+    truth: np.ndarray | None
+    error: float | None
+    heatmap: Heatmap
+    lengthscale: float
+
+
+def _truth_error(mean: np.ndarray, truth: np.ndarray | None) -> float | None:
+    """(1/m Σ_j (m(x_j) − f(x_j))²)^{1/2}, or None without a true mean."""
+    return None if truth is None else float(np.sqrt(np.mean(np.square(mean - truth))))
+
+
+def d2l_pooling(ds: Dataset, lengthscale: float = 1.0) -> D2lPooling:
+    """d2l's Gaussian pooling f(x) = Σ_i softmax_i(−((x − x_i)/ℓ)²/2) y_i drawn as d2l draws it: queries its
+    test inputs arange(0, 5, 0.1) (other data: as many points across their range), keys all the training
+    inputs; the heatmap keeps every query and an even subsample of ``D2L_HEAT_KEYS`` keys above that."""
+    q = D2L_TEST_INPUTS if ds.name == "d2l" else ds.grid(D2L_TEST_INPUTS.size)
+    mean = nadaraya_watson(q, ds.x, ds.y, lengthscale, with_weights=False).mean
+    keys, note = heatmap_keys(ds, D2L_HEAT_KEYS)
+    w = nadaraya_watson(q, keys.x, keys.y, lengthscale, with_weights=True).weights
+    truth = None if ds.true_mean is None else np.asarray(ds.true_mean(q))
+    return D2lPooling(q, mean, truth, _truth_error(mean, truth),
+                      _heatmap(w, q, keys.x, note, (q.size, D2L_HEAT_KEYS)), float(lengthscale))
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """d2l's exercise 1 run for every size: the error against the true mean on the test inputs of d2l's
+    pooling at ℓ = 1 (``fixed``) and at each sample's leave-one-out optimum ℓ* (``tuned``, ``optima``)."""
+
+    sizes: np.ndarray
+    fixed: np.ndarray
+    tuned: np.ndarray
+    optima: np.ndarray
+
+
+def d2l_consistency(sizes: tuple[int, ...], seed: int, lengthscale: float = 1.0) -> Consistency:
+    """For each n of ``sizes``, d2l's data set of n points (noise ``seed``): the error of ``d2l_pooling`` at
+    ``lengthscale`` and at the exact leave-one-out optimum ℓ*(n) (``loo_lengthscale``). At a fixed ℓ the
+    error stops falling at the bias of the smoothed curve; with ℓ shrinking as n grows it keeps falling."""
+    fixed, tuned, optima = [], [], []
+    for n in sizes:
+        ds = d2l_data(int(n), int(seed))
+        ell = loo_lengthscale(ds.x, ds.y)
+        truth = ds.true_mean(D2L_TEST_INPUTS)
+        for out, v in ((fixed, lengthscale), (tuned, ell)):
+            out.append(_truth_error(nadaraya_watson(D2L_TEST_INPUTS, ds.x, ds.y, v, with_weights=False).mean,
+                                    truth))
+        optima.append(ell)
+    return Consistency(np.asarray(sizes), np.array(fixed), np.array(tuned), np.array(optima))
 
 
 @dataclass(frozen=True)

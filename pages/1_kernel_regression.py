@@ -5,9 +5,61 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, smoothing, ui, views
 from kernelviz import figures as kf
-from kernelviz.ui import cache, cache_scrub
+from kernelviz.ui import cache, cache_d2l, cache_scrub
 
 CH = "1_kernel_regression"
+
+
+def d2l_pooling(data: ui.Data) -> None:
+    """d2l's nonparametric attention pooling as d2l draws it: ℓ = 1 (w = 1) at its 50 test inputs, the fit
+    beside the heatmap of sorted test inputs against sorted training inputs."""
+    st.subheader("d2l's nonparametric attention pooling: ℓ = 1 (w = 1)")
+    ui.say(CH, "d2l_intro")
+    with ui.busy("d2l's pooling at ℓ = 1 on its 50 test inputs…"):
+        view = cache_d2l.nonparametric(data)
+    left, right = st.columns(2)
+    with left:
+        curve = kf.Curve("prediction at ℓ = 1 (w = 1)", view.mean, kf.COLORS["fit"])
+        ui.show(kf.fit_figure(data.ds.x, data.ds.y, view.queries, [curve], truth=view.truth,
+                              x_title=data.ds.x_label, y_title=data.ds.y_label, legend_rows=2),
+                key="kr.d2l_fit", filename="kernelviz-d2l-nonparametric")
+    with right:
+        heat = view.heatmap
+        ui.show(kf.heatmap_figure(heat.weights, heat.queries, heat.keys, height=420),
+                key="kr.d2l_heatmap", filename="kernelviz-d2l-heatmap")
+    st.caption(ui.prose(CH, "d2l_caption", n=f"{data.n:,}", rows=heat.weights.shape[0],
+                        cols=heat.weights.shape[1], note=heat.note))
+    ui.show_code(views.d2l_pooling)
+    d2l_consistency(data, view)
+
+
+def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
+    """d2l's consistency remark where a student can try it: exercise 1 at ℓ = 1 with growing n."""
+    ui.say(CH, "d2l_consistency")
+    c1, c2 = st.columns(2)
+    c1.metric(f"Error at ℓ = 1, n = {data.n:,}", f"{view.error:.3g}",
+              help="Root mean squared difference from the true mean f on d2l's 50 test inputs.")
+    sweep_on = ui.control("toggle", "Exercise 1 for every n up to 1,000", "kr.d2l_sweep", default=False,
+                          container=c2, help="kernelviz's: d2l's pooling at ℓ = 1 and at the leave-one-out "
+                          "optimum ℓ*(n) for every n of the sidebar up to 1,000, with this noise seed.")
+    if not sweep_on:
+        return
+    seed = data.key[2]
+    with ui.busy("Exercise 1 for every n up to 1,000: d2l's pooling at ℓ = 1 and at the leave-one-out ℓ*…"):
+        sweep = cache_d2l.consistency(seed)
+    left, right = st.columns([3, 2])
+    with left:
+        errors = {"ℓ = 1 (d2l's w = 1)": sweep.fixed, "ℓ = ℓ*(n), leave-one-out": sweep.tuned}
+        ui.show(kf.error_by_size_figure(sweep.sizes, errors, current=data.n,
+                                        y_title="error against f on the test inputs"),
+                key="kr.d2l_consistency", filename="kernelviz-d2l-consistency")
+    with right:
+        ui.say(CH, "d2l_consistency_result", seed=seed, first=sweep.sizes[0], last=f"{sweep.sizes[-1]:,}",
+               fixed0=f"{sweep.fixed[0]:.2f}", fixed1=f"{sweep.fixed[-1]:.2f}",
+               tuned0=f"{sweep.tuned[0]:.2f}", tuned1=f"{sweep.tuned[-1]:.3f}",
+               ell1=f"{sweep.optima[-1]:.3g}")
+    ui.show_code(views.d2l_consistency, label="The code of the sweep")
+
 data = ui.current_data()
 ds = data.ds
 lo, hi = ds.domain
@@ -149,6 +201,9 @@ with right:
     )
     st.caption(ui.prose(CH, "shape_caption", kernel=K.label))
     ui.show_code(kv.kernel_value, label="The code of the kernel shapes")
+
+if ds.name == "d2l":
+    d2l_pooling(data)
 
 st.subheader("The blog post's four lengthscales")
 ui.say(CH, "panels")

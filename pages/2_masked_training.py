@@ -3,13 +3,13 @@ parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."
 
 import math
 
-import plotly.graph_objects as go
+import numpy as np
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, parametric, training, ui, views
 from kernelviz import figures as kf
-from kernelviz.ui import cache
+from kernelviz.ui import cache, cache_d2l
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
@@ -315,13 +315,6 @@ def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
     )
 
 
-def epoch_loss_figure(losses: object, y_title: str) -> go.Figure:
-    trace = kf.line_trace(range(1, len(losses) + 1), losses, "loss", kf.COLORS["loss"]).update(
-        mode="lines+markers", hovertemplate="epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
-    )
-    return kf.style(go.Figure(trace), x_title="epoch", y_title=y_title, height=340, showlegend=False)
-
-
 @st.fragment
 def d2l_section(data: ui.Data) -> None:
     """d2l's parametric attention pooling as d2l (or the Kotlin port) trains it, drawn as d2l draws it."""
@@ -351,24 +344,41 @@ def d2l_section(data: ui.Data) -> None:
         "points), with the "
         "learned w.",
     )
-    d2l_figures(pdata, view, kotlin, epochs)
+    validation = cache_d2l.kotlin_validation(pdata, kernel, epochs) if kotlin else None
+    d2l_figures(pdata, view, kotlin, epochs, validation)
 
 
-def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs: int) -> None:
+def d2l_loss(view: cache.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
+    """The loss per epoch (d2l's, or the port's beside its validation loss) and w after every epoch."""
+    y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
+    ui.show(kf.epoch_loss_figure(view.epoch_losses, y_title, validation), key="masked.d2l_loss",
+            filename="kernelviz-d2l-loss")
+    shown = [f"{w:.4g}" for w in view.w_epochs]
+    if len(shown) > EPOCHS_SHOWN:
+        shown = [*shown[: EPOCHS_SHOWN - 1], "…", shown[-1]]
+    st.caption(ui.prose(CH, "d2l_loss_caption", ws=" → ".join(shown)))
+
+
+def kotlin_validation(view: cache.ParametricView, validation: np.ndarray | None, epochs: int) -> None:
+    """What the port's validation set is and what its loss did here (none without a true curve)."""
+    if validation is None:
+        ui.say(CH, "kotlin_validation_none")
+        return
+    ui.say(CH, "kotlin_validation")
+    best = int(np.nanargmin(validation)) if np.isfinite(validation).any() else 0
+    ui.say(CH, "kotlin_validation_result", epochs=epochs, first=f"{validation[0]:.4g}",
+           last=f"{validation[-1]:.4g}", best=f"{validation[best]:.4g}", best_epoch=best + 1,
+           train_first=f"{view.epoch_losses[0]:.4g}", train_last=f"{view.epoch_losses[-1]:.4g}")
+    ui.show_code(parametric.validation_losses)
+
+
+def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs: int,
+                validation: np.ndarray | None) -> None:
     """d2l's three pictures: the loss per epoch, the fits, the attention weights before and after."""
     ds = pdata.ds
     left, right = st.columns([2, 3])
-    y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
     with left:
-        ui.show(
-            epoch_loss_figure(view.epoch_losses, y_title),
-            key="masked.d2l_loss",
-            filename="kernelviz-d2l-loss",
-        )
-        shown = [f"{w:.4g}" for w in view.w_epochs]
-        if len(shown) > EPOCHS_SHOWN:
-            shown = [*shown[: EPOCHS_SHOWN - 1], "…", shown[-1]]
-        st.caption(ui.prose(CH, "d2l_loss_caption", ws=" → ".join(shown)))
+        d2l_loss(view, kotlin, validation)
     with right:
         curves = [
             kf.Curve(f"parametric, learned w = {view.w:.3g}", view.learned, kf.COLORS["fit"]),
@@ -395,6 +405,7 @@ def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs
     )
     st.caption(ui.prose(CH, "d2l_heat_caption"))
     if kotlin:
+        kotlin_validation(view, validation, epochs)
         ui.say(CH, "kotlin_why")
         ui.say(CH, "kotlin_here", epochs=epochs, w=f"{view.w:.3g}", own=f"{view.self_weight:.0%}")
     ui.show_code(kv.fit_parametric, parametric.parametric_loss)

@@ -4,7 +4,7 @@ layer beside the kernels it generalises, and self-attention as a map of the sequ
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import attention, defaults, pooling, training, ui, views
+from kernelviz import attention, defaults, pooling, selfattention, training, ui, views
 from kernelviz import figures as kf
 from kernelviz.ui import cache_attention, cache_heads
 
@@ -116,6 +116,17 @@ def layer_scores(data: ui.Data, s: cache_attention.Settings) -> None:
                  attention._pooled)
 
 
+def notes_self_attention(data: ui.Data, s: cache_attention.Settings) -> None:
+    """The notes' PyTorch SelfAttention as the JAX it equals, checked on the trained layer's weights."""
+    ui.say(CHAPTER, "notes")
+    with ui.busy("Running the notes' SelfAttention on the trained layer's weights…"):
+        heads, joined = cache_attention.notes_check(data, s)
+    ui.say(CHAPTER, "notes_check", heads=f"{heads:.0e}", joined=f"{joined:.0e}")
+    ui.show_code(kv.self_attention, selfattention.softmax_attention, selfattention.attention_weights,
+                 kv.multihead_self_attention, kv.as_self_attention,
+                 label="The notes' SelfAttention and multi-head attention, in JAX")
+
+
 @st.fragment
 def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
@@ -130,6 +141,7 @@ def layer_section(data: ui.Data) -> None:
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)
     layer_scores(data, s)
+    notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label)
 
 

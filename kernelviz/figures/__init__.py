@@ -69,7 +69,14 @@ from kernelviz.figures.styling import (
 )
 from kernelviz.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
 from kernelviz.figures.training import _running_mean as _running_mean
-from kernelviz.figures.training import kernel_shape_figure, loo_figure, loss_figure, seeds_figure
+from kernelviz.figures.training import (
+    epoch_loss_figure,
+    error_by_size_figure,
+    kernel_shape_figure,
+    loo_figure,
+    loss_figure,
+    seeds_figure,
+)
 
 __all__ = [
     "COLORS",
@@ -82,6 +89,8 @@ __all__ = [
     "compact",
     "coverage_figure",
     "data_trace",
+    "epoch_loss_figure",
+    "error_by_size_figure",
     "even_indices",
     "even_points",
     "fit_figure",

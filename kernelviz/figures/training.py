@@ -66,6 +66,41 @@ def loss_figure(
     return style(fig, x_title="training step", y_title=y_title, height=height, log_y=True)
 
 
+def epoch_loss_figure(losses: object, y_title: str, validation: object | None = None, *,
+                      height: int = 340) -> go.Figure:
+    """The loss of every epoch (lines and markers, epochs 1 … E) and, when given, the validation loss
+    after every epoch beside it (the truth's colour: it scores the fit against the noise-free curve), on a
+    log axis then, since the two can differ tenfold."""
+    v = vec(losses)
+    epochs = np.arange(1, v.shape[0] + 1)
+    hover = "epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
+    traces = [line_trace(epochs, v, "training loss", COLORS["loss"]).update(mode="lines+markers",
+                                                                             hovertemplate=hover)]
+    if validation is not None:
+        traces.append(line_trace(epochs, vec(validation), "validation loss", COLORS["truth"], dash="dash")
+                      .update(mode="lines+markers", hovertemplate=hover.replace("loss", "validation loss")))
+    return style(go.Figure(traces), x_title="epoch", y_title=y_title, height=height,
+                 showlegend=validation is not None, legend_rows=2, log_y=validation is not None)
+
+
+def error_by_size_figure(sizes: object, errors: Mapping[str, object], current: int | None = None, *,
+                         y_title: str = "error against the true mean", height: int = 340) -> go.Figure:
+    """Errors (one line with markers per entry of ``errors``, name → values) against the number of
+    points n, both axes log; a dotted vertical line at the ``current`` n."""
+    n = vec(sizes)
+    colors = (COLORS["average"], COLORS["fit"], COLORS["optimum"])
+    traces = [line_trace(n, v, name, colors[i % len(colors)]).update(
+        mode="lines+markers", hovertemplate=f"{name}<br>n = %{{x}}<br>error = %{{y:.3g}}<extra></extra>")
+        for i, (name, v) in enumerate(errors.items())]
+    if current is not None:
+        values = np.concatenate([vec(v) for v in errors.values()])
+        span = [float(np.nanmin(values)), float(np.nanmax(values))]
+        traces.append(line_trace([current, current], span, f"this page's n = {current:,}", COLORS["data"],
+                                 dash="dot", width=1.5, hoverinfo="skip"))
+    return style(go.Figure(traces), x_title="number of points n", y_title=y_title, height=height,
+                 log_x=True, log_y=True, legend_rows=2)
+
+
 def _marker(
     x: float, y: float | None, name: str, symbol: str, size: int, color: str, hover: str
 ) -> go.Scatter:

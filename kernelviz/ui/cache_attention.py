@@ -32,6 +32,7 @@ __all__ = [
     "comparison_table",
     "gaussian_check",
     "maps_table",
+    "notes_check",
     "sequence_figure",
     "train",
     "view",
@@ -73,6 +74,19 @@ def train(data: Data, s: Settings) -> kv.AttentionFit:
 def view(data: Data, s: Settings) -> views.AttentionView:
     """``views.attention_view`` of the layer ``train`` trains with the same settings (trained once)."""
     return views.attention_view(data.ds, train(data, s))
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+def notes_check(data: Data, s: Settings) -> tuple[float, float]:
+    """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
+    (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
+    the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
+    fit, points = train(data, s), data.train
+    w = kv.as_self_attention(fit, points.x, points.y)
+    layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
+    heads = np.stack([kv.self_attention(w.x, *maps) for maps in zip(w.w_q, w.w_k, w.w_v, strict=True)])
+    joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
+    return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
 
 
 def maps_table(check: views.GaussianCheck) -> dict[str, list]:
