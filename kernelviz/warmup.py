@@ -32,10 +32,11 @@ from kernelviz.attention import (
     fit_attention,
     gaussian_attention_params,
 )
+from kernelviz.data import d2l_data
 from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
 from kernelviz.loo import loo_curve, loo_lengthscale
-from kernelviz.parametric import fit_parametric
+from kernelviz.parametric import fit_parametric, validation_losses
 from kernelviz.smoothing import nadaraya_watson, predict_heads
 from kernelviz.training import holdout_range
 
@@ -176,6 +177,16 @@ def _kernel_shapes() -> None:
         np.asarray(kernel_value(u, name))
 
 
+def _d2l_views() -> None:
+    """d2l's nonparametric pooling as chapter 1 draws it (its 50 test inputs, the heatmap) and the Kotlin
+    port's validation loss (its 50 noise-free points): small programs on d2l's own sample."""
+    from kernelviz.views import d2l_pooling  # views pulls in the figure helpers: not at import time
+
+    ds = d2l_data()
+    view = d2l_pooling(ds)
+    validation_losses(ds.x, ds.y, view.queries, view.truth, [1.0], batch_size=10)
+
+
 def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
     """The warm-up's calls in priority order: the default views for each size (the first size first),
     then everything else for each size. Calls already compiled (or in the persistent cache) cost little."""
@@ -184,7 +195,7 @@ def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[],
     for i, n in enumerate(sizes):
         tasks.extend(_default_views(n))
         if i == 0:
-            tasks.append(_kernel_shapes)
+            tasks.extend((_kernel_shapes, _d2l_views))
     for n in sizes:
         tasks.extend(_other_views(n))
     return tasks

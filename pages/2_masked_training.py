@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, parametric, training, ui, views
+from kernelviz import defaults, parametric, training, ui
 from kernelviz import figures as kf
 from kernelviz.ui import cache, cache_d2l
 
@@ -41,16 +41,6 @@ def seed_box(container: object) -> int:
         help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
         "The post's is 2024: with it the four panels below are the post's own runs.",
     )
-
-
-def show_status(status: views.Status, prefix: str = "") -> None:
-    """A training run's status: a warning, an explanation (a search) or a quiet note."""
-    if status.level == "warning":
-        st.warning(prefix + status.message, icon=":material/warning:")
-    elif status.level == "info":
-        st.info(prefix + status.message, icon=":material/search:")
-    elif status.message:
-        st.caption(prefix + status.message)
 
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
@@ -108,7 +98,7 @@ def masked_metrics(view: cache.MaskedView, steps: int) -> None:
 
 def masked_fit(data: ui.Data, view: cache.MaskedView, kernel: str, steps: int) -> None:
     """Status, readouts and the fit with the learned ℓ and the exact optimum."""
-    show_status(view.status)
+    ui.show_status(view.status)
     ui.data_summary(data, training=True)
     masked_metrics(view, steps)
     curves = [
@@ -174,7 +164,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         panels = [cache.holdout_panel(data, kernel, k, steps, lr, seed) for k in sizes]
     for p in panels:
         if p.status.level == "warning":
-            show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
+            ui.show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
     titles = [panel_title(p) for p in panels]
     truth = data.truth()
     ui.show(
@@ -293,13 +283,8 @@ def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
     epochs = epochs_slider(pdata, kotlin, c3)
     if kotlin:
         return pdata, kernel, True, epochs, D2L.seed
-    seed = seed_slider(
-        "Seed of w₀",
-        "masked.d2l_seed",
-        D2L.seed,
-        c4,
-        "d2l draws w₀ uniformly from [0, 1); this seed picks it.",
-    )
+    seed = seed_slider("Seed of w₀", "masked.d2l_seed", D2L.seed, c4,
+                       "d2l draws w₀ uniformly from [0, 1); this seed picks it.")
     return pdata, kernel, False, epochs, seed
 
 
@@ -325,25 +310,20 @@ def d2l_section(data: ui.Data) -> None:
     with ui.busy(f"Training w for {epochs} epochs of SGD…"):
         view = cache.parametric_view(pdata, kernel, kotlin, epochs, seed)
     ui.say(CH, "kotlin_runs" if kotlin else "d2l_runs", epochs=epochs, seed=seed, w0=f"{view.w_path[0]:.3g}")
-    show_status(view.status)
+    ui.show_status(view.status)
     ui.data_summary(pdata, training=True)
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(
-        f"Learned w after {epochs} epochs", f"{view.w:.4g}", help=f"Started at w₀ = {view.w_path[0]:.3g}."
-    )
+    m1.metric(f"Learned w after {epochs} epochs", f"{view.w:.4g}",
+              help=f"Started at w₀ = {view.w_path[0]:.3g}.")
     m2.metric("ℓ = 1/w", f"{1.0 / view.w:.4g}")
     m3.metric(
         "Optimum w* = 1/ℓ*",
         "none" if view.w_star is None else f"{view.w_star:.4g}",
         help="kernelviz adds it: the w whose leave-one-out error is least (1/kv.loo_lengthscale).",
     )
-    m4.metric(
-        "Weight on its own pair",
-        f"{view.self_weight:.0%}",
-        help="kernelviz's measure: the weight a training point gives its own pair (mean over the training "
-        "points), with the "
-        "learned w.",
-    )
+    m4.metric("Weight on its own pair", f"{view.self_weight:.0%}",
+              help="kernelviz's measure: the weight a training point gives its own pair (mean over the "
+              "training points), with the learned w.")
     validation = cache_d2l.kotlin_validation(pdata, kernel, epochs) if kotlin else None
     d2l_figures(pdata, view, kotlin, epochs, validation)
 
@@ -392,17 +372,9 @@ def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs
         )
         st.caption(ui.prose(CH, "d2l_fit_caption"))
     heat = view.heatmap
-    ui.show(
-        kf.heatmap_pair_figure(
-            heat.weights[0],
-            heat.weights[1],
-            heat.queries,
-            heat.keys,
-            ("w = 1 (nonparametric)", f"learned w = {view.w:.3g}"),
-        ),
-        key="masked.d2l_heatmaps",
-        filename="kernelviz-d2l-heatmaps",
-    )
+    pair = kf.heatmap_pair_figure(heat.weights[0], heat.weights[1], heat.queries, heat.keys,
+                                  ("w = 1 (nonparametric)", f"learned w = {view.w:.3g}"))
+    ui.show(pair, key="masked.d2l_heatmaps", filename="kernelviz-d2l-heatmaps")
     st.caption(ui.prose(CH, "d2l_heat_caption"))
     if kotlin:
         kotlin_validation(view, validation, epochs)

@@ -50,7 +50,7 @@ def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
 def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
     """Readouts, the fit with every head and the band of the mixture."""
     ds, K, n_heads = data.ds, kv.get_kernel(kernel), len(result.lengthscales)
-    cache_heads.show_status(cache_heads.status(data, result))
+    ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
     m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}",
@@ -133,7 +133,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
         panels = cache_heads.panels(data, kernel, lr, seed)
-    cache_heads.show_status(cache_heads.panels_status(panels))
+    ui.show_status(cache_heads.panels_status(panels))
     ui.show(cache_heads.panels_figure(data, panels), key="mh.panels",
             filename="kernelviz-multihead-post-panels")
     st.caption(ui.prose(CHAPTER, "post_caption"))

@@ -74,7 +74,7 @@ def layer_controls(train: kv.Dataset) -> cache_attention.Settings:
 def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
               view: views.AttentionView) -> None:
     """How training went, the readouts and the layer's fit with every head's part of it."""
-    cache_heads.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
+    ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
     ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
     ui.say(CHAPTER, "start", ells=ells)
     ui.say(CHAPTER, "decay")

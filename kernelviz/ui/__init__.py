@@ -103,6 +103,7 @@ from kernelviz.ui.text import (
     say,
     show,
     show_code,
+    show_status,
     try_this,
 )
 
@@ -149,6 +150,7 @@ __all__ = [
     "say",
     "show",
     "show_code",
+    "show_status",
     "sync_url",
     "to_url",
     "training_work",

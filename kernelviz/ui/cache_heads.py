@@ -38,7 +38,6 @@ __all__ = [
     "panels_figure",
     "panels_status",
     "post_table",
-    "show_status",
     "show_table",
     "status",
     "sum_of_mixing",
@@ -70,16 +69,6 @@ def status(data: Data, result: kv.FitResult) -> views.Status:
     """``views.training_status`` with the span of the training points."""
     lo, hi = data.train.domain
     return views.training_status(result, hi - lo)
-
-
-def show_status(s: views.Status) -> None:
-    """A warning, an info box or a caption, as ``s.level`` says; nothing for an empty note."""
-    if s.level == "warning":
-        st.warning(s.message, icon=":material/warning:")
-    elif s.level == "info":
-        st.info(s.message, icon=":material/search:")
-    elif s.message:
-        st.caption(s.message)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,17 @@ def say(chapter: str, section: str, **values: object) -> None:
     st.markdown(prose(chapter, section, **values))
 
 
+def show_status(status: object, prefix: str = "") -> None:
+    """A run's ``views.Status``: a warning, an info box (a search) or a quiet caption, as its level says;
+    nothing for an empty note."""
+    if status.level == "warning":
+        st.warning(prefix + status.message, icon=":material/warning:")
+    elif status.level == "info":
+        st.info(prefix + status.message, icon=":material/search:")
+    elif status.message:
+        st.caption(prefix + status.message)
+
+
 NO_LOSS = "Training diverged at its first step, so there is no loss to draw. Lower the learning rate."
 
 
