@@ -100,9 +100,13 @@ def dataset_from_arrays(
     noise_sd: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Dataset:
     """A validated :class:`Dataset` from two equal-length 1-D sequences of numbers, sorted by x."""
-    xa, ya = _vector(x, "x"), _vector(y, "y")
-    if xa.shape != ya.shape:
-        raise DataError(f"x and y must have the same length; got {xa.size:,} x values and {ya.size:,} y.")
+    try:
+        xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise DataError(f"x and y must be sequences of real numbers ({exc}).") from None
+    if xa.ndim != 1 or xa.shape != ya.shape:
+        raise DataError(f"x and y must be flat sequences of the same length; got shapes {xa.shape} and "
+                        f"{ya.shape}.")
     return _checked(xa, ya, lambda i: f"index {i}", ("x", "y"), name=str(name), title=str(title),
                     x_label=str(x_label), y_label=str(y_label), source=str(source), notes=[*notes],
                     true_mean=true_mean, noise_sd=noise_sd)
@@ -130,16 +134,6 @@ def _checked(x: np.ndarray, y: np.ndarray, where: Callable[[int], str], labels: 
                         "differ; choose another x column.")
     fields = {"true_mean": None, "noise_sd": None, **fields}
     return Dataset(x=x[order], y=y[order], notes=tuple(notes), n_rows_read=keep.size, **fields)
-
-
-def _vector(values: Any, label: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise DataError(f"{label} must be a sequence of real numbers ({exc}).") from None
-    if arr.ndim != 1:
-        raise DataError(f"{label} must be one-dimensional (a flat list of numbers); got shape {arr.shape}.")
-    return arr
 
 
 def _read_bytes(source: Any) -> bytes:

@@ -167,16 +167,16 @@ def test_dataset_from_arrays_keeps_duplicated_x_in_stable_order() -> None:
 @pytest.mark.parametrize(
     ("x", "y", "phrase"),
     [
-        ([1, 2, 3], [1, 2], "same length"),
-        ([[1, 2], [3, 4]], [[1, 2], [3, 4]], "one-dimensional"),
+        ([1, 2, 3], [1, 2], "same length; got shapes (3,) and (2,)"),
+        ([[1, 2], [3, 4]], [[1, 2], [3, 4]], "flat sequences"),
         ([1, 2], [1, 2], "at least 3"),
         ([1, 2, np.nan], [1, 2, 3], "Only 2 usable rows"),
         ([1, 1, 1], [1, 2, 3], "x values that differ"),
         ([1, 2, 1e200], [1, 2, 3], "between −1e150 and 1e150"),
         ([1, 2, 3], [1, -2e151, 3], "between −1e150 and 1e150"),
-        (["a", "b", "c"], [1, 2, 3], "sequence of real numbers"),
-        ([1j, 2, 3], [1, 2, 3], "sequence of real numbers"),
-        ([{}, 1, 2], [1, 2, 3], "sequence of real numbers"),
+        (["a", "b", "c"], [1, 2, 3], "sequences of real numbers"),
+        ([1j, 2, 3], [1, 2, 3], "sequences of real numbers"),
+        ([{}, 1, 2], [1, 2, 3], "sequences of real numbers"),
     ],
 )
 def test_dataset_from_arrays_rejects(x, y, phrase: str) -> None:
