@@ -101,6 +101,8 @@ def dataset_from_arrays(
 ) -> Dataset:
     """A validated :class:`Dataset` from two equal-length 1-D sequences of numbers, sorted by x."""
     try:
+        if np.iscomplexobj(x) or np.iscomplexobj(y):  # NumPy would drop the imaginary parts
+            raise TypeError("complex numbers")
         xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:
         raise DataError(f"x and y must be sequences of real numbers ({exc}).") from None

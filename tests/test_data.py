@@ -176,6 +176,7 @@ def test_dataset_from_arrays_keeps_duplicated_x_in_stable_order() -> None:
         ([1, 2, 3], [1, -2e151, 3], "between −1e150 and 1e150"),
         (["a", "b", "c"], [1, 2, 3], "sequences of real numbers"),
         ([1j, 2, 3], [1, 2, 3], "sequences of real numbers"),
+        (np.array([1j, 2, 3]), [1, 2, 3], "sequences of real numbers (complex numbers)"),
         ([{}, 1, 2], [1, 2, 3], "sequences of real numbers"),
     ],
 )
