@@ -26,6 +26,7 @@ import codecs
 import io
 import os
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import islice
@@ -62,7 +63,7 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
     data, notes = _decode(_read_bytes(source))
     sep, skip, width = _sniff(data)
     options = dict(sep=sep or r"\s+", skiprows=skip, header=None, comment="#", skipinitialspace=True)
-    sample = _read(data, options, names=range(width), dtype=str, on_bad_lines="skip",
+    sample = _read(data, options, names=range(width), dtype=str, index_col=False, on_bad_lines="skip",
                    nrows=max(5, min(1000, 200_000 // width)))
     commas = sep != ","  # with another delimiter, "1,5" means 1.5
     header, names, numeric = _layout(sample, commas, _SEPARATORS[sep])
@@ -218,7 +219,9 @@ def _read(data: bytes, options: dict[str, Any], **more: Any) -> pd.DataFrame:
     import pandas as pd
 
     try:
-        return pd.read_csv(io.BytesIO(data), encoding="utf-8", **options, **more)
+        with warnings.catch_warnings():  # a row wider than ``names`` is cut short, which is what we want
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            return pd.read_csv(io.BytesIO(data), encoding="utf-8", **options, **more)
     except (ValueError, OverflowError, IndexError) as exc:  # pandas' ParserError is a ValueError
         raise DataError(f"The file is not valid CSV ({' '.join(str(exc).split())}). Check its quotes (an "
                         'unmatched " swallows the rest of the file) and delimiters.') from None

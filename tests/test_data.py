@@ -590,6 +590,13 @@ def _check_valid(ds: kv.Dataset) -> None:
     assert all(isinstance(c, str) and len(c) <= 60 for c in ds.columns)
 
 
+def test_a_quote_that_joins_lines_is_not_taken_for_an_index_column() -> None:
+    content = b'a b "c\n 0  0\t0\n 1  -1\t1\n 2  -2\t2\n 3  -3\t3\n 4  -4\t4\n 5  -5\t5\n 6  -Es16\t6\n'
+    content += b' 7  -7\t7\n 8  -8"e\t81  -11\t11\n 12  -12\t12\n'
+    with pytest.raises(kv.DataError, match="Check its quotes"):  # the quote makes one row of many lines
+        kv.load_csv(content)
+
+
 def test_random_bytes_only_raise_data_error() -> None:
     rng = np.random.default_rng(20240601)
     for case in range(300):
