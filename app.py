@@ -208,7 +208,7 @@ def home() -> None:
     st.caption(
         "Sources: Paweł Czyż, “From kernel regression to the transformer” (blog post); “Attention as a "
         "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel "
-        "regression” and “Attention pooling”; lecture notes “Kernel regression → attention”."
+        "regression” and “Attention pooling”; lecture notes “Attention / Kernel Regression”."
     )
 
 

@@ -31,7 +31,7 @@ import optax
 from jax import random
 
 import kernelviz as kv
-from kernelviz import heads, training
+from kernelviz import heads, post, training
 
 HEADS = 8
 
@@ -143,35 +143,42 @@ def against_the_post(x: np.ndarray, y: np.ndarray, X: jax.Array, Y: jax.Array,
 def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """kv.fit with each speed device switched off in turn, same run."""
     print("\nspeed devices of kv.fit (8 heads, 1,000 steps), each switched off in turn, same run:")
-    print(f"{'hold-out':>8} {'both':>10} {'plain float64 autodiff':>24} {'all rows every step':>21}")
+    print(f"{'hold-out':>8} {'both':>10} {'plain float64 autodiff':>24} {'all rows every step':>21} "
+          f"{'post arithmetic':>21}")
     for holdout in (1, 75):
         row = []
-        for devices in ((True, True), (False, True), (True, False)):
-            def run(h=holdout, d=devices):
-                heads._train(x, y, [1], HEADS, "gaussian", h, args.steps, 0.2, None, devices=d)
+        variants = (("kernelviz", True), ("plain", True), ("kernelviz", False), ("post", True))
+        for arithmetic, chunked in variants:
+            req = heads.Request(HEADS, holdout=holdout, steps=args.steps, arithmetic=arithmetic)
+
+            def run(r=req, c=chunked):
+                heads.train(x, y, [1], r, chunked=c)
             run()
             row.append(median_time(run, max(1, min(args.repeats, 3))))
         print(f"{holdout:>8} {row[0] * 1e3:>8.1f}ms {row[1] * 1e3:>15.1f}ms ({row[1] / row[0]:.1f}x) "
-              f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x)")
+              f"{row[2] * 1e3:>12.1f}ms ({row[2] / row[0]:.1f}x) "
+              f"{row[3] * 1e3:>12.1f}ms ({row[3] / row[0]:.1f}x)")
 
 
 def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
-    """Hold-out 1's split, argmin of the keys against their sort: ``args.steps`` splits of 256 slots in one
-    compiled loop, each way, same run; then kv.fit on the post's data with one head and with 8 at hold-out
-    1 for scale."""
+    """Hold-out 1's split, argmin of the keys, against hold-out 2's, their sort: ``args.steps`` splits of 256
+    slots in one compiled loop (the post's keys, ``post.step_keys``), each way, same run; then kv.fit on the
+    post's data with one head and with 8 at hold-out 1 for scale."""
     mask = np.arange(kv.TRAIN_MAX_POINTS) < kv.TRAIN_MAX_POINTS
 
-    def loop(smallest_first: bool):
-        @jax.jit
-        def splits(seed, holdout):
-            def body(step, acc):
-                order, avail = training.holdout_split(seed, step, mask, holdout,
-                                                      smallest_first=smallest_first)
-                return acc + order[0] + jnp.sum(avail, dtype=jnp.int32)
-            return jax.lax.fori_loop(0, args.steps, body, jnp.int32(0))
-        return lambda: splits(np.uint32(1), np.int32(1)).block_until_ready()
+    @jax.jit
+    def splits(key, holdout):
+        keys = post.step_keys(key, args.steps)
 
-    argmin, sort = loop(True), loop(False)
+        def body(step, acc):
+            order, avail = training.holdout_split(keys[step], mask, holdout)
+            return acc + order[0] + jnp.sum(avail, dtype=jnp.int32)
+        return jax.lax.fori_loop(0, args.steps, body, jnp.int32(0))
+
+    def loop(holdout: int):
+        return lambda: splits(post.prng_key(1), np.int32(holdout)).block_until_ready()
+
+    argmin, sort = loop(1), loop(2)
     argmin(), sort()  # compile both
     t_argmin, t_sort = median_time(argmin, args.repeats), median_time(sort, args.repeats)
     fits = []
@@ -180,9 +187,10 @@ def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
             kv.fit(x, y, heads=h, holdout=1, steps=args.steps, learning_rate=0.2, seed=0, multihead=True)
         fit()
         fits.append(median_time(fit, args.repeats))
-    print(f"\nhold-out 1's split, {args.steps:,} steps of {mask.size} slots: argmin {t_argmin * 1e3:.1f} ms, "
-          f"sort {t_sort * 1e3:.1f} ms ({t_sort / t_argmin:.1f}x); kv.fit at hold-out 1 (argmin): 1 head "
-          f"{fits[0] * 1e3:.1f} ms, {HEADS} heads {fits[1] * 1e3:.1f} ms; {load()}")
+    print(f"\nhold-out sets, {args.steps:,} steps of {mask.size} slots: hold-out 1 by argmin "
+          f"{t_argmin * 1e3:.1f} ms, hold-out 2 by sort {t_sort * 1e3:.1f} ms ({t_sort / t_argmin:.1f}x); "
+          f"kv.fit at hold-out 1 (argmin): 1 head {fits[0] * 1e3:.1f} ms, {HEADS} heads "
+          f"{fits[1] * 1e3:.1f} ms; {load()}")
 
 
 def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from kernelviz import pooling, training
+from kernelviz import pooling, post, training
 from kernelviz.heads import initial_lengthscales
 from kernelviz.loo import loo_lengthscale
 from kernelviz.shapes import bucket, check_int, check_positive, pad, vector
@@ -219,14 +219,14 @@ def _readout_predictor(kx, toks, dim_mask, d_qk, fast=True):
 
 
 @partial(jax.jit, static_argnames=("fast",))
-def _train(x, toks, y, mask, masks, d_qk, params0, holdout, steps, learning_rate, decay, seed, fast=True):
+def _train(x, toks, y, mask, masks, d_qk, params0, holdout, steps, learning_rate, decay, key, fast=True):
     """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training, its step at step t learning_rate ·
     (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data size."""
     head_mask, dim_mask, v_mask = masks
     qk = head_mask[:, None, None] * dim_mask[None, None, :]
     trainable = (qk, qk, head_mask[:, None, None] * v_mask, head_mask[:, None] * v_mask)
     objective = training.holdout_objective(_readout_predictor(x, toks, dim_mask, d_qk, fast), x, y, mask,
-                                           holdout, seed)
+                                           holdout, key)
     return training.run(objective, params0, trainable, optimizer="adam", steps=steps, limit=PARAM_LIMIT,
                         learning_rate=lambda t: learning_rate * (1 - decay * (1 - jnp.cos(
                             jnp.pi * jnp.minimum(t, steps) / steps)) / 2), record=lambda p: jnp.zeros(0))
@@ -251,7 +251,7 @@ def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: 
     (center, scale), masks = _frame(p.x[: p.n]), _masks(h, d, dv)
     xt = (p.x - center) / scale
     out = _train(xt, tokens(xt, p.y), p.y, p.mask, masks, float(d), _initial_params(ells, scale, seed, masks),
-                 ho, st, lr, float(bool(decay)), np.uint32(int(seed) % 2**32), fast=bool(fast))
+                 ho, st, lr, float(bool(decay)), post.prng_key(seed), fast=bool(fast))
     (w_q, w_k, w_v, u), run = (np.asarray(a) for a in out.params), int(out.steps_run)
     return AttentionFit(
         w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),

@@ -3,14 +3,14 @@
 Every data set the dashboard shows is a :class:`Dataset`: finite float64 arrays ``x`` and ``y`` sorted by
 ``x``, plus what a page needs to explain them (labels, where the data come from, what loading did).
 
-Synthetic sets (reproducible from ``(n, seed)`` with ``numpy.random.default_rng(seed)``):
+Synthetic sets (reproducible from ``(n, seed)``):
 
-* ``blog`` (seed 000, "From kernel regression to the transformer"): heteroskedastic noise,
+* ``blog`` (the blog post "From kernel regression to the transformer"): heteroskedastic noise,
 
       f(x) = 0.5 sin x − sin 3x + 0.2 x²,   n(x) = 0.2 + 0.05 |x|,   y = f(x) + n(x) ε,  ε ~ N(0, 1),
 
-  on x = linspace(−3, 3, n) as in the post.
-* ``d2l`` (seeds 002/004, Dive into Deep Learning, "Nadaraya-Watson kernel regression"):
+  on x = linspace(−3, 3, n), ε from JAX's PRNGKey(seed) as the post draws it (``kernelviz.post``).
+* ``d2l`` (Dive into Deep Learning, "Nadaraya-Watson kernel regression"):
 
       f(x) = 2 sin x + x^0.8,   n(x) = 0.5,   x ~ U[0, 5] (n points, sorted).
 
@@ -144,28 +144,41 @@ def d2l_noise_sd(x: np.ndarray) -> np.ndarray:
 
 
 def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
-    """The blog post's heteroskedastic set: x = linspace(−3, 3, n), y = f(x) + n(x) ε.
+    """The blog post's heteroskedastic set, drawn as the post draws it: x = linspace(−3, 3, n),
+    y = f(x) + n(x) ε in float32.
 
-    f(x) = 0.5 sin x − sin 3x + 0.2 x², n(x) = 0.2 + 0.05 |x|, ε ~ N(0, 1) drawn by
-    ``numpy.random.default_rng(seed).standard_normal(n)``.
+    f(x) = 0.5 sin x − sin 3x + 0.2 x², n(x) = 0.2 + 0.05 |x|, ε = ``random.normal(subkey, (n,))`` after
+    ``key, subkey = random.split(random.PRNGKey(seed))`` (``kernelviz.post.noise``). n = 150 and seed 2024
+    give the post's own sample, value for value.
     """
     n, seed = _check_n(n), _check_seed(seed)
-    x = np.linspace(-3.0, 3.0, n)
-    eps = np.random.default_rng(seed).standard_normal(n)
-    y = blog_mean(x) + blog_noise_sd(x) * eps
+    x, y = _post_sample(n, seed)
     return _synthetic(
         "blog",
         x,
         y,
         (blog_mean, blog_noise_sd),
-        source="Blog post “From kernel regression to the transformer” (seed 000).",
+        source="Blog post “From kernel regression to the transformer”.",
         notes=(
             f"{n} points on an even grid over [−3, 3]; y = f(x) + n(x)·ε with "
             "f(x) = 0.5 sin x − sin 3x + 0.2x² and noise standard deviation n(x) = 0.2 + 0.05|x|.",
-            f"The noise ε comes from NumPy's default_rng({seed}), so single points differ from the post's "
-            "figure (which used JAX's PRNGKey(2024)); the formulas are the same.",
+            f"The noise ε is drawn as the post draws it, from JAX's PRNGKey({seed})"
+            + (": with 150 points this is the post's own sample." if (n, seed) == (150, 2024) else
+               "; the post's own sample is 150 points with seed 2024."),
         ),
     )
+
+
+def _post_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y) computed as the post computes them, in float32 (returned as float64)."""
+    import jax.numpy as jnp
+
+    from kernelviz.post import noise
+
+    x = jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32)
+    eps = jnp.asarray(noise(seed, n), jnp.float32)
+    y = 0.5 * jnp.sin(x) - 1 * jnp.sin(3 * x) + 0.2 * jnp.square(x) + (0.2 + 0.05 * jnp.abs(x)) * eps
+    return np.asarray(x, np.float64), np.asarray(y, np.float64)
 
 
 def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
@@ -182,8 +195,7 @@ def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
         x,
         y,
         (d2l_mean, d2l_noise_sd),
-        source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling” "
-        "(seeds 002, 004).",
+        source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling”.",
         notes=(
             f"{n} points drawn uniformly on [0, 5] and sorted; y = 2 sin x + x^0.8 + ε with noise "
             "standard deviation 0.5.",

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernelviz import pooling, training
+from kernelviz import pooling, post, training
 from kernelviz.kernels import get_kernel, kernel_index, log_kernel
 from kernelviz.loo import loo_bounds
 from kernelviz.shapes import check_int, check_positive, pad, vector
@@ -48,6 +48,8 @@ LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run coun
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
 SQRT2 = math.sqrt(2.0)
+POST_SINK = math.log(1e-16)  # the blog post's ks / (sum(ks) + 1e-16): a key of kernel value 1e-16, value 0
+ARITHMETIC = ("kernelviz", "plain", "post")
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,13 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
     return post / SQRT2 * (scale if scale > 0 else 1.0)
 
 
-def _predictor(x, y, kernel, fast: bool = True):
+def _predictor(x, y, kernel, arithmetic: str = "kernelviz"):
     """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x).
 
-    ``fast`` pools the (H, rows, n) block in float32 with the hand-written gradient of ``_head_means``;
-    ``fast=False`` is the plain float64 form differentiated by JAX (``benchmarks/bench_training.py`` times
-    both).
+    ``arithmetic`` is "kernelviz" (the (H, rows, n) block pooled in float32 with the hand-written gradient of
+    ``_head_means``), "plain" (float64, differentiated by JAX; ``benchmarks/bench_training.py`` times both)
+    or "post": the blog post's own, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
+    with ``sink = log 1e-16``), so that a held-out point whose every kernel value underflows predicts 0.
     """
 
     def plain(params, xq, available):
@@ -112,12 +115,22 @@ def _predictor(x, y, kernel, fast: bool = True):
         )
         return u @ means
 
+    def post_form(params, xq, available):
+        log_ell, u = params
+        xk, yk, xr = (a.astype(jnp.float32) for a in (x, y, xq))
+        means = pooling.over_heads(
+            lambda le: pooling.masked_softmax(kernel_scores(xr, xk, jnp.exp(le), kernel, OUTSIDE), available,
+                                              sink=POST_SINK) @ yk,
+            log_ell,
+        )
+        return u @ means
+
     def predict(params, xq, available):
         log_ell, u = params
         d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
         return u @ _head_means(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
 
-    return predict if fast else plain
+    return {"kernelviz": predict, "plain": plain, "post": post_form}[arithmetic]
 
 
 LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here inside the float32 block
@@ -162,33 +175,36 @@ def _head_means_bwd(res, g):
 _head_means.defvjp(_head_means_fwd, _head_means_bwd)
 
 
-@partial(jax.jit, static_argnames=("fast", "chunked"))
-def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, seeds, n_seeds,
-              fast=True, chunked=True):
-    """Masked training with Adam for each of the first ``n_seeds`` seeds: one program per data size.
+@partial(jax.jit, static_argnames=("arithmetic", "chunked"))
+def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, keys, n_seeds,
+              arithmetic="kernelviz", chunked=True):
+    """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
 
-    ``fast`` and ``chunked`` switch the two speed devices (``_predictor``, ``training.holdout_objective``)."""
+    ``arithmetic`` (``_predictor``) and ``chunked`` (``training.holdout_objective``) switch the speed
+    devices; "post" trains in float32 as the blog post does, its learning rate too."""
+    dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
 
-    def one(seed):
+    def one(key):
         chunks = (training.HOLDOUT_ROWS, training.HOLDOUT_BLOCK) if chunked else None
-        objective = training.holdout_objective(_predictor(x, y, kernel, fast), x, y, mask, holdout, seed,
+        objective = training.holdout_objective(_predictor(x, y, kernel, arithmetic), x, y, mask, holdout, key,
                                                chunks=chunks)
-        return training.run(objective, params0, trainable, optimizer="adam", learning_rate=learning_rate,
-                            steps=steps, limit=LOG_ELL_LIMIT, record=lambda p: jnp.exp(p[0]))
+        return training.run(objective, params0, trainable, optimizer="adam",
+                            learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
+                            record=lambda p: jnp.exp(p[0]))
 
-    return training.each_seed(one, seeds, n_seeds)
+    return training.each_seed(one, keys, n_seeds)
 
 
 @jax.jit
-def _search_run(x, y, mask, candidates, kernel, holdout, sets, seeds, n_seeds):
-    """The search over lengthscales on the same hold-out sets, for each seed (kernels without a gradient)."""
+def _search_run(x, y, mask, candidates, kernel, holdout, sets, keys, n_seeds):
+    """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
 
-    def one(seed):
-        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, seed,
+    def one(key):
+        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, key,
                                                with_grad=False, chunks=(1, 0))
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
-    return training.each_seed(one, seeds, n_seeds)
+    return training.each_seed(one, keys, n_seeds)
 
 
 def search_sets(steps: int, holdout: int) -> int:
@@ -209,6 +225,22 @@ def _search_message(label: str, heads: int, sets: int) -> str:
 
 
 @dataclass(frozen=True)
+class Request:
+    """What a training run is asked for (``fit``'s arguments): ``arithmetic`` "kernelviz" or "post" (the blog
+    post's float32 and + 1e-16, ``_predictor``); ``experiment`` which of the post's experiments' keys the run
+    takes (``kernelviz.post.EXPERIMENTS``; None: the one it repeats, ``post.experiment_of``)."""
+
+    heads: int = 1
+    kernel: str = "gaussian"
+    holdout: int = 1
+    steps: int = 1000
+    learning_rate: float = 0.2
+    multihead: bool | None = None
+    arithmetic: str = "kernelviz"
+    experiment: int | None = None
+
+
+@dataclass(frozen=True)
 class _Run:
     """A checked training request: the prepared data, the start and what trains."""
 
@@ -219,22 +251,29 @@ class _Run:
     learning_rate: float
     params0: tuple[np.ndarray, np.ndarray]
     trainable: tuple[np.ndarray, np.ndarray]
+    experiment: int
 
 
-def _setup(x, y, heads, holdout, steps, learning_rate, seed, multihead) -> _Run:
+def _setup(x, y, req: Request, seed: int) -> _Run:
     xs, ys = training.check_data(x, y)
-    h = check_int("heads", heads, 1, HEADS_MAX)
-    many = h > 1 if multihead is None else bool(multihead)
-    st = check_int("steps", steps, 1, training.STEPS_MAX)
-    ho = check_int("holdout", holdout, *training.holdout_range(xs.shape[0]))
-    lr = check_positive("the learning rate", learning_rate)
+    h = check_int("heads", req.heads, 1, HEADS_MAX)
+    many = h > 1 if req.multihead is None else bool(req.multihead)
+    st = check_int("steps", req.steps, 1, training.STEPS_MAX)
+    ho = check_int("holdout", req.holdout, *training.holdout_range(xs.shape[0]))
+    lr = check_positive("the learning rate", req.learning_rate)
+    if req.arithmetic not in ARITHMETIC:
+        raise ValueError(f"arithmetic must be one of {ARITHMETIC}, not {req.arithmetic!r}")
     prep = training.prepare(xs, ys, int(seed))
     slots = head_slots(h)
     active = (np.arange(slots) < h).astype(np.float64)
     ell0 = initial_lengthscales(h, prep.x[: prep.n], many) / prep.span  # standardised units
     params0 = (np.log(pad(ell0, slots, 1.0)), active / h if many else active)
     trainable = (active, active if many else np.zeros(slots))
-    return _Run(prep, h, ho, st, lr, params0, trainable)
+    if req.arithmetic == "post":  # the post's parameters and optimizer state are float32
+        params0, trainable = ((a.astype(np.float32) for a in t) for t in (params0, trainable))
+        params0, trainable = tuple(params0), tuple(trainable)
+    experiment = post.experiment_of(many, h, ho, prep.n) if req.experiment is None else int(req.experiment)
+    return _Run(prep, h, ho, st, lr, params0, trainable, experiment)
 
 
 def head_slots(heads: int) -> int:
@@ -243,8 +282,10 @@ def head_slots(heads: int) -> int:
     return 1 if heads == 1 else HEADS_MAX
 
 
-def _seed_words(seeds: list[int]) -> np.ndarray:
-    return np.array([s % 2**32 for s in seeds] + [seeds[0] % 2**32] * (SEEDS_MAX - len(seeds)), np.uint32)
+def _run_keys(seeds: list[int], experiment: int) -> np.ndarray:
+    """The key each seed's run starts from: experiment ``experiment`` of ``PRNGKey(seed)``, (SEEDS_MAX, 2)."""
+    keys = [post.experiment_key(s, experiment) for s in seeds]
+    return np.stack(keys + [keys[0]] * (SEEDS_MAX - len(keys)))
 
 
 def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str) -> FitResult:
@@ -252,12 +293,12 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
     sentences = [s for s in (extra, r.prep.note) if s]
     if bool(out.diverged):
         sentences.insert(0, training.diverged_message(run, r.steps, r.learning_rate))
-    log_ell, u = (np.asarray(p) for p in out.params)
+    log_ell, u = (np.asarray(p, np.float64) for p in out.params)
     return FitResult(
         lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
         mixing=np.array(u[: r.heads]),
         losses=np.array(out.losses[:run]) * r.prep.scale**2,
-        trajectory=np.array(out.trajectory[: run + 1, : r.heads]) * r.prep.span,
+        trajectory=np.array(out.trajectory[: run + 1, : r.heads], np.float64) * r.prep.span,
         method=method,
         diverged=bool(out.diverged),
         message=" ".join(sentences),
@@ -269,18 +310,19 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
     )
 
 
-def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate, multihead, *,
-           devices: tuple[bool, bool] = (True, True)) -> list[FitResult]:
+def train(x: object, y: object, seeds: Sequence[int], req: Request, *, chunked: bool = True
+          ) -> list[FitResult]:
     """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed.
 
-    ``devices`` = (fast, chunked) of ``_adam_run``; the benchmark turns them off to show what they buy."""
-    k = get_kernel(kernel)
-    r = _setup(x, y, heads, holdout, steps, learning_rate, seeds[0], multihead)
+    ``chunked`` is ``_adam_run``'s; the benchmark turns it off to show what it buys."""
+    seeds = [int(s) for s in seeds]
+    k = get_kernel(req.kernel)
+    r = _setup(x, y, req, seeds[0])
     p = r.prep
-    words = _seed_words(seeds)
+    keys = _run_keys(seeds, r.experiment)
     if k.differentiable:
         out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
-                        r.learning_rate, words, len(seeds), *devices)
+                        r.learning_rate, keys, len(seeds), req.arithmetic, chunked)
         method, extra = "adam", ""
     else:
         sets = search_sets(r.steps, r.holdout)
@@ -289,7 +331,7 @@ def _train(x, y, seeds: list[int], heads, kernel, holdout, steps, learning_rate,
         ladder = r.params0[0] - r.params0[0][0]
         mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
         candidates = (grid[:, None] + ladder[None, :], mixing)
-        out = _search_run(p.xt, p.y, p.mask, candidates, kernel_index(k.name), r.holdout, sets, words,
+        out = _search_run(p.xt, p.y, p.mask, candidates, kernel_index(k.name), r.holdout, sets, keys,
                           len(seeds))
         method, extra = "search", _search_message(k.label, r.heads, sets)
     out = jax.tree.map(np.asarray, out)
@@ -307,9 +349,11 @@ def fit(
     holdout: int = 1,
     steps: int = 1000,
     learning_rate: float = 0.2,
-    seed: int = 0,
+    seed: int = 2024,
     *,
     multihead: bool | None = None,
+    arithmetic: str = "kernelviz",
+    experiment: int | None = None,
 ) -> FitResult:
     """Masked training of H-head kernel regression f̂(x) = Σ_h u_h m_h(x) (see the module docstring).
 
@@ -317,8 +361,13 @@ def fit(
     Adam (``learning_rate``) moves log ℓ_h (and u_h for the multi-head model) down the hold-out squared
     error. Kernels whose gradient in ℓ is zero almost everywhere (the boxcar) are fitted by a search over ℓ
     on the same hold-out sets instead (``method="search"``). One compiled call.
+
+    The hold-out sets are the blog post's: ``PRNGKey(seed)`` split as the post splits it, the run taking the
+    key of the post's experiment it repeats (``kernelviz.post``), so that seed 2024 on the post's sample
+    repeats the post's runs. ``arithmetic="post"`` computes as the post does (float32, K_i/(Σ_j K_j + 1e-16)).
     """
-    return _train(x, y, [int(seed)], heads, kernel, holdout, steps, learning_rate, multihead)[0]
+    req = Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic, experiment)
+    return train(x, y, [seed], req)[0]
 
 
 def fit_seeds(
@@ -332,6 +381,8 @@ def fit_seeds(
     learning_rate: float = 0.2,
     *,
     multihead: bool | None = None,
+    arithmetic: str = "kernelviz",
+    experiment: int | None = None,
 ) -> list[FitResult]:
     """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled call; one FitResult per seed.
 
@@ -341,4 +392,5 @@ def fit_seeds(
     seed_list = [int(s) for s in seeds]
     if not 1 <= len(seed_list) <= SEEDS_MAX:
         raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
-    return _train(x, y, seed_list, heads, kernel, holdout, steps, learning_rate, multihead)
+    return train(x, y, seed_list, Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic,
+                                          experiment))

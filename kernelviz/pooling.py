@@ -58,25 +58,31 @@ class Pooled(NamedTuple):
     weights: Array
 
 
-def _shifted_exp(scores: Array, available: Array | None) -> tuple[Array, Array]:
-    """(exp(s_i − max_j s_j) on the available keys and 0 elsewhere, max_j s_j) per row.
+def _shifted_exp(scores: Array, available: Array | None, floor: float = -jnp.inf) -> tuple[Array, Array]:
+    """(exp(s_i − top) on the available keys and 0 elsewhere, top) per row, top = max(max_j s_j, ``floor``).
 
-    The maximum is taken without gradient (any shift gives the same softmax) and replaced by 0 on a row
-    with no finite score, so that row gives zeros, never NaN.
+    The top is taken without gradient (any shift gives the same softmax) and replaced by 0 on a row with
+    no finite score, so that row gives zeros, never NaN.
     """
     z = scores if available is None else jnp.where(available, scores, -jnp.inf)
-    top = jax.lax.stop_gradient(jnp.max(z, axis=-1, keepdims=True))
+    top = jax.lax.stop_gradient(jnp.maximum(jnp.max(z, axis=-1, keepdims=True), floor))
     top = jnp.where(jnp.isfinite(top), top, 0.0)
     return jnp.exp(z - top), top[..., 0]
 
 
-def masked_softmax(scores: Array, available: Array | None = None) -> Array:
+def masked_softmax(scores: Array, available: Array | None = None, sink: float | None = None) -> Array:
     """w_i = exp s_i / Σ_j exp s_j over the keys with ``available`` true (all when None), per row.
 
     Unavailable keys and keys of score −∞ get weight 0; a row without any such key is all zeros.
+    ``sink`` adds one more key of that score and value 0 to every row, w_i = exp s_i / (Σ_j exp s_j +
+    exp sink): the blog post's K_i / (Σ_j K_j + 1e-16) is ``sink = log 1e-16``, whose row of tiny kernel
+    values then predicts 0 (the slip ``kernelviz.heads`` reproduces for the post's own runs).
     """
-    e, _ = _shifted_exp(scores, available)
+    floor = -jnp.inf if sink is None else sink
+    e, top = _shifted_exp(scores, available, floor)
     total = jnp.sum(e, axis=-1, keepdims=True)
+    if sink is not None:
+        total = total + jnp.exp(sink - top)[..., None]
     return e / jnp.where(total > 0, total, 1.0)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import optax
 from jax import Array
 
+from kernelviz import post
 from kernelviz.shapes import bucket, pad, paired
 
 __all__ = [
@@ -126,28 +127,26 @@ def diverged_message(step: int, steps: int, learning_rate: float, what: str = "p
 # ---------------------------------------------------------------------------------------------------------
 
 
-def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array, *,
-                  smallest_first: bool = True) -> tuple[Array, Array]:
-    """Step ``step``'s random hold-out set: (an order of the slots with the held-out points first, the keys
-    left available).
+def holdout_split(key: Array, mask: Array, holdout: Array) -> tuple[Array, Array]:
+    """One step's random hold-out set, drawn as the blog post draws it: (an order of the slots with the
+    held-out points first, the keys left available).
 
-    Each slot gets a 64-bit sort key: random bits from ``jax.random`` (key ``seed`` folded with ``step``) in
-    the high bits and the slot's index in the low bits, the top bit set on padded slots so they sort last.
-    One sort of the keys gives the order (the low bits), so its first ``holdout`` entries are a uniformly
-    random subset of the real points, and the points whose key is above the ``holdout``-th are the ones left
-    available: one sort of plain integers, no argsort and no scatter of ranks.
+    The post holds out ``random.permutation(key, arange(n))[:holdout]``: ``arange(n)`` sorted (stably) by
+    32-bit random keys (``kernelviz.post.permutation_keys``, exact for any n ≤ ``mask``'s size, n the real
+    points, which come first). Here each slot's 64-bit sort key is its random key above its index, and
+    padded slots sort last; one sort of plain integers gives the post's permutation, and the points whose
+    key is above the ``holdout``-th are the ones left available.
 
-    Hold-out 1 (the sources' setting) needs no sort: with ``smallest_first`` the held-out slot is the argmin
-    of the keys (``lax.cond`` on ``holdout == 1``), the slot the sort would put first, so the same point is
-    held out and the same keys are left available. Every entry of that order is the held-out slot: the rows
-    after the first, which carry weight 0 in the loss, repeat it instead of other points.
+    Hold-out 1 (the sources' setting) needs no sort: the held-out slot is the argmin of the keys
+    (``lax.cond`` on ``holdout == 1``), the slot the sort would put first. Every entry of that order is the
+    held-out slot: the rows after the first, which carry weight 0 in the loss, repeat it.
     """
     size = mask.shape[0]
     index_bits = max(1, (size - 1).bit_length())
     u64 = jnp.uint64
-    bits = jax.random.bits(jax.random.fold_in(jax.random.key(seed), step), mask.shape, u64)
+    bits = post.permutation_keys(key, jnp.sum(mask), size).astype(u64)
     index = jnp.arange(size, dtype=u64)
-    keys = jnp.where(mask, (bits >> u64(index_bits + 1)) << u64(index_bits), u64(1) << u64(63)) | index
+    keys = jnp.where(mask, bits << u64(index_bits), u64(1) << u64(63)) | index
 
     def by_sort(keys: Array) -> tuple[Array, Array]:
         ordered = jnp.sort(keys)
@@ -157,7 +156,7 @@ def holdout_split(seed: Array, step: Array, mask: Array, holdout: Array, *,
         first = jnp.argmin(keys)
         return jnp.full(size, first, jnp.int32), keys[first]
 
-    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys) if smallest_first else by_sort(keys)
+    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys)
     return order, mask & (keys > last)
 
 
@@ -195,11 +194,14 @@ def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Arr
 Predict = Callable[[object, Array, Array], Array]
 
 
-def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, seed: Array, *,
+def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
                       with_grad: bool = True, chunks: tuple[int, int] | None = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
                       ) -> Callable[[object, Array], object]:
     """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
     (L alone with ``with_grad=False``).
+
+    ``key`` (uint32[2]) is the run's key, split once per step as the post's ``train`` splits it
+    (``kernelviz.post.step_keys``); step t's subkey draws its hold-out set (``holdout_split``).
 
     ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
     gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
@@ -213,8 +215,10 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
 
     loss = jax.value_and_grad(rows_loss) if with_grad else rows_loss
 
+    keys = post.step_keys(key, STEPS_MAX)
+
     def objective(params, step):
-        order, available = holdout_split(seed, step, mask, holdout)
+        order, available = holdout_split(keys[step], mask, holdout)
         if chunks is None:
             return loss(params, order, jnp.where(jnp.arange(order.shape[0]) < holdout, 1.0 / holdout, 0.0),
                         available)

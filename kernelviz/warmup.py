@@ -118,9 +118,9 @@ def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
 def _default_views(n: int) -> list[Callable[[], object]]:
     """What the pages draw with their default controls for n points, most visible first: the home page's
     previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
-    2 (the leave-one-out curve, ``fit`` and its seed spread, d2l's w), chapter 3 (multi-head
-    prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention: training, prediction on
-    the grid and the data; its learned kernel is NumPy)."""
+    2 (the leave-one-out curve, ``fit`` and its seed spread, the post's runs in its own arithmetic, d2l's
+    w), chapter 3 (multi-head prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention:
+    training, prediction on the grid and the data; its learned kernel is NumPy)."""
     x, y = _data(n)
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
     lo, hi = holdout_range(n)
@@ -140,6 +140,8 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: fit(x, y, holdout=page, steps=1),
         lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
         lambda: fit(x, y, heads=2, holdout=page, steps=1),
+        lambda: fit(x, y, holdout=lo, steps=1, arithmetic="post"),
+        lambda: fit(x, y, heads=2, holdout=lo, steps=1, arithmetic="post"),
         lambda: fit_parametric(x, y, steps=1),
         lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
         lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),

@@ -24,7 +24,9 @@ kernel = ui.control(
     options=kv.KERNELS,
     format_func=lambda k: kv.get_kernel(k).label,
     container=c1,
-    help="The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ.",
+    help="The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. Gaussian, boxcar "
+    "and triangular (which the lecture notes call Epanechnikov) are the notes'; Epanechnikov 1 − u², "
+    "tricube, Laplace and Cauchy are kernelviz's.",
 )
 start = cache.default_lengthscale(data)
 ell = ui.lengthscale_control(
@@ -42,9 +44,16 @@ with c3:
         "kr.true_band",
         default=True,
         disabled=not data.synthetic,
-        help="Only for the synthetic data sets, where the true mean f and noise level n are known.",
+        help="The blog post's band. Only for the synthetic data sets, where the true mean f and noise level "
+        "n are known.",
     )
-    fit_band = ui.control("toggle", "Estimated band m(x) ± 2s(x)", "kr.fit_band", default=True)
+    fit_band = ui.control(
+        "toggle",
+        "Estimated band m(x) ± 2s(x)",
+        "kr.fit_band",
+        default=True,
+        help="kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ.",
+    )
     baselines = ui.control("toggle", "Baselines: average and k-NN", "kr.baselines", default=False)
 c2.caption(
     ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}")
@@ -73,7 +82,8 @@ if baselines:
         default=min(10, data.n),
         min_value=1,
         max_value=max(1, min(data.n, 100)),
-        help="k-nearest-neighbour averaging: the k closest points, equal weights.",
+        help="k-nearest-neighbour averaging (the smoothing post): the k closest points, equal weights. The "
+        "post names no k; kernelviz starts at 10.",
     )
     curves.append(
         kf.Curve("average pooling (mean of all yᵢ)", cache.average(data), kf.COLORS["average"], dash="dot")

@@ -15,7 +15,9 @@ CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
 SQRT2 = math.sqrt(2.0)
 LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1000.0)
-SEED_MAX = 99  # the seed sliders
+SEED_MAX = 99  # the seed slider of d2l's w₀
+LOSS_HELP = ("kernelviz's readout: the mean squared error on the held-out points over the last "
+             f"{cache.TAIL} steps (the post prints none).")
 EPOCHS_MAX = 200  # the epochs sliders of the d2l section
 EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
@@ -28,6 +30,16 @@ def kernel_box(label: str, key: str, container: object = None, help: str | None 
 def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
     return ui.control(
         "slider", label, key, default=default, min_value=0, max_value=SEED_MAX, container=container, help=help
+    )
+
+
+def seed_box(container: object) -> int:
+    """The training seed: ``PRNGKey(seed)`` split as the post splits it (the post's own is 2024)."""
+    return ui.control(
+        "number", "Seed", "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
+        container=container,
+        help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
+        "The post's is 2024: with it the four panels below are the post's own runs.",
     )
 
 
@@ -45,7 +57,8 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
     lo_h, hi_h = kv.holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
-    kernel = kernel_box("Kernel", "masked.kernel", c1)
+    kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
+                        "the other kernels are kernelviz's, trained the same way.")
     holdout = ui.control(
         "slider",
         "Hold-out size",
@@ -54,7 +67,8 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         min_value=lo_h,
         max_value=hi_h,
         container=c2,
-        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out.",
+        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz starts "
+        "at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n.",
     )
     steps = ui.control(
         "slider",
@@ -76,8 +90,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         container=c4,
         help="Adam's step size on log ℓ (the post: 0.2). Very large values make training diverge.",
     )
-    seed = seed_slider("Seed", "masked.seed", M.seed, c5, "Which random hold-out sets are drawn.")
-    return kernel, holdout, steps, lr, seed
+    return kernel, holdout, steps, lr, seed_box(c5)
 
 
 def masked_metrics(view: cache.MaskedView, steps: int) -> None:
@@ -89,7 +102,7 @@ def masked_metrics(view: cache.MaskedView, steps: int) -> None:
         help=f"Started at ℓ = {view.start:.3g}. The post's convention: √2 ℓ = {view.learned * SQRT2:.4g}.",
     )
     m2.metric("Exact leave-one-out optimum ℓ*", "none" if view.best is None else f"{view.best:.4g}")
-    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}")
+    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}", help=LOSS_HELP)
     m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
 
 
@@ -162,10 +175,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     for p in panels:
         if p.status.level == "warning":
             show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
-    titles = [
-        f"hold-out {p.holdout}: ℓ = {p.lengthscale:.3g} · post's ℓ = {SQRT2 * p.lengthscale:.2f}"
-        for p in panels
-    ]
+    titles = [panel_title(p) for p in panels]
     truth = data.truth()
     ui.show(
         kf.small_multiples_figure(
@@ -181,11 +191,20 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         filename="kernelviz-masked-holdouts",
     )
     st.caption(ui.prose(CH, "post_caption"))
+    differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
+    if differ:
+        ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
     ui.show_code(kv.fit, training.holdout_split)
 
 
+def panel_title(p: cache.HoldoutPanel) -> str:
+    """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
+    post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
+    return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
+
+
 @st.fragment
-def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
+def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
     ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
@@ -198,14 +217,15 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float) -> None:
         container=st.columns([1, 2])[0],
     )
     with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
-        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds)
+        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds, seed)
     best = cache.loo_optimum(data, kernel)
     ui.show(
         kf.seeds_figure(spread.groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread"
     )
     sizes = ", ".join(map(str, spread.capped))
     capped = ui.prose(CH, "seeds_capped", sizes=sizes, n=f"{len(data.train):,}") if spread.capped else ""
-    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped))
+    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=seed,
+                        last=seed + n_seeds - 1))
     ui.show_code(kv.fit_seeds, label="The code of the seed spread")
 
 
@@ -240,7 +260,7 @@ def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: in
     if picture == "post":
         post_figure(data, kernel, steps, lr, seed)
     else:
-        seed_spread(data, kernel, steps, lr)
+        seed_spread(data, kernel, steps, lr, seed)
 
 
 def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
@@ -327,7 +347,8 @@ def d2l_section(data: ui.Data) -> None:
     m4.metric(
         "Weight on its own pair",
         f"{view.self_weight:.0%}",
-        help="The weight a training point gives its own pair (mean over the training points), with the "
+        help="kernelviz's measure: the weight a training point gives its own pair (mean over the training "
+        "points), with the "
         "learned w.",
     )
     d2l_figures(pdata, view, kotlin, epochs)

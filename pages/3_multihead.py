@@ -14,14 +14,16 @@ LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0,
 
 
 def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:
-    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 0."""
+    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 2024."""
     lr = ui.control(
         "select_slider", "Learning rate", f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
         container=c_lr, help="Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values make "
         "training diverge.",
     )
-    seed = ui.control("slider", "Seed", f"{prefix}seed", default=MH.seed, min_value=0, max_value=99,
-                      container=c_seed, help="Which random hold-out sets are drawn.")
+    seed = ui.control("number", "Seed", f"{prefix}seed", default=MH.seed, min_value=0,
+                      max_value=defaults.SEED_MAX, step=1, container=c_seed,
+                      help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the "
+                      "post splits it. The post's is 2024.")
     return lr, seed
 
 
@@ -51,7 +53,9 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
     cache_heads.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
-    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}")
+    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}",
+              help="kernelviz's readout: the mean squared error on the held-out points over the last "
+              f"{cache_heads.TAIL} steps (the post prints none).")
     m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
     m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
     truth = data.truth()
@@ -135,8 +139,8 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     st.caption(ui.prose(CHAPTER, "post_caption"))
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
-    ui.show_code(kv.fit, heads.initial_lengthscales, heads._setup, training.run, kv.predict_heads,
-                 pooling.mix)
+    ui.show_code(kv.fit, heads.initial_lengthscales, training.holdout_split, pooling.masked_softmax,
+                 training.run, kv.predict_heads, pooling.mix)
     ours, post = cache_heads.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
     cache_heads.show_table(cache_heads.post_table(panels), height="content")
@@ -170,7 +174,8 @@ ui.say(CHAPTER, "shared_controls")
 kernel = ui.control(
     "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
     format_func=lambda k: kv.get_kernel(k).label, container=st.columns(3)[0],
-    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian.",
+    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian; "
+    "the other kernels are kernelviz's.",
 )
 ui.data_summary(data, training=True)
 

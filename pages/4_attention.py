@@ -81,7 +81,8 @@ def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
     ui.data_summary(data, training=True)
     m1, m2, m3 = st.columns(3)
     m1.metric("Hold-out loss", f"{float(fit.losses[-25:].mean()):.4g}" if fit.losses.size else "–",
-              help="Mean squared error on the held-out points, averaged over the last 25 training steps.")
+              help="kernelviz's readout: the mean squared error on the held-out points, averaged over "
+                   "the last 25 training steps.")
     m2.metric("Parameters", f"{s.heads * (6 * s.d_qk + 5 * s.d_v):,}",
               help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
                    "(d_v × 1).")

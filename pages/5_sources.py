@@ -1,4 +1,5 @@
-"""Sources: every figure, printed result and exercise of the five sources, each one link away."""
+"""Sources: every figure, printed result and exercise of the five sources, each one link away, and what
+kernelviz does not show, with the reason."""
 
 import streamlit as st
 
@@ -6,7 +7,8 @@ from kernelviz import figures as kf
 from kernelviz import ui
 from kernelviz.ui import cache_sources, pages
 
-KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:"}
+KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:",
+         "text": ":material/article:"}
 CHAPTER = "5_sources"
 
 
@@ -15,9 +17,14 @@ def show_ours(item: dict) -> None:
     key = item.get("ours")
     if key is None:
         return
-    with ui.busy("Running the source's procedure on kernelviz's sample…"):
+    with ui.busy("Running the source's procedure in kernelviz…"):
         ours = cache_sources.ours(key)
-    if key == "blog_heads":
+    if key == "blog_holdouts":
+        ui.say(CHAPTER, "blog_holdouts")
+        sizes = (1, 10, 75, 120)  # the post's 1, 10, n/2 and 0.8 n for its 150 points
+        st.dataframe([{"hold-out": k, "ℓ_post (post)": f"{p:.2f}", "ℓ_post (kernelviz)": f"{o:.2f}"}
+                      for k, p, o in zip(sizes, item["theirs_l"], ours, strict=True)], hide_index=True)
+    elif key == "blog_heads":
         ui.say(CHAPTER, "blog_heads")
         rows = [
             {"heads": len(u), "u_h (post)": fmt(u), "u_h (kernelviz)": fmt(o["u"]),
@@ -49,6 +56,14 @@ def show_item(item: dict) -> None:
         show_ours(item)
 
 
+def show_unshown(source: dict) -> None:
+    """What kernelviz does not show of this source, each with the reason."""
+    unshown = source.get("unshown")
+    if unshown:
+        st.markdown(ui.prose(CHAPTER, "unshown") + "\n"
+                    + "\n".join(f"- {u['what']} *{u['why']}*" for u in unshown))
+
+
 st.title("Sources")
 ui.say(CHAPTER, "lead")
 st.caption(ui.prose(CHAPTER, "sample"))
@@ -58,3 +73,4 @@ for source in cache_sources.catalogue():
     st.header(source["title"], anchor=source["id"])
     for item in source["item"]:
         show_item(item)
+    show_unshown(source)

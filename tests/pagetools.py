@@ -26,7 +26,7 @@ def set_all(at, keys: list[str], which: str) -> dict[str, object]:
     for key in keys:
         kind, w = control(at, key)
         i = 0 if which == "min" else len(getattr(w, "options", ())) - 1
-        if kind == "slider":
+        if kind in ("slider", "number_input"):
             v = w.min if which == "min" else w.max
             w.set_value(v)
         elif kind == "select_slider":  # options are shown as text; the values are numbers

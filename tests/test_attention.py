@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import attention, defaults, pooling, training
+from kernelviz import attention, defaults, pooling, post, training
 
 A = defaults.ATTENTION
 
@@ -229,7 +229,7 @@ def test_fast_training_step_matches_the_plain_form(blog, heads, d_qk, d_v, holdo
 
     def step(fast):
         predict = attention._readout_predictor(xt, toks, masks[1], float(d_qk), fast)
-        objective = training.holdout_objective(predict, xt, y, p.mask, jnp.asarray(holdout), np.uint32(5))
+        objective = training.holdout_objective(predict, xt, y, p.mask, jnp.asarray(holdout), post.prng_key(5))
         return objective(params, 7)
 
     (loss, grads), (ref, ref_grads) = step(True), step(False)

@@ -146,8 +146,9 @@ def test_post_panels_are_trained_live_and_drawn_on_the_grid():
     for h, trace in zip(panels, fits, strict=True):
         x, f = array(trace["x"]), array(trace["y"])
         np.testing.assert_allclose(x, grid)  # the 256-point grid, nothing finer
-        # the panel is the post's MultiheadGaussianKernel with H heads, hold-out 1, 1,000 steps, live
-        want = kv.fit(ds.x, ds.y, heads=h, holdout=1, steps=1000, learning_rate=0.2, seed=0, multihead=True)
+        # the panel is the post's own run of its MultiheadGaussianKernel: H heads, hold-out 1, 1,000 steps
+        want = kv.fit(ds.x, ds.y, heads=h, holdout=1, steps=1000, learning_rate=0.2, seed=2024,
+                      multihead=True, arithmetic="post")
         np.testing.assert_allclose(f, kv.predict_heads(grid, ds.x, ds.y, want.lengthscales, want.mixing).mean,
                                    rtol=1e-6, atol=1e-9)
         block = _post_block(table, h)
@@ -169,14 +170,15 @@ def test_post_table_starts_at_linspace_and_quotes_the_post_converted():
         # every H, also H = 1, starts where the post's MultiheadGaussianKernel does: linspace(0.1, 3, H)/√2
         np.testing.assert_allclose(block["start ℓₕ"], np.linspace(0.1, 3.0, h) / math.sqrt(2.0), rtol=1e-3)
         np.testing.assert_allclose(block["post's ℓ_post (printed)"], post_ell)
-        np.testing.assert_allclose(block["post's ℓ_post/√2"], np.array(post_ell) / math.sqrt(2.0),
-                                   rtol=1e-3)
         np.testing.assert_allclose(block["post's uₕ (printed)"], post_u)
-        np.testing.assert_allclose(block["√2 ℓₕ here (post's ℓ)"], block["ℓₕ here"] * math.sqrt(2.0),
-                                   rtol=1e-3)
+        np.testing.assert_allclose(block["ℓ_post here (√2 ℓₕ)"], block["ℓₕ here"] * math.sqrt(2.0),
+                                   rtol=1e-3, atol=0.006)
+        if h < 8:  # the post's own runs reprint its digits (but the 4-head model's widest head, 11.62)
+            assert [f"{u:.2f}" for u in block["uₕ here"]] == [f"{u:.2f}" for u in post_u]
+            here = [f"{v:.2f}" for v in block["ℓ_post here (√2 ℓₕ)"]]
+            assert here[:3] == [f"{v:.2f}" for v in post_ell][:3]
     h8 = _post_block(table, 8)
     assert h8["post's ℓ_post (printed)"].iloc[4] == 210.44
-    assert h8["post's ℓ_post/√2"].iloc[4] == pytest.approx(148.8, abs=0.05)
     text = " ".join(m.value for m in at.markdown)
     sums = " · ".join(f"{sum(u):.2f}" for u in mh.post_mixing)
     assert f"in the post it was {sums}" in text
@@ -188,7 +190,7 @@ def test_own_model_with_one_head_is_the_multihead_kernel():
     assert table["start ℓₕ"].iloc[0] == pytest.approx(0.1 / math.sqrt(2.0), rel=1e-3)
     assert table["mixing weight uₕ"].iloc[0] != 1.0  # u₁ trains from 1/H = 1
     want = kv.fit(*(lambda d: (d.x, d.y))(kv.make_dataset("blog", n=150, seed=2024)), heads=1, holdout=1,
-                  steps=1000, learning_rate=0.2, seed=0, multihead=True)
+                  steps=1000, learning_rate=0.2, seed=2024, multihead=True)
     assert table[OURS].iloc[0] == pytest.approx(want.lengthscales[0], rel=1e-3)
     assert table["mixing weight uₕ"].iloc[0] == pytest.approx(want.mixing[0], rel=1e-3)
 
@@ -199,11 +201,11 @@ def test_post_panels_follow_seed_but_not_the_own_models_sliders():
     at.slider(key="mh.heads").set_value(3).run()
     at.slider(key="mh.steps").set_value(200).run()
     at.select_slider(key="mh.own_lr").set_value(0.03).run()
-    at.slider(key="mh.own_seed").set_value(9).run()
+    at.number_input(key="mh.own_seed").set_value(9).run()
     ok(at)
     assert charts(at)["mh.panels"] == before
     own = charts(at)["mh.fit"]
-    at.slider(key="mh.seed").set_value(5).run()
+    at.number_input(key="mh.seed").set_value(5).run()
     ok(at)
     assert charts(at)["mh.panels"] != before
     assert charts(at)["mh.fit"] == own  # the post's seed is the post's alone

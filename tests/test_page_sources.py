@@ -12,7 +12,8 @@ import pytest
 from test_app import ok, start
 
 import kernelviz as kv
-from kernelviz.ui import cache_sources
+from kernelviz import defaults
+from kernelviz.ui import cache, cache_heads, cache_sources
 
 SOURCES = "pages/5_sources.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,12 +32,16 @@ def test_catalogue_covers_the_five_sources_and_links_to_real_controls():
     assert [s["id"] for s in sources] == ["blog", "smoothing", "d2l", "notes", "kotlin"]
     for source in sources:
         for item in source["item"]:
-            assert item["kind"] in ("figure", "printed", "exercise")
+            assert item["kind"] in ("figure", "printed", "exercise", "text")
             assert (ROOT / item["page"]).is_file(), item["page"]
             unknown = set(item.get("params", {})) - _control_keys(item["page"])
             assert not unknown, (item["what"], unknown)
-    exercises = [i["what"] for s in sources if s["id"] == "d2l" for i in s["item"] if i["kind"] == "exercise"]
-    assert [e[:2] for e in exercises] == ["1.", "2.", "3.", "4."]
+        for unshown in source.get("unshown", []):
+            assert unshown["what"] and unshown["why"]
+    for book in ("d2l", "kotlin"):  # both list their four exercises one by one
+        items = next(s["item"] for s in sources if s["id"] == book)
+        exercises = [i["what"] for i in items if i["kind"] == "exercise"]
+        assert [e[:2] for e in exercises] == ["1.", "2.", "3.", "4."]
 
 
 def test_page_runs_with_one_link_per_entry():
@@ -44,16 +49,23 @@ def test_page_runs_with_one_link_per_entry():
     ok(at)
     entries = sum(len(s["item"]) for s in cache_sources.catalogue())
     text = " ".join(m.value for m in at.markdown)
-    assert text.count("**figure**") + text.count("**printed**") + text.count("**exercise**") == entries
+    kinds = ("**figure**", "**printed**", "**exercise**", "**text**")
+    assert sum(text.count(k) for k in kinds) == entries
+    assert "Not shown in kernelviz" in text and "docs/sources.md" in text
     assert "2.5126" in text and "0.16" in " ".join(str(d.value) for d in at.dataframe)
 
 
 def test_our_numbers_follow_the_sources_procedures():
-    heads = cache_sources.ours("blog_heads")
+    heads = cache_sources.ours("blog_heads")  # chapter 3's four panels at their defaults
     assert [len(r["u"]) for r in heads] == [1, 2, 4, 8]
-    ds = kv.blog_data()
-    f = kv.fit(ds.x, ds.y, heads=2, multihead=True, holdout=1, steps=1000, seed=0)
-    np.testing.assert_allclose(heads[1]["l_post"], f.lengthscales * math.sqrt(2), rtol=1e-9)
+    mh = defaults.MULTIHEAD
+    panel = cache_heads.panel(cache_sources.blog_source(), 2, mh.kernel, mh.learning_rate, mh.seed)
+    np.testing.assert_allclose(heads[1]["l_post"], panel.lengthscales * math.sqrt(2), rtol=1e-9)
+    holdouts = cache_sources.ours("blog_holdouts")  # chapter 2's four panels of the post's figure
+    ms = defaults.MASKED
+    blog = cache_sources.blog_source()
+    first = cache.holdout_panel(blog, "gaussian", 1, ms.steps, ms.learning_rate, ms.seed)
+    assert len(holdouts) == 4 and holdouts[0] == pytest.approx(first.lengthscale * math.sqrt(2))
     assert cache_sources.ours("d2l_average") == pytest.approx(float(np.mean(kv.d2l_data().y)))
     w = cache_sources.ours("d2l_w")
     assert len(w["losses"]) == 5 and 0 <= w["w0"] < 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import heads, pooling
+from kernelviz import heads, pooling, post
 from kernelviz import training as tr
 from kernelviz.kernels import KERNELS, kernel_index
 from kernelviz.shapes import bucket, pad
@@ -82,6 +81,10 @@ def test_numpy_reference_has_an_empty_window_case():
 _split = jax.jit(tr.holdout_split)
 
 
+def _step_key(seed: int, step: int) -> np.ndarray:
+    return np.asarray(post.step_keys(post.prng_key(seed), step + 1)[step])
+
+
 def _data(n=40, seed=0):
     rng = np.random.default_rng(seed)
     x = np.sort(rng.uniform(-0.5, 0.5, n))
@@ -97,11 +100,17 @@ def _params(ells, u):
     return log_ell, np.concatenate([u, np.full(kv.HEADS_MAX - h, 5.0)])
 
 
-@jax.jit(static_argnames=("chunked", "with_grad", "fast"))
 def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_grad=True, fast=False):
+    return _objective_of_key(params, xp, yp, mask, holdout, post.prng_key(seed), kernel, chunked, with_grad,
+                             fast)
+
+
+@jax.jit(static_argnames=("chunked", "with_grad", "fast"))
+def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_grad, fast):
     h = jnp.sum(params[1] != 5.0)
     params = (params[0], jnp.where(jnp.arange(kv.HEADS_MAX) < h, params[1], 0.0))
-    objective = tr.holdout_objective(heads._predictor(xp, yp, kernel, fast), xp, yp, mask, holdout, seed,
+    predict = heads._predictor(xp, yp, kernel, "kernelviz" if fast else "plain")
+    objective = tr.holdout_objective(predict, xp, yp, mask, holdout, key,
                                      with_grad=with_grad, chunks=(4, 64) if chunked else None)
     return objective(params, 0)
 
@@ -109,7 +118,7 @@ def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_g
 def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them():
     for holdout in (1, 3, 5, 38):
         *_, mask = _data()
-        order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
+        order, avail = (np.asarray(a) for a in _split(_step_key(holdout, 0), mask, holdout))
         held = order[:holdout]
         assert len(set(held.tolist())) == holdout and np.all(held < 40)
         assert set(np.flatnonzero(mask & ~avail).tolist()) == set(held.tolist())
@@ -120,8 +129,8 @@ def test_holdout_split_is_a_uniform_random_order():
     order is a permutation of the slots (real points first)."""
     n, size, holdout, steps = 40, 64, 5, 4000
     mask = np.arange(size) < n
-    split = jax.vmap(_split, in_axes=(None, 0, None, None))
-    order, avail = split(np.uint32(7), np.arange(steps), mask, holdout)
+    split = jax.vmap(_split, in_axes=(0, None, None))
+    order, avail = split(post.step_keys(post.prng_key(7), steps), mask, holdout)
     order, avail = np.asarray(order), np.asarray(avail)
     assert np.all(np.sort(order, axis=1) == np.arange(size)) and np.all(order[:, :n] < n)
     counts = np.bincount(order[:, :holdout].ravel(), minlength=size)
@@ -133,19 +142,19 @@ def test_holdout_split_is_a_uniform_random_order():
     assert np.mean(order[1:, 0] == order[:-1, 0]) < 0.1
 
 
-def test_holdout_one_by_argmin_holds_out_what_the_sort_holds_out():
-    """Hold-out 1 skips the sort: the argmin of the keys is the slot the sort puts first, so the held-out
-    point and the keys left available are the sort's, step by step; every entry of its order is that slot."""
-    steps = np.arange(500)
-    fast, plain = (jax.vmap(jax.jit(partial(tr.holdout_split, smallest_first=s)),
-                            in_axes=(None, 0, None, None)) for s in (True, False))
-    for n, size in ((3, 256), (40, 64), (256, 256)):
-        mask = np.arange(size) < n
-        order, avail = (np.asarray(a) for a in fast(np.uint32(3), steps, mask, 1))
-        sorted_order, sorted_avail = (np.asarray(a) for a in plain(np.uint32(3), steps, mask, 1))
-        assert np.array_equal(order[:, 0], sorted_order[:, 0]) and np.array_equal(avail, sorted_avail)
-        assert np.all(order == order[:, :1]) and np.all(order[:, 0] < n)
-        assert np.all((mask & ~avail).sum(axis=1) == 1)
+def test_holdout_split_is_the_posts_permutation():
+    """Step t's hold-out set is ``random.permutation(subkey_t, arange(n))[:k]`` of JAX's original threefry
+    (the post's), for any n in a padded array, by the sort (k > 1) and by the argmin (k = 1)."""
+    with jax.threefry_partitionable(False):
+        for n, size, k in ((3, 256, 1), (40, 64, 5), (150, 256, 1), (150, 256, 120), (256, 256, 10)):
+            key = jax.random.PRNGKey(n + k)
+            for _ in range(3):
+                key, sub = jax.random.split(key)
+                perm = np.asarray(jax.random.permutation(sub, jnp.arange(n)))
+                split = _split(jax.random.key_data(sub), np.arange(size) < n, k)
+                order, avail = (np.asarray(a) for a in split)
+                assert set(order[:k].tolist()) == set(perm[:k].tolist()) and order[0] == perm[0]
+                assert np.array_equal(np.flatnonzero(avail), np.sort(perm[k:]))
 
 
 def _numpy_loss(x, y, order, avail, holdout, ells, u, kernel):
@@ -159,9 +168,9 @@ def _numpy_loss(x, y, order, avail, holdout, ells, u, kernel):
 def test_padded_heads_loss_equals_unpadded_numpy_reference(n, holdout):
     x, y, xp, yp, mask = _data(n, seed=holdout)
     ells, u = np.array([0.03, 0.1, 0.4]), np.array([0.7, -0.2, 0.5])
-    order, avail = (np.asarray(a) for a in _split(np.uint32(holdout), 0, mask, holdout))
+    order, avail = (np.asarray(a) for a in _split(_step_key(holdout, 0), mask, holdout))
     for name in ("gaussian", "laplace", "cauchy"):
-        loss, _ = _objective(_params(ells, u), xp, yp, mask, holdout, np.uint32(holdout), kernel_index(name))
+        loss, _ = _objective(_params(ells, u), xp, yp, mask, holdout, holdout, kernel_index(name))
         ref = _numpy_loss(x, y, order, avail, holdout, ells, u, name)
         assert float(loss) == pytest.approx(ref, rel=1e-9), name
 
@@ -174,8 +183,8 @@ def test_chunked_step_equals_all_rows_at_once(n, holdout):
     params = _params(np.array([0.04, 0.15]), np.array([0.8, 0.3]))
     for name in ("gaussian", "tricube"):
         k = kernel_index(name)
-        loss, grads = _objective(params, xp, yp, mask, holdout, np.uint32(3), k)
-        ref, ref_grads = _objective(params, xp, yp, mask, holdout, np.uint32(3), k, chunked=False)
+        loss, grads = _objective(params, xp, yp, mask, holdout, 3, k)
+        ref, ref_grads = _objective(params, xp, yp, mask, holdout, 3, k, chunked=False)
         assert float(loss) == pytest.approx(float(ref), rel=1e-10)
         for g, r in zip(grads, ref_grads, strict=True):
             np.testing.assert_allclose(g, r, rtol=1e-8, atol=1e-12)
@@ -188,8 +197,8 @@ def test_float32_block_with_its_own_gradient_matches_plain_autodiff(kernel):
     _x, _y, xp, yp, mask = _data(100, seed=1)
     params = _params(np.array([0.03, 0.1, 0.4]), np.array([0.7, -0.2, 0.5]))
     k = kernel_index(kernel)
-    loss, grads = _objective(params, xp, yp, mask, 13, np.uint32(2), k, fast=True)
-    ref, ref_grads = _objective(params, xp, yp, mask, 13, np.uint32(2), k)
+    loss, grads = _objective(params, xp, yp, mask, 13, 2, k, fast=True)
+    ref, ref_grads = _objective(params, xp, yp, mask, 13, 2, k)
     assert float(loss) == pytest.approx(float(ref), rel=1e-5)
     for g, r in zip(grads, ref_grads, strict=True):
         np.testing.assert_allclose(g, r, rtol=2e-3, atol=1e-5 * np.max(np.abs(r)))
@@ -203,7 +212,7 @@ def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell, fast):
     ells[1] = 0.05  # one ordinary head next to the extreme ones
     params = (np.log(ells), np.full(kv.HEADS_MAX, 1.0 / kv.HEADS_MAX))
     for name in KERNELS:
-        loss, (g_ell, g_u) = _objective(params, xp, yp, mask, 4, np.uint32(0), kernel_index(name), fast=fast)
+        loss, (g_ell, g_u) = _objective(params, xp, yp, mask, 4, 0, kernel_index(name), fast=fast)
         assert np.isfinite(float(loss)), name
         assert np.all(np.isfinite(np.asarray(g_ell))) and np.all(np.isfinite(np.asarray(g_u))), name
 
@@ -224,14 +233,14 @@ def test_finite_difference_gradient_matches():
     _x, _y, xp, yp, mask = _data()
     params = _params(np.array([0.05, 0.2]), np.array([0.6, 0.5]))
     k = kernel_index("gaussian")
-    _, (g, _) = _objective(params, xp, yp, mask, 5, np.uint32(0), k)
+    _, (g, _) = _objective(params, xp, yp, mask, 5, 0, k)
     eps = 1e-5
     for h in range(2):
         hi, lo = params[0].copy(), params[0].copy()
         hi[h] += eps
         lo[h] -= eps
-        up = _objective((hi, params[1]), xp, yp, mask, 5, np.uint32(0), k, with_grad=False)
-        down = _objective((lo, params[1]), xp, yp, mask, 5, np.uint32(0), k, with_grad=False)
+        up = _objective((hi, params[1]), xp, yp, mask, 5, 0, k, with_grad=False)
+        down = _objective((lo, params[1]), xp, yp, mask, 5, 0, k, with_grad=False)
         assert float(g[h]) == pytest.approx((float(up) - float(down)) / (2 * eps), rel=1e-5, abs=1e-9)
 
 

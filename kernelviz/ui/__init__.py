@@ -33,7 +33,7 @@ How to add a chapter
            return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
-       ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post (seed 000), …")
+       ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post, …")
        heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
                           max_value=kv.HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
        with ui.busy(f"Training {heads} heads by masked training…"):

@@ -133,11 +133,12 @@ def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]
 
 
 @_cached()
-def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int) -> kv.FitResult:
+def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int,
+        arithmetic: str = "kernelviz") -> kv.FitResult:
     """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points."""
     train = data.train
     return kv.fit(train.x, train.y, heads=1, kernel=kernel, holdout=holdout, steps=steps,
-                  learning_rate=learning_rate, seed=seed)
+                  learning_rate=learning_rate, seed=seed, arithmetic=arithmetic)
 
 
 @_cached()
@@ -223,11 +224,13 @@ def loo_figure(view: MaskedView) -> go.Figure:
 
 @dataclass(frozen=True)
 class HoldoutPanel:
-    """One panel of the post's masked-training figure: the hold-out size, the learned ℓ, m(x) on the
-    grid with it, and how the run went."""
+    """One panel of the post's masked-training figure: the hold-out size, the ℓ learned as the post computes
+    (float32, K/(ΣK + 1e-16)), the ℓ kernelviz's softmax learns from the same hold-out sets, m(x) on the
+    grid with the first, and how the run went."""
 
     holdout: int
     lengthscale: float
+    softmax_lengthscale: float
     mean: np.ndarray
     status: views.Status
 
@@ -235,11 +238,14 @@ class HoldoutPanel:
 @_cached()
 def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                   seed: int) -> HoldoutPanel:
-    """``fit`` with ``holdout`` points held out at every step, and its prediction from all the data."""
-    result = fit(data, kernel, holdout, steps, learning_rate, seed)
+    """The post's run of one GaussianKernel with ``holdout`` points held out at every step, computed as the
+    post computes it and with kernelviz's softmax, and its prediction from all the data."""
+    result = fit(data, kernel, holdout, steps, learning_rate, seed, "post")
     ell = float(result.lengthscales[0])
+    own = float(fit(data, kernel, holdout, steps, learning_rate, seed).lengthscales[0])
     lo, hi = data.train.domain
-    return HoldoutPanel(holdout, ell, predict(data, ell, kernel).mean, views.training_status(result, hi - lo))
+    return HoldoutPanel(holdout, ell, own, predict(data, ell, kernel).mean,
+                        views.training_status(result, hi - lo))
 
 
 def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
@@ -271,9 +277,11 @@ class SeedSpread:
 
 
 @_cached()
-def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds: int) -> SeedSpread:
-    """``fit_seeds`` for hold-out 1, 10 and n/2 (at most 300 steps); a size whose run would cost more than
-    ``SEED_WORK_MAX`` kernel evaluations is halved until it does not."""
+def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds: int,
+                first_seed: int) -> SeedSpread:
+    """``fit_seeds`` of the seeds ``first_seed`` … ``first_seed + seeds − 1`` for hold-out 1, 10 and n/2 (at
+    most 300 steps); a size whose run would cost more than ``SEED_WORK_MAX`` kernel evaluations is halved
+    until it does not."""
     n = len(data.train)
     lo, hi = kv.holdout_range(n)
     run_steps = min(steps, 300)
@@ -285,7 +293,8 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
             size //= 2
         if size != k:
             capped.append(k)
-        runs = fit_seeds(data, kernel, size, run_steps, learning_rate, tuple(range(seeds)))
+        runs = fit_seeds(data, kernel, size, run_steps, learning_rate,
+                         tuple(range(first_seed, first_seed + seeds)))
         groups[f"hold-out {size}"] = np.array([r.lengthscales[0] for r in runs])
     return SeedSpread(groups, run_steps, tuple(capped))
 

@@ -52,12 +52,12 @@ FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 def fit(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
-        seed: int) -> kv.FitResult:
+        seed: int, arithmetic: str = "kernelviz") -> kv.FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
     heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error."""
     train = data.train
     return kv.fit(train.x, train.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
-                  learning_rate=learning_rate, seed=seed, multihead=True)
+                  learning_rate=learning_rate, seed=seed, multihead=True, arithmetic=arithmetic)
 
 
 @st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
@@ -99,8 +99,9 @@ class Panel:
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) -> Panel:
     """The post's experiment for H = ``heads``: ``fit`` with hold-out ``MULTIHEAD.holdout`` and
-    ``MULTIHEAD.steps`` steps, then f̂(x) = Σ_h u_h m_h(x) on the grid, predicting from all the data."""
-    result = fit(data, heads, kernel, MH.holdout, MH.steps, learning_rate, seed)
+    ``MULTIHEAD.steps`` steps, computed as the post computes it (float32, K/(ΣK + 1e-16)), then
+    f̂(x) = Σ_h u_h m_h(x) on the grid, predicting from all the data."""
+    result = fit(data, heads, kernel, MH.holdout, MH.steps, learning_rate, seed, "post")
     ds = data.ds
     pred = kv.predict_heads(ds.grid(defaults.GRID_POINTS), ds.x, ds.y, result.lengthscales, result.mixing,
                             kernel, with_weights=False)
@@ -143,22 +144,26 @@ def _sig(v: float, digits: int = 4) -> float:
     return float(f"{float(v):.{digits}g}")
 
 
+def _two_decimals(v: float) -> float:
+    return round(float(v), 2) if abs(v) < 1e6 else _sig(v)
+
+
 POST_COLUMNS = (
-    "H", "head", "start ℓₕ", "ℓₕ here", "post's ℓ_post/√2", "uₕ here", "post's uₕ (printed)",
-    "√2 ℓₕ here (post's ℓ)", "post's ℓ_post (printed)",
+    "H", "head", "uₕ here", "post's uₕ (printed)", "ℓ_post here (√2 ℓₕ)", "post's ℓ_post (printed)",
+    "ℓₕ here", "start ℓₕ",
 )
-PRINTED = ("post's uₕ (printed)", "post's ℓ_post (printed)")  # shown as the post printed them: "%.2f"
+# shown as the post printed them, "%.2f"; ℓ_post here is rounded so (a run-away 1e+259 stays short)
+PRINTED = ("uₕ here", "post's uₕ (printed)", "post's ℓ_post (printed)")
 
 
 def post_table(shown: Sequence[Panel]) -> dict[str, list]:
-    """One row per head of every panel: the start ℓ_h, the learned ℓ_h and u_h here, and the post's
-    printed ℓ_post and u_h; ℓ in both conventions (ℓ = ℓ_post/√2, ``defaults.post_lengthscale``)."""
+    """One row per head of every panel: the learned u_h and ℓ_post,h = √2 ℓ_h here beside the post's
+    printed ones, then ℓ_h and its start in kernelviz's convention (ℓ = ℓ_post/√2)."""
     table: dict[str, list] = {c: [] for c in POST_COLUMNS}
     for p, post_u, post_ell in zip(shown, MH.post_mixing, MH.post_lengthscales, strict=True):
         for h in range(p.heads):
-            row = (p.heads, h + 1, _sig(p.start[h]), _sig(p.lengthscales[h]),
-                   _sig(defaults.post_lengthscale(post_ell[h])), _sig(p.mixing[h], 3), post_u[h],
-                   _sig(SQRT2 * p.lengthscales[h]), post_ell[h])
+            row = (p.heads, h + 1, float(p.mixing[h]), post_u[h], _two_decimals(SQRT2 * p.lengthscales[h]),
+                   post_ell[h], _sig(p.lengthscales[h]), _sig(p.start[h]))
             for column, value in zip(POST_COLUMNS, row, strict=True):
                 table[column].append(value)
     return table

@@ -14,9 +14,10 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults
-from kernelviz.ui.sidebar import native_sample
+from kernelviz.ui import cache, cache_heads
+from kernelviz.ui.sidebar import Data, make_data, native_sample
 
-__all__ = ["OURS", "catalogue", "coverage", "ours"]
+__all__ = ["OURS", "blog_source", "catalogue", "coverage", "ours"]
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "pages" / "prose" / "5_sources.toml"
 
@@ -42,7 +43,7 @@ def catalogue() -> list[dict[str, Any]]:
 
 def coverage() -> tuple[np.ndarray, list[str], list[str]]:
     """(counts (sources, chapters), short source names, chapter names): how many catalogue entries of each
-    source each chapter shows."""
+    source each chapter shows (the ``unshown`` lists are not entries)."""
     chapters = sorted({item["page"] for s in catalogue() for item in s["item"]})
     counts = np.array([[sum(item["page"] == page for item in s["item"]) for page in chapters]
                        for s in catalogue()])
@@ -50,16 +51,28 @@ def coverage() -> tuple[np.ndarray, list[str], list[str]]:
     return counts, [s["short"] for s in catalogue()], names
 
 
+def blog_source() -> Data:
+    """The blog post's data set as chapter 2 and 3 see it by default (150 points, the post's key 2024), so
+    the numbers here are those chapters' own (their caches are shared)."""
+    n, seed = native_sample("blog")
+    return make_data(("blog", n, seed), kv.make_dataset("blog", n=n, seed=seed))
+
+
+def _blog_holdouts() -> list[float]:
+    """Chapter 2's four panels of the post's figure at their defaults (Gaussian, 100 steps, Adam 0.2, the
+    default seed): the learned ℓ of each hold-out size 1, 10, n/2, 0.8 n in the post's convention √2 ℓ."""
+    data, m = blog_source(), defaults.MASKED
+    return [cache.holdout_panel(data, "gaussian", k, m.steps, m.learning_rate, m.seed).lengthscale
+            * math.sqrt(2.0) for k in cache.post_holdouts(len(data.train))]
+
+
 def _blog_heads() -> list[dict[str, list[float]]]:
-    """The post's MultiheadGaussianKernel for 1, 2, 4, 8 heads on the post's data (hold-out 1, 1,000 steps,
-    Adam 0.2): learned u_h and ℓ_h in the post's convention ℓ_post = √2 ℓ."""
-    ds = kv.blog_data()
-    rows = []
-    for heads in defaults.MULTIHEAD.panels:
-        f = kv.fit(ds.x, ds.y, heads=heads, multihead=True, holdout=1, steps=defaults.MULTIHEAD.steps,
-                   learning_rate=defaults.MULTIHEAD.learning_rate, seed=0)
-        rows.append({"u": f.mixing.tolist(), "l_post": (f.lengthscales * math.sqrt(2.0)).tolist()})
-    return rows
+    """Chapter 3's panels of the post's experiment at their defaults (MultiheadGaussianKernel with 1, 2, 4,
+    8 heads, hold-out 1, 1,000 steps, Adam 0.2, the default seed): learned u_h and ℓ_h in the post's
+    convention ℓ_post = √2 ℓ."""
+    mh = defaults.MULTIHEAD
+    return [{"u": p.mixing.tolist(), "l_post": (p.lengthscales * math.sqrt(2.0)).tolist()}
+            for p in cache_heads.panels(blog_source(), mh.kernel, mh.learning_rate, mh.seed)]
 
 
 def _d2l_average() -> float:
@@ -75,7 +88,8 @@ def _d2l_w() -> dict[str, Any]:
             "losses": f.losses.tolist()}
 
 
-OURS = {"blog_heads": _blog_heads, "d2l_average": _d2l_average, "d2l_w": _d2l_w}
+OURS = {"blog_holdouts": _blog_holdouts, "blog_heads": _blog_heads, "d2l_average": _d2l_average,
+        "d2l_w": _d2l_w}
 
 
 @st.cache_data(show_spinner=False)
