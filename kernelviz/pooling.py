@@ -48,6 +48,7 @@ __all__ = [
     "pooled_heads",
     "pooled_sum",
     "summarize",
+    "summed_heads",
     "value_scale",
 ]
 
@@ -276,3 +277,12 @@ def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: ob
 
     axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)
     return over_query_blocks(one_block, queries, block, axes)
+
+
+def summed_heads(scores: Array, available: Array, values: Array) -> Array:
+    """``pooled_sum`` in float32: f_r = Σ_h Σ_i w_hri v_ih with w_h the masked softmax of head h's scores
+    (H, r, n) and v_h = ``values[:, h]`` (n, H), computed and differentiated (by the written-out gradient) in
+    float32 and returned in the dtype of ``values``. The training form of a layer whose heads each pool one
+    value; ``benchmarks/bench_training.py`` times it against the plain float64 layer in the same run."""
+    f32 = jnp.float32
+    return pooled_sum(scores.astype(f32), available, values.astype(f32)).astype(values.dtype)

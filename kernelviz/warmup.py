@@ -29,9 +29,9 @@ from kernelviz.attention import (
     attention_loo_error,
     attention_predict,
     dot_product_attention,
-    fit_attention,
     gaussian_attention_params,
 )
+from kernelviz.attention_training import fit_attention
 from kernelviz.data import d2l_data
 from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value

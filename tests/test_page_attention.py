@@ -10,7 +10,6 @@ from pagetools import array, control, heatmap_panels, set_all
 from test_app import charts, ok, start
 
 import kernelviz as kv
-from kernelviz import attention
 
 ATTN = "pages/4_attention.py"
 ALWAYS = {"attn.equivalence", "attn.fit"}  # the charts every view of the page draws
@@ -138,7 +137,7 @@ def test_attention_controls_at_extremes():
     at = start(ATTN, {"attn.picture": "kernel"})
     for which in ("min", "max"):
         values = set_all(at, SLIDERS, which)
-        at.selectbox(key="attn.start").set_value(attention.STARTS[0 if which == "min" else -1])
+        at.selectbox(key="attn.start").set_value(kv.STARTS[0 if which == "min" else -1])
         at.run()
         ok(at)
         assert set(charts(at)) == ALWAYS | {"attn.kernel"}
