@@ -74,9 +74,9 @@ def layer_output(params: tuple[Array, ...], queries: Array, keys: Array, toks: A
     params = (W_q, W_k, W_v, U): training's form of the layer, each head pooling the one number
     v_hi = t_i W_v^h U_h, the heads summed (``pooling.summed_heads``)."""
     w_q, w_k, w_v, u = params
-    scores = jax.vmap(dot_scores, in_axes=(0, 0, None, None, None))(w_q, w_k, queries, keys, d_qk)
     values = toks @ jnp.einsum("hfv,hv->fh", w_v, u)  # (n, H): v_ih = t_i W_v^h U_h
-    return pooling.summed_heads(scores, available, values)
+    return pooling.summed_heads(lambda maps, q, k: dot_scores(*maps, q, k, d_qk), (w_q, w_k), queries, keys,
+                                available, values)
 
 
 class Layer(NamedTuple):

@@ -279,10 +279,14 @@ def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: ob
     return over_query_blocks(one_block, queries, block, axes)
 
 
-def summed_heads(scores: Array, available: Array, values: Array) -> Array:
-    """``pooled_sum`` in float32: f_r = Σ_h Σ_i w_hri v_ih with w_h the masked softmax of head h's scores
-    (H, r, n) and v_h = ``values[:, h]`` (n, H), computed and differentiated (by the written-out gradient) in
-    float32 and returned in the dtype of ``values``. The training form of a layer whose heads each pool one
-    value; ``benchmarks/bench_training.py`` times it against the plain float64 layer in the same run."""
-    f32 = jnp.float32
-    return pooled_sum(scores.astype(f32), available, values.astype(f32)).astype(values.dtype)
+def summed_heads(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
+                 keys: Array, available: Array, values: Array) -> Array:
+    """f_r = Σ_h Σ_i w_hri v_ih: H heads, scores s_h = ``score_fn(params_h, queries, keys)`` (r, n), w_h their
+    masked softmax over the ``available`` keys (r, n), v_h = ``values[:, h]`` (n, H), the heads summed.
+
+    A layer's training form: scores, pooling and gradient run in float32 (``pooled_sum``, its gradient
+    written out), the result in the dtype of ``values``; ``benchmarks/bench_training.py`` times it against
+    the plain float64 layer in the same run."""
+    f32 = partial(jax.tree.map, lambda a: jnp.asarray(a, jnp.float32))
+    scores = over_heads(score_fn, f32(head_params), f32(queries), f32(keys))
+    return pooled_sum(scores, available, f32(values)).astype(values.dtype)
