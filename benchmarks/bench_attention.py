@@ -11,7 +11,10 @@ For the blog post's data (``kv.blog_data()``) and d2l's (``kv.d2l_data()``) it p
 * chapter 3's multi-head kernel regression, ``kv.fit(heads=4, multihead=True, holdout=1, steps=1000)``;
 * the attention layer at chapter 4's defaults (``kernelviz.defaults.ATTENTION``), from each start (random
   maps, Gaussian heads at the post's spread, Gaussian heads around ℓ*), with Adam's step constant or decaying
-  along a half cosine.
+  along a half cosine;
+* the same layer from chapter 4's default start, trained by the plain float64 reference
+  (``benchmarks/reference_attention.py``: no float32, JAX's own gradient), whose row the one above it
+  must match within float32 accuracy, at a higher time.
 
 Columns: the leave-one-out error (1/n) Σ_i (y_i − f̂_{−i}(x_i))² (``attention_loo_error``: every point
 predicted from all the others; chapter 3's heads go through ``gaussian_layer``), median and range over the
@@ -30,6 +33,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from reference_attention import fit_plain
 
 import kernelviz as kv
 from kernelviz import defaults
@@ -72,10 +76,10 @@ def _models(ds: kv.Dataset, heads: int, steps: int) -> list[tuple[str, Callable[
                    learning_rate=mh.learning_rate, seed=seed)
         return gaussian_layer(f.lengthscales, f.mixing, x, y)
 
-    def layer(start: str, decay: bool) -> Callable[[int], AttentionFit]:
-        return lambda seed: kv.fit_attention(x, y, heads=heads, d_qk=a.d_qk, holdout=a.holdout, steps=steps,
-                                             learning_rate=a.learning_rate, seed=seed, d_v=a.d_v,
-                                             start=start, decay=decay)
+    def layer(start: str, decay: bool, fit: Callable[..., AttentionFit] = kv.fit_attention,
+              ) -> Callable[[int], AttentionFit]:
+        return lambda seed: fit(x, y, heads=heads, d_qk=a.d_qk, holdout=a.holdout, steps=steps,
+                                learning_rate=a.learning_rate, seed=seed, d_v=a.d_v, start=start, decay=decay)
 
     rows = [(f"Gaussian smoother at ℓ* = {ell:.4g}", lambda seed: gaussian_layer([ell], [1.0], x, y)),
             (f"chapter 3: {mh.heads} Gaussian heads, hold-out {mh.holdout}", chapter3)]
@@ -83,6 +87,7 @@ def _models(ds: kv.Dataset, heads: int, steps: int) -> list[tuple[str, Callable[
         for decay in (False, True):
             rows.append((f"attention, from {label}, step {'decaying' if decay else 'constant'}",
                          layer(start, decay)))
+    rows.append((f"the same from {a.start}, plain float64 reference", layer(a.start, True, fit_plain)))
     return rows
 
 

@@ -11,7 +11,6 @@ from kernelviz import _jax  # noqa: F401  (float64 and the compilation cache, be
 from kernelviz.attention import (
     D_QK_MAX,
     D_V_MAX,
-    STARTS,
     AttentionFit,
     AttentionPrediction,
     GaussianAttention,
@@ -20,11 +19,10 @@ from kernelviz.attention import (
     attention_predict,
     attention_values,
     dot_product_attention,
-    fit_attention,
     gaussian_attention_params,
     gaussian_layer,
-    start_lengthscales,
 )
+from kernelviz.attention_training import STARTS, fit_attention, start_lengthscales
 from kernelviz.csvdata import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_from_arrays, load_csv
 from kernelviz.data import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
 from kernelviz.defaults import KERNEL_GRID_POINTS

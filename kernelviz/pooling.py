@@ -48,6 +48,7 @@ __all__ = [
     "pooled_heads",
     "pooled_sum",
     "summarize",
+    "summed_heads",
     "value_scale",
 ]
 
@@ -276,3 +277,16 @@ def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: ob
 
     axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)
     return over_query_blocks(one_block, queries, block, axes)
+
+
+def summed_heads(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
+                 keys: Array, available: Array, values: Array) -> Array:
+    """f_r = Σ_h Σ_i w_hri v_ih: H heads, scores s_h = ``score_fn(params_h, queries, keys)`` (r, n), w_h their
+    masked softmax over the ``available`` keys (r, n), v_h = ``values[:, h]`` (n, H), the heads summed.
+
+    A layer's training form: scores, pooling and gradient run in float32 (``pooled_sum``, its gradient
+    written out), the result in the dtype of ``values``; ``benchmarks/bench_training.py`` times it against
+    the plain float64 layer in the same run."""
+    f32 = partial(jax.tree.map, lambda a: jnp.asarray(a, jnp.float32))
+    scores = over_heads(score_fn, f32(head_params), f32(queries), f32(keys))
+    return pooled_sum(scores, available, f32(values)).astype(values.dtype)

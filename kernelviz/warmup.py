@@ -26,12 +26,13 @@ import numpy as np
 from kernelviz import _jax, defaults
 from kernelviz.attention import (
     AttentionFit,
+    attention_kernel,
     attention_loo_error,
     attention_predict,
     dot_product_attention,
-    fit_attention,
     gaussian_attention_params,
 )
+from kernelviz.attention_training import fit_attention
 from kernelviz.data import d2l_data
 from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
@@ -121,7 +122,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
     previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
     2 (the leave-one-out curve, ``fit`` and its seed spread, the post's runs in its own arithmetic, d2l's
     w), chapter 3 (multi-head prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention:
-    training, prediction on the grid and the data; its learned kernel is NumPy)."""
+    training, prediction on the grid and the data, the learned kernel on its grid)."""
     x, y = _data(n)
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
     lo, hi = holdout_range(n)
@@ -152,6 +153,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: attention_predict(state["fit"], queries, x, y),
         lambda: attention_predict(state["fit"], x, x, y),
         lambda: attention_loo_error(state["fit"], x, y),
+        lambda: attention_kernel(state["fit"], np.linspace(-3.0, 3.0, defaults.KERNEL_GRID_POINTS)),
     ]
 
 

@@ -101,8 +101,8 @@ def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
         key="attn.fit", filename="kernelviz-attention-fit",
     )
     st.caption(ui.prose(CHAPTER, "fit_caption"))
-    ui.show_code(attention.start_lengthscales, attention._initial_params, attention._train,
-                 attention._readout_predictor, attention.pooled_tokens, pooling.pooled_sum)
+    ui.show_code(attention.attention_layer, attention.dot_scores, kv.fit_attention, attention.layer_output,
+                 pooling.pooled_sum)
 
 
 def layer_scores(data: ui.Data, s: cache_attention.Settings) -> None:
@@ -112,8 +112,7 @@ def layer_scores(data: ui.Data, s: cache_attention.Settings) -> None:
     ui.say(CHAPTER, "compare")
     st.dataframe(cache_attention.comparison_table(comp), hide_index=True)
     st.markdown(cache_attention.comparison_sentence(comp))
-    ui.show_code(cache_attention.comparison, cache_attention._scores, attention.attention_loo_error,
-                 attention._pooled)
+    ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention.attention_layer)
 
 
 def notes_self_attention(data: ui.Data, s: cache_attention.Settings) -> None:
@@ -172,7 +171,7 @@ def joining_heads(view: views.AttentionView) -> None:
     st.latex(ui.prose(CHAPTER, "wo_formula"))
     ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
     st.caption(ui.prose(CHAPTER, "wo_caption"))
-    ui.show_code(attention._readout)
+    ui.show_code(attention.attention_layer)
 
 
 def learned_kernel(view: views.AttentionView, h: int) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import attention, defaults, pooling, post, training
+from kernelviz import attention, attention_training, defaults, pooling
 
 A = defaults.ATTENTION
 
@@ -217,38 +217,53 @@ def test_pooled_sum_gradient_by_hand_matches_autodiff():
     assert not np.asarray(by_hand[0])[:, ~available].any()  # a masked key gets no gradient
 
 
-@pytest.mark.parametrize(("heads", "d_qk", "d_v", "holdout"), [(1, 1, 1, 1), (3, 4, 2, 10), (8, 8, 4, 75)])
-def test_fast_training_step_matches_the_plain_form(blog, heads, d_qk, d_v, holdout):
-    """Training's form (A_h = W_q W_kᵀ/√d first, scalar values t · W_v U, float32 pooling with its gradient by
-    hand) gives the plain float64 layer's hold-out loss and gradient to float32 accuracy."""
-    p = training.prepare(blog.x, blog.y, 0)
-    (center, scale), masks = attention._frame(blog.x), attention._masks(heads, d_qk, d_v)
-    xt = jnp.asarray((p.x - center) / scale)
-    params = attention._initial_params(np.array([]), scale, 3, masks)  # random maps: no symmetry to hide in
-    toks, y = jnp.asarray(attention.tokens(np.asarray(xt), p.y)), jnp.asarray(p.y)
+def plain_layer(params, queries, keys, toks, available, d_qk):
+    """f̂ = Σ_h (Σ_i w_hi t_i) W_v^h U_h, w_h the softmax over the available keys of
+    ⟨φ(x) W_q^h, φ(x′) W_k^h⟩/√d_qk, in float64: the layer written out, for JAX to differentiate."""
+    w_q, w_k, w_v, u = params
+    phi = lambda v: jnp.stack([jnp.ones_like(v), v, v * v], axis=-1)  # noqa: E731
+    s = jnp.einsum("rf,hfd,ng,hgd->hrn", phi(queries), w_q, phi(keys), w_k) / np.sqrt(d_qk)
+    s = jnp.where(available, s, -jnp.inf)
+    w = jnp.exp(s - s.max(axis=-1, keepdims=True))
+    w = w / w.sum(axis=-1, keepdims=True)
+    return jnp.einsum("hrn,nf,hfv,hv->r", w, toks, w_v, u)
 
-    def step(fast):
-        predict = attention._readout_predictor(xt, toks, masks[1], float(d_qk), fast)
-        objective = training.holdout_objective(predict, xt, y, p.mask, jnp.asarray(holdout), post.prng_key(5))
-        return objective(params, 7)
 
-    (loss, grads), (ref, ref_grads) = step(True), step(False)
-    assert float(loss) == pytest.approx(float(ref), rel=1e-5)
-    for g, r in zip(grads, ref_grads, strict=True):
-        np.testing.assert_allclose(g, r, rtol=2e-3, atol=1e-5 * np.max(np.abs(r)))
+@pytest.mark.parametrize(("heads", "d_qk", "d_v"), [(1, 1, 1), (3, 4, 2), (8, 8, 4)])
+def test_training_form_matches_the_plain_layer(blog, heads, d_qk, d_v):
+    """``layer_output`` (A_h = W_q W_kᵀ/√d first, scalar values t · W_v U, float32 pooling with its
+    gradient by hand) gives the plain float64 layer's values and gradients to float32 accuracy, masked keys
+    included."""
+    rng = np.random.default_rng(heads)
+    params = (rng.normal(size=(heads, 3, d_qk)), rng.normal(size=(heads, 3, d_qk)),
+              rng.normal(size=(heads, 4, d_v)), rng.normal(size=(heads, d_v)))
+    x = np.linspace(-1.0, 1.0, 40)
+    toks, rows = jnp.asarray(attention.tokens(x, np.sin(3 * x))), x[::3]
+    available = rng.random((rows.size, x.size)) < 0.8
+    available[:, 0] = True
+    g = rng.normal(size=rows.size)
+
+    def loss(form):
+        return lambda p: g @ form(p, jnp.asarray(rows), jnp.asarray(x), toks, available, float(d_qk))
+
+    np.testing.assert_allclose(loss(attention.layer_output)(params), loss(plain_layer)(params), rtol=1e-5)
+    grads, ref = jax.grad(loss(attention.layer_output))(params), jax.grad(loss(plain_layer))(params)
+    for a, r in zip(grads, ref, strict=True):
+        np.testing.assert_allclose(a, r, rtol=2e-3, atol=1e-4 * np.max(np.abs(r)))
 
 
 def test_starts(blog):
     x, y = blog.x, blog.y
     ell = kv.loo_lengthscale(x, y)
-    np.testing.assert_allclose(attention.start_lengthscales("gaussian", 4, x, y),
+    np.testing.assert_allclose(attention_training.start_lengthscales("gaussian", 4, x, y),
                                ell * np.array([2**-0.5, 1.0, 2**0.5, 2.0]))
-    np.testing.assert_allclose(attention.start_lengthscales("post", 4, x, y), kv.initial_lengthscales(4, x))
-    assert attention.start_lengthscales("random", 4, x, y).size == 0
+    np.testing.assert_allclose(attention_training.start_lengthscales("post", 4, x, y),
+                               kv.initial_lengthscales(4, x))
+    assert attention_training.start_lengthscales("random", 4, x, y).size == 0
     with pytest.raises(ValueError, match="start"):
         kv.fit_attention(x, y, steps=1, start="ones")
-    masks = attention._masks(2, 3, 2)
-    w_q, w_k, w_v, u = attention._initial_params(np.array([0.2, 0.5]), 3.0, 0, masks)
+    run = attention_training.layer_start(x, y, heads=2, d_qk=3, d_v=2, start="post")
+    w_q, w_k, w_v, u = run.args[6]  # the padded start
     assert not (w_q[2:].any() or w_k[:, :, 3:].any() or w_v[:, :, 2:].any())  # padding stays 0
     np.testing.assert_allclose(u[:2, 0], 0.5, atol=0.1)
 

@@ -2,7 +2,7 @@
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
-from a start ``kernelviz.attention.STARTS`` names. Every call takes the ``Data`` first and the layer's
+from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's
 ``Settings``; the layer is trained once per settings (``train``) and everything drawn from it comes from
 ``view`` and ``comparison``, both cached.
 """
