@@ -12,7 +12,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from kvbrowser import (
+
+from tests.browser.harness import (
     RERUN_TIMEOUT_S,
     VIEWPORT,
     BrowserErrors,
