@@ -25,20 +25,8 @@ from kernelviz.attention import (
     gaussian_layer,
     start_lengthscales,
 )
-from kernelviz.data import (
-    DATASETS,
-    MAX_CSV_BYTES,
-    MAX_CSV_MB,
-    MAX_CSV_ROWS,
-    DataError,
-    Dataset,
-    blog_data,
-    d2l_data,
-    dataset_from_arrays,
-    load_csv,
-    make_dataset,
-    subsample,
-)
+from kernelviz.csvdata import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_from_arrays, load_csv
+from kernelviz.data import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
 from kernelviz.defaults import KERNEL_GRID_POINTS
 from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
 from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel

@@ -1,4 +1,4 @@
-"""The seed data sets, CSV loading and validation.
+"""The data sets: the :class:`Dataset` every page draws, the seed sets and the training subsample.
 
 Every data set the dashboard shows is a :class:`Dataset`: finite float64 arrays ``x`` and ``y`` sorted by
 ``x``, plus what a page needs to explain them (labels, where the data come from, what loading did).
@@ -14,14 +14,8 @@ Synthetic sets (reproducible from ``(n, seed)``):
 
       f(x) = 2 sin x + x^0.8,   n(x) = 0.5,   x ~ U[0, 5] (n points, sorted).
 
-User data come from :func:`load_csv` (kernelviz/csvfile.py: a path, bytes, or a file-like such as
-Streamlit's ``UploadedFile``) or :func:`dataset_from_arrays`. Anything wrong with the input raises
-:class:`DataError`, a ``ValueError`` whose message says what is wrong and how to fix it; no other
-exception escapes. The CSV limits ``MAX_CSV_*`` are defined next to the reader and exported here too.
-
-Validation, shared by every path in: rows whose x or y is empty, not a number, NaN or infinite are dropped
-(and counted in ``notes``); at least 3 rows must remain; x must not be constant; every |value| must be at
-most 1e150, so squares and sums of squares stay finite in float64. Duplicated x values are allowed.
+User data (a CSV file, or two arrays) become a :class:`Dataset` in kernelviz/csvdata.py. Anything wrong with
+an input raises :class:`DataError`, a ``ValueError`` whose message says what is wrong and how to fix it.
 """
 
 from __future__ import annotations
@@ -30,17 +24,16 @@ import dataclasses
 import inspect
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
 
 __all__ = [
-    "DATASETS", "MAX_ABS_VALUE", "MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_CSV_LINE_CHARS", "MAX_CSV_MB",
-    "MAX_CSV_ROWS", "MAX_SYNTHETIC_POINTS", "MIN_POINTS", "DataError", "Dataset", "SyntheticDataset",
-    "blog_data", "blog_mean", "blog_noise_sd", "d2l_data", "d2l_mean", "d2l_noise_sd", "dataset_from_arrays",
-    "load_csv", "make_dataset", "subsample",
+    "DATASETS", "MAX_ABS_VALUE", "MAX_SYNTHETIC_POINTS", "MIN_POINTS", "DataError", "Dataset",
+    "SyntheticDataset", "blog_data", "blog_mean", "blog_noise_sd", "d2l_data", "d2l_mean", "d2l_noise_sd",
+    "make_dataset", "subsample",
 ]
 
 # ----------------------------------------------------------------------------------------------- limits
@@ -275,104 +268,6 @@ def _check_seed(seed: Any) -> int:
     return seed
 
 
-# ----------------------------------------------------------------------------------- shared validation
-
-
-def _validate(
-    x: np.ndarray, y: np.ndarray, *, where: Callable[[int], str], x_name: str, y_name: str
-) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Drop non-finite rows, check count, magnitude and spread, sort by x; returns (x, y, notes).
-
-    ``where(i)`` describes row ``i`` of the input for a message ("line 7", "index 6").
-    """
-    notes: list[str] = []
-    n_in = x.shape[0]
-    keep = np.isfinite(x) & np.isfinite(y)
-    n_drop = int(n_in - np.count_nonzero(keep))
-    if n_drop:
-        first = int(np.flatnonzero(~keep)[0])
-        notes.append(
-            f"Dropped {n_drop:,} of {_plural(n_in, 'row')} whose x or y was empty, not a number, NaN or "
-            f"infinite (the first at {where(first)})."
-        )
-    idx = np.flatnonzero(keep)
-    x, y = x[idx], y[idx]
-    for values, label in ((x, x_name), (y, y_name)):
-        big = np.flatnonzero(np.abs(values) > MAX_ABS_VALUE)
-        if big.size:
-            i = int(big[0])
-            raise DataError(
-                f"{label} has the value {values[i]:.6g} at {where(int(idx[i]))}. Values must lie between "
-                f"−1e150 and 1e150 so that their squares stay finite; rescale the column (for example "
-                f"divide it by a power of ten) and try again."
-            )
-    if x.shape[0] < MIN_POINTS:
-        usable = x.shape[0]
-        raise DataError(
-            f"Only {_plural(usable, 'usable row')} (with a finite number for both x and y) "
-            f"out of {n_in:,}; kernel regression needs at least {MIN_POINTS}. Check that the right columns "
-            "are chosen and that they hold numbers."
-        )
-    if x.min() == x.max():
-        raise DataError(
-            f"Every x value is {x[0]:.6g}. Kernel regression needs x values that differ; choose another "
-            "x column."
-        )
-    order = np.argsort(x, kind="stable")
-    return x[order], y[order], notes
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")
-
-
-def dataset_from_arrays(
-    x: Any,
-    y: Any,
-    name: str = "custom",
-    title: str = "Custom data",
-    *,
-    x_label: str = "x",
-    y_label: str = "y",
-    source: str = "Arrays supplied by the caller.",
-    notes: Sequence[str] = (),
-    true_mean: Callable[[np.ndarray], np.ndarray] | None = None,
-    noise_sd: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> Dataset:
-    """A validated :class:`Dataset` from two equal-length 1-D sequences of numbers.
-
-    Non-finite pairs are dropped (and noted); fewer than 3 left, a constant x, |value| > 1e150, or arrays
-    that are not 1-D numbers of the same length raise :class:`DataError`. The result is sorted by x.
-    """
-    xa = _as_vector(x, "x")
-    ya = _as_vector(y, "y")
-    if xa.shape != ya.shape:
-        raise DataError(
-            f"x and y must have the same length; got {xa.shape[0]:,} x values and {ya.shape[0]:,} y."
-        )
-    xs, ys, more = _validate(xa, ya, where=lambda i: f"index {i}", x_name="x", y_name="y")
-    return Dataset(
-        name=str(name), title=str(title), x=xs, y=ys, true_mean=true_mean, noise_sd=noise_sd,
-        x_label=str(x_label), y_label=str(y_label), source=str(source), notes=(*notes, *more),
-        n_rows_read=int(xa.shape[0]),
-    )
-
-
-def _as_vector(values: Any, label: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values)
-        if np.iscomplexobj(arr):
-            raise DataError(f"{label} holds complex numbers; pass real numbers.")
-        arr = np.asarray(arr, dtype=np.float64)
-    except DataError:
-        raise
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise DataError(f"{label} must be a sequence of numbers ({exc}).") from None
-    if arr.ndim != 1:
-        raise DataError(f"{label} must be one-dimensional (a flat list of numbers); got shape {arr.shape}.")
-    return arr
-
-
 def subsample(ds: Dataset, max_points: int, seed: int = 0) -> Dataset:
     """An even, reproducible subset of at most ``max_points`` points (``ds`` itself when it is small enough).
 
@@ -398,13 +293,3 @@ def subsample(ds: Dataset, max_points: int, seed: int = 0) -> Dataset:
     )
     return dataclasses.replace(ds, x=ds.x[idx], y=ds.y[idx], notes=(*ds.notes, note))
 
-
-# The CSV reader builds on the definitions above (Dataset, DataError, _validate), so it comes last.
-from kernelviz.csvfile import (  # noqa: E402
-    MAX_CSV_BYTES,
-    MAX_CSV_COLUMNS,
-    MAX_CSV_LINE_CHARS,
-    MAX_CSV_MB,
-    MAX_CSV_ROWS,
-    load_csv,
-)

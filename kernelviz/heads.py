@@ -29,10 +29,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernelviz import pooling, post, training
-from kernelviz.kernels import get_kernel, kernel_index, log_kernel
+from kernelviz.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.loo import loo_bounds
 from kernelviz.shapes import check_int, check_positive, pad, vector
-from kernelviz.smoothing import HEADS_MAX, kernel_scores
+from kernelviz.smoothing import HEADS_MAX
 
 __all__ = [
     "SEEDS_MAX",
@@ -100,8 +100,9 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
 def _predictor(x, y, kernel, arithmetic: str = "kernelviz"):
     """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x).
 
-    ``arithmetic`` is "kernelviz" (the (H, rows, n) block pooled in float32 with the hand-written gradient of
-    ``_head_means``), "plain" (float64, differentiated by JAX; ``benchmarks/bench_training.py`` times both)
+    ``arithmetic`` is "kernelviz" (the heads' (H, rows, n) scores pooled in float32 by
+    ``pooling.pooled_heads``, whose gradient is written out), "plain" (float64, differentiated by JAX;
+    ``benchmarks/bench_training.py`` times both)
     or "post": the blog post's own, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
     with ``sink = log 1e-16``), so that a held-out point whose every kernel value underflows predicts 0.
     """
@@ -126,52 +127,19 @@ def _predictor(x, y, kernel, arithmetic: str = "kernelviz"):
 
     def predict(params, xq, available):
         log_ell, u = params
-        d = xq.astype(jnp.float32)[:, None] - x.astype(jnp.float32)[None, :]
-        return u @ _head_means(log_ell, d, y.astype(jnp.float32), available, kernel).astype(jnp.float64)
+        xr, xk, yk = (a.astype(jnp.float32) for a in (xq, x, y))
+        theta = jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32).astype(jnp.float32)
+        values = yk[:, None] * u.astype(jnp.float32)[None, :]  # head h pools u_h y_i
+
+        def scores(le):
+            return kernel_scores(xr, xk, jnp.exp(le), kernel, OUTSIDE)
+
+        return pooling.pooled_heads(scores, theta, available, values).astype(jnp.float64)
 
     return {"kernelviz": predict, "plain": plain, "post": post_form}[arithmetic]
 
 
-LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here inside the float32 block
-U_MAX_F32 = 1e18  # scaled distances are clipped here inside the float32 block: u² stays finite
-
-
-def _scaled(log_ell: jax.Array, d: jax.Array) -> jax.Array:
-    """u = d/ℓ_h in float32 for every head: (H, rows, n), clipped to ±``U_MAX_F32``."""
-    inv = jnp.exp(-jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32)).astype(jnp.float32)
-    return jnp.clip(d[None, :, :] * inv[:, None, None], -U_MAX_F32, U_MAX_F32)
-
-
-@jax.custom_vjp
-def _head_means(log_ell, d, y, available, kernel):
-    """m_h(x_j) = Σ_i w_hji y_i with w_hj = softmax over the available keys of log K(d_ji/ℓ_h): (H, rows).
-
-    The backward pass is one fused sweep: with g = ∂L/∂m,
-
-        ∂L/∂log ℓ_h = Σ_{j,i} g_hj w_hji (y_i − m_hj) · ∂ log K(u)/∂u · (−u_hji),
-
-    the last factor a forward-mode derivative of the log-kernel taken with the forward pass (0 outside a
-    compact support and on masked keys, whose weight is 0).
-    """
-    return pooling.masked_softmax(log_kernel(_scaled(log_ell, d), kernel, OUTSIDE), available) @ y
-
-
-def _head_means_fwd(log_ell, d, y, available, kernel):
-    u = _scaled(log_ell, d)
-    log_k, slope = jax.jvp(lambda v: log_kernel(v, kernel, OUTSIDE), (u,), (-u,))
-    w = pooling.masked_softmax(log_k, available)
-    m = w @ y
-    return m, (log_ell, y, w, m, slope)
-
-
-def _head_means_bwd(res, g):
-    log_ell, y, w, m, slope = res
-    coef = g.astype(jnp.float32)[:, :, None] * w * (y[None, None, :] - m[:, :, None])
-    grad = jnp.sum(coef * slope, axis=(1, 2)).astype(log_ell.dtype)
-    return jnp.where(jnp.abs(log_ell) < LOG_ELL_F32, grad, 0.0), None, None, None, None
-
-
-_head_means.defvjp(_head_means_fwd, _head_means_bwd)
+LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
 
 
 @partial(jax.jit, static_argnames=("arithmetic", "chunked"))

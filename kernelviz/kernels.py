@@ -26,10 +26,11 @@ from jax import Array
 
 from kernelviz import _jax  # noqa: F401  (float64 before any array exists)
 
-__all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_value", "log_kernel"]
+__all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_scores", "kernel_value", "log_kernel"]
 
 # Scaled distances are clipped here so u² stays finite in float64 (1e150² = 1e300 < 1.8e308).
 U_MAX = 1e150
+U_MAX_F32 = 1e18  # the same in float32 (1e18² = 1e36 < 3.4e38)
 
 
 def _gaussian(u: Array) -> Array:
@@ -134,15 +135,29 @@ def log_kernel(u: Array, kernel: str | int | Array = "gaussian", outside: float 
 
     ``kernel`` is a name, or an index into ``KERNELS`` that may be a traced integer: then ``lax.switch``
     picks the formula at run time and one compiled program serves every kernel.
-    ``u`` is clipped to ±1e150 first, so any finite input gives a finite or ``outside`` value. Inside the
+    ``u`` is clipped to ±1e150 first (±1e18 in float32), so any finite input gives a finite or ``outside``
+    value. Inside the
     support the formula is evaluated at a safe point elsewhere, so gradients are finite everywhere.
     """
-    u = jnp.clip(jnp.asarray(u), -U_MAX, U_MAX)
+    u = jnp.asarray(u)
+    limit = U_MAX_F32 if u.dtype == jnp.float32 else U_MAX
+    u = jnp.clip(u, -limit, limit)
     outside_ = jnp.asarray(outside, dtype=u.dtype)
     if isinstance(kernel, str):
         return _log_k_of(get_kernel(kernel), u, outside_)
     branches = [lambda u, o, k=k: _log_k_of(k, u, o) for k in _ZOO.values()]
     return jax.lax.switch(jnp.asarray(kernel, dtype=jnp.int32), branches, u, outside_)
+
+
+def kernel_scores(queries: Array, keys: Array, lengthscale: Array, kernel: str | int | Array = "gaussian",
+                  outside: float = -jnp.inf) -> Array:
+    """The kernel score s_i(x) = log K((x − x_i)/ℓ) of every query × key pair, (q, n): the one score of
+    Nadaraya–Watson, its leave-one-out curve and optimum, the post's heads and d2l's pooling (w = 1/ℓ).
+
+    ``outside`` is the score where a compact kernel is 0: −∞ for predictions (an empty window is NaN),
+    a large finite negative inside training (no NaN gradient).
+    """
+    return log_kernel((queries[:, None] - keys[None, :]) / lengthscale, kernel, outside)
 
 
 def kernel_value(u: Array, kernel: str = "gaussian") -> Array:

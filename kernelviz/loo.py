@@ -23,7 +23,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling
-from kernelviz.kernels import get_kernel, kernel_index, log_kernel
+from kernelviz.kernels import get_kernel, kernel_index, kernel_scores, log_kernel
 from kernelviz.shapes import bucket, pad, paired, vector
 
 __all__ = ["loo_bounds", "loo_curve", "loo_lengthscale", "loo_loss"]
@@ -40,7 +40,7 @@ def loo_loss(w: Array, x: Array, y: Array, mask: Array, kernel: str | Array,
     """
     n = jnp.sum(mask)
     available = mask[None, :] & ~jnp.eye(x.shape[0], dtype=bool)
-    scores = log_kernel((x[:, None] - x[None, :]) * w, kernel, outside)
+    scores = kernel_scores(x, x, 1.0 / w, kernel, outside)
     mean, _, _ = pooling.pool(scores, y, available)
     err = jnp.where(mask, jnp.square(mean - y), 0.0)
     return jnp.where(jnp.any(jnp.isnan(err)), jnp.inf, jnp.sum(err) / n)
@@ -112,7 +112,7 @@ def _cv_blocks(t: Array, x: Array, y: Array, mask: Array, nn: Array, kernel: Arr
     n = jnp.sum(mask)
     blocks = (n + block - 1) // block
     w = jnp.exp(-t)
-    top = log_kernel(nn * w, kernel)
+    top = log_kernel(nn * w, kernel)  # the score of the nearest other point
     top = jnp.where(jnp.isfinite(top), top, 0.0)
     index = jnp.arange(x.shape[0])
 
@@ -122,7 +122,7 @@ def _cv_blocks(t: Array, x: Array, y: Array, mask: Array, nn: Array, kernel: Arr
     def add(k: Array, sums: Array) -> Array:
         r, c = (k // blocks) * block, (k % blocks) * block
         pair = cut(mask, c)[None, :] & (cut(index, r)[:, None] != cut(index, c)[None, :])
-        score = log_kernel((cut(x, r)[:, None] - cut(x, c)[None, :]) * w, kernel) - cut(top, r)[:, None]
+        score = kernel_scores(cut(x, r), cut(x, c), jnp.exp(t), kernel) - cut(top, r)[:, None]
         e = jnp.where(pair, jnp.exp(score), 0.0)
         part = jnp.stack([jnp.sum(e, axis=1), e @ cut(y, c)])
         return jax.lax.dynamic_update_slice_in_dim(sums, cut(sums, r) + part, r, axis=1)

@@ -22,7 +22,7 @@ import numpy as np
 
 from kernelviz import pooling, training
 from kernelviz.heads import OUTSIDE, FitResult
-from kernelviz.kernels import Kernel, get_kernel, kernel_index, log_kernel
+from kernelviz.kernels import Kernel, get_kernel, kernel_index, kernel_scores
 from kernelviz.shapes import check_int, check_positive, paired, vector
 
 __all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
@@ -49,7 +49,7 @@ def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, m
     rows = mask & jnp.where(batched, index // width == batch, True)
     scale = jnp.where(batched, 1.0 / jnp.maximum(jnp.sum(rows), 1), 1.0)
     available = mask[None, :] & (include_self | (index[:, None] != index[None, :]))
-    scores = log_kernel((x[:, None] - x[None, :]) * w, kernel, OUTSIDE)
+    scores = kernel_scores(x, x, 1.0 / w, kernel, OUTSIDE)  # w = 1/ℓ
     mean = pooling.pool(scores, y, available).mean
     return scale * jnp.sum(jnp.where(rows, 0.5 * jnp.square(mean - y), 0.0))
 
@@ -161,7 +161,7 @@ def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: ob
     k = get_kernel(kernel)
 
     def errors(wk: jax.Array) -> jax.Array:
-        scores = log_kernel((xv[:, None] - xs[None, :]) * wk, k.name)
+        scores = kernel_scores(xv, xs, 1.0 / wk, k.name)
         return 0.5 * jnp.square(pooling.pool(scores, jnp.asarray(ys)).mean - yv)
 
     e = np.asarray(jax.vmap(errors)(jnp.asarray(w))).reshape(w.shape[0], xv.shape[0])

@@ -25,6 +25,7 @@ passes finite scores and at least one available key per row, so neither NaN nor 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -44,6 +45,7 @@ __all__ = [
     "over_heads",
     "over_query_blocks",
     "pool",
+    "pooled_heads",
     "pooled_sum",
     "summarize",
     "value_scale",
@@ -126,6 +128,35 @@ def _pooled_sum_bwd(res: tuple, g: Array) -> tuple[Array, None, Array]:
 
 
 pooled_sum.defvjp(_pooled_sum_fwd, _pooled_sum_bwd)
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0,))
+def pooled_heads(score: Callable[[Array], Array], theta: Array, available: Array, values: Array) -> Array:
+    """f_r = Σ_h Σ_i w_hri v_ih for heads whose scores s_h = ``score(θ_h)`` (rows, n) depend on one number
+    θ_h each (a kernel head's log ℓ_h), w_h the ``masked_softmax`` of s_h, v_h = ``values[:, h]`` (n, H).
+
+    Its gradient is written out and fused with the forward pass, which takes ∂s_h/∂θ_h in forward mode:
+
+        ∂f_r/∂θ_h = Σ_i w_hri (v_ih − m_hr) ∂s_hri/∂θ_h,      ∂f_r/∂v_ih = w_hri.
+    """
+    return jnp.einsum("hrn,nh->r", masked_softmax(over_heads(score, theta), available), values)
+
+
+def _pooled_heads_fwd(score: Callable, theta: Array, available: Array, values: Array) -> tuple[Array, tuple]:
+    s, slope = over_heads(lambda t: jax.jvp(score, (t,), (jnp.ones_like(t),)), theta)
+    w = masked_softmax(s, available)
+    m = jnp.einsum("hrn,nh->hr", w, values)
+    return jnp.sum(m, axis=0), (w, m, values, slope)
+
+
+def _pooled_heads_bwd(score: Callable, res: tuple, g: Array) -> tuple[Array, None, Array]:
+    w, m, values, slope = res
+    gw = w * g[None, :, None]
+    ds = gw * (values.T[:, None, :] - m[:, :, None])
+    return jnp.sum(ds * slope, axis=(1, 2)), None, jnp.einsum("hrn->nh", gw)
+
+
+pooled_heads.defvjp(_pooled_heads_fwd, _pooled_heads_bwd)
 
 
 def over_heads(fn: Callable[..., object], head_params: object, *shared: object) -> object:

