@@ -26,6 +26,7 @@ from .chromium import (
 )
 from .controls import (
     choose_option,
+    number_input_step_up,
     select_options,
     slider_by_label,
     slider_key_towards_middle,
@@ -97,6 +98,7 @@ __all__ = [
     "launch_chromium",
     "nav_links",
     "nav_path",
+    "number_input_step_up",
     "page_state",
     "process_tree_rss",
     "select_options",

@@ -25,6 +25,15 @@ def slider_by_label(page: Any, label: str) -> Any:
     ).first
 
 
+def number_input_step_up(page: Any, label: str) -> None:
+    """One step up of the (first) number input labelled ``label``: ArrowUp in its field, which Streamlit sends
+    at once (its + and − buttons are hidden where the field is narrow)."""
+    name = json.dumps(label)
+    page.locator(f'[data-testid="stApp"] [data-testid="stNumberInput"] input[aria-label={name}]').first.press(
+        "ArrowUp"
+    )
+
+
 def slider_label(thumb: Any) -> str:
     return thumb.get_attribute("aria-label") or thumb.evaluate(
         "(el) => el.closest('[data-testid=\"stSlider\"]')?.querySelector('label')?.innerText || ''"
