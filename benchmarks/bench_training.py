@@ -31,7 +31,8 @@ import optax
 from jax import random
 
 import kernelviz as kv
-from kernelviz import heads, post, training
+from benchmarks.reference_training import reference_fit
+from kernelviz import post, training
 
 HEADS = 8
 
@@ -147,12 +148,13 @@ def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Non
           f"{'post arithmetic':>21}")
     for holdout in (1, 75):
         row = []
-        variants = (("kernelviz", True), ("plain", True), ("kernelviz", False), ("post", True))
-        for arithmetic, chunked in variants:
-            req = heads.Request(HEADS, holdout=holdout, steps=args.steps, arithmetic=arithmetic)
-
-            def run(r=req, c=chunked):
-                heads.train(x, y, [1], r, chunked=c)
+        runs = (
+            lambda h=holdout: kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps),
+            lambda h=holdout: reference_fit(x, y, HEADS, h, args.steps, plain=True, all_rows=False),
+            lambda h=holdout: reference_fit(x, y, HEADS, h, args.steps, plain=False, all_rows=True),
+            lambda h=holdout: kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, arithmetic="post"),
+        )
+        for run in runs:
             run()
             row.append(median_time(run, max(1, min(args.repeats, 3))))
         print(f"{holdout:>8} {row[0] * 1e3:>8.1f}ms {row[1] * 1e3:>15.1f}ms ({row[1] / row[0]:.1f}x) "

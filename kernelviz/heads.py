@@ -20,13 +20,14 @@ scaled by span/6, so the start is the same fraction of the data (exactly the pos
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from kernelviz import pooling, post, training
 from kernelviz.kernels import get_kernel, kernel_index, kernel_scores
@@ -48,7 +49,7 @@ LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run coun
 SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
 POST_SINK = math.log(1e-16)  # the blog post's ks / (sum(ks) + 1e-16): a key of kernel value 1e-16, value 0
-ARITHMETIC = ("kernelviz", "plain", "post")
+ARITHMETIC = ("kernelviz", "post")
 
 
 @dataclass(frozen=True)
@@ -97,64 +98,48 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
     return post / math.sqrt(2.0) * (scale if scale > 0 else 1.0)
 
 
-def _predictor(x, y, kernel, arithmetic: str = "kernelviz"):
-    """f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, params = (log ℓ_h, u_h) (standardised x).
+def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Callable:
+    """The model, f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, as ``predict(params, x_rows,
+    available)`` with params = (log ℓ_h, u_h) (x standardised): kernel scores per head, pooled.
 
-    ``arithmetic`` is "kernelviz" (the heads' (H, rows, n) scores pooled in float32 by
-    ``pooling.pooled_heads``, whose gradient is written out), "plain" (float64, differentiated by JAX;
-    ``benchmarks/bench_training.py`` times both)
-    or "post": the blog post's own, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
+    "kernelviz" pools the heads in float32 with the gradient written out (``pooling.pooled_heads``); "post"
+    computes as the blog post does, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
     with ``sink = log 1e-16``), so that a held-out point whose every kernel value underflows predicts 0.
     """
+    xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
 
-    def plain(params, xq, available):
+    def kernel_heads(params, xq, available):
         log_ell, u = params
-        means = pooling.over_heads(
-            lambda le: pooling.pool(kernel_scores(xq, x, jnp.exp(le), kernel, OUTSIDE), y, available).mean,
-            log_ell,
-        )
-        return u @ means
-
-    def post_form(params, xq, available):
-        log_ell, u = params
-        xk, yk, xr = (a.astype(jnp.float32) for a in (x, y, xq))
-        means = pooling.over_heads(
-            lambda le: pooling.masked_softmax(kernel_scores(xr, xk, jnp.exp(le), kernel, OUTSIDE), available,
-                                              sink=POST_SINK) @ yk,
-            log_ell,
-        )
-        return u @ means
-
-    def predict(params, xq, available):
-        log_ell, u = params
-        xr, xk, yk = (a.astype(jnp.float32) for a in (xq, x, y))
+        scores = partial(kernel_scores, xq.astype(jnp.float32), xk, kernel=kernel, outside=OUTSIDE)
         theta = jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32).astype(jnp.float32)
         values = yk[:, None] * u.astype(jnp.float32)[None, :]  # head h pools u_h y_i
+        return pooling.pooled_heads(lambda t: scores(lengthscale=jnp.exp(t)), theta, available, values)
 
-        def scores(le):
-            return kernel_scores(xr, xk, jnp.exp(le), kernel, OUTSIDE)
+    def post_heads(params, xq, available):
+        log_ell, u = params
+        scores = partial(kernel_scores, xq.astype(jnp.float32), xk, kernel=kernel, outside=OUTSIDE)
+        weights = pooling.over_heads(
+            lambda le: pooling.masked_softmax(scores(lengthscale=jnp.exp(le)), available, sink=POST_SINK),
+            log_ell)
+        return u @ (weights @ yk)
 
-        return pooling.pooled_heads(scores, theta, available, values).astype(jnp.float64)
-
-    return {"kernelviz": predict, "plain": plain, "post": post_form}[arithmetic]
+    return {"kernelviz": kernel_heads, "post": post_heads}[arithmetic]
 
 
 LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
 
 
-@partial(jax.jit, static_argnames=("arithmetic", "chunked"))
+@partial(jax.jit, static_argnames=("arithmetic",))
 def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, keys, n_seeds,
-              arithmetic="kernelviz", chunked=True):
+              arithmetic="kernelviz"):
     """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
 
-    ``arithmetic`` (``_predictor``) and ``chunked`` (``training.holdout_objective``) switch the speed
-    devices; "post" trains in float32 as the blog post does, its learning rate too."""
+    ``arithmetic`` is ``predictor``'s: "post" trains in float32 as the blog post does, its learning rate
+    too."""
     dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
 
     def one(key):
-        chunks = (training.HOLDOUT_ROWS, training.HOLDOUT_BLOCK) if chunked else None
-        objective = training.holdout_objective(_predictor(x, y, kernel, arithmetic), x, y, mask, holdout, key,
-                                               chunks=chunks)
+        objective = training.holdout_objective(predictor(x, y, kernel, arithmetic), x, y, mask, holdout, key)
         return training.run(objective, params0, trainable, optimizer="adam",
                             learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
                             record=lambda p: jnp.exp(p[0]))
@@ -167,7 +152,7 @@ def _search_run(x, y, mask, candidates, kernel, holdout, sets, keys, n_seeds):
     """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
 
     def one(key):
-        objective = training.holdout_objective(_predictor(x, y, kernel), x, y, mask, holdout, key,
+        objective = training.holdout_objective(predictor(x, y, kernel), x, y, mask, holdout, key,
                                                with_grad=False, chunks=(1, 0))
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
@@ -277,11 +262,8 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
     )
 
 
-def train(x: object, y: object, seeds: Sequence[int], req: Request, *, chunked: bool = True
-          ) -> list[FitResult]:
-    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed.
-
-    ``chunked`` is ``_adam_run``'s; the benchmark turns it off to show what it buys."""
+def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
     seeds = [int(s) for s in seeds]
     k = get_kernel(req.kernel)
     r = _setup(x, y, req, seeds[0])
@@ -289,7 +271,7 @@ def train(x: object, y: object, seeds: Sequence[int], req: Request, *, chunked: 
     keys = _run_keys(seeds, r.experiment)
     if k.differentiable:
         out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
-                        r.learning_rate, keys, len(seeds), req.arithmetic, chunked)
+                        r.learning_rate, keys, len(seeds), req.arithmetic)
         method, extra = "adam", ""
     else:
         sets = search_sets(r.steps, r.holdout)

@@ -36,6 +36,7 @@ __all__ = [
     "Smooth",
     "kernel_scores",
     "knn_average",
+    "knn_scores",
     "nadaraya_watson",
     "nadaraya_watson_path",
     "predict_heads",
@@ -228,17 +229,33 @@ def predict_heads(
     )
 
 
+def knn_scores(queries: Array, keys: Array, key_mask: Array, k: Array) -> Array:
+    """The k-NN score of every query × key pair, (q, n): 0 on the k nearest available keys (ties broken by
+    position), −∞ elsewhere, so the softmax gives each of them weight 1/k."""
+    dist = jnp.where(key_mask[None, :], jnp.abs(queries[:, None] - keys[None, :]), jnp.inf)
+    order = jnp.argsort(dist, axis=1, stable=True)
+    rows = jnp.arange(order.shape[0])[:, None]
+    rank = jnp.zeros_like(order).at[rows, order].set(jnp.arange(order.shape[1]))
+    return jnp.where(rank < k, 0.0, -jnp.inf)
+
+
+@jax.jit
+def _knn(queries, keys, values, key_mask, k):
+    return pooling.pool(knn_scores(queries, keys, key_mask, k), values, key_mask)
+
+
 def knn_average(queries: object, keys: object, values: object, k: int) -> Smooth:
     """k-nearest-neighbour averaging: m(x) = (1/k) Σ_{i ∈ N_k(x)} y_i, the boxcar whose width adapts to x.
 
-    Weights are 1/k on the k nearest keys (ties broken by position), so std and weights follow the same
-    formulas as ``nadaraya_watson``; k is clipped to 1…n.
+    Attention pooling with the score 0 on the k nearest keys and −∞ elsewhere (``knn_scores``), so std and
+    weights follow the same formulas as ``nadaraya_watson``; k is clipped to 1…n.
     """
     q, keys_, v = _prepare(queries, keys, values)
-    kk = int(min(max(int(k), 1), keys_.shape[0]))
-    order = np.argsort(np.abs(q[:, None] - keys_[None, :]), axis=1, kind="stable")[:, :kk]
-    w = np.zeros((q.shape[0], keys_.shape[0]))
-    np.put_along_axis(w, order, 1.0 / kk, axis=1)
-    mean = w @ v
-    std = np.sqrt(np.maximum((w * (v[None, :] - mean[:, None]) ** 2).sum(axis=1), 0.0))
-    return Smooth(mean, std, w)
+    n, nq = keys_.shape[0], q.shape[0]
+    kk = int(min(max(int(k), 1), n))
+    size, qsize = bucket(n), bucket(nq)
+    mask = np.arange(size) < n
+    scale = pooling.value_scale(v)
+    out = _knn(pad(q, qsize, q[0]), pad(keys_, size, keys_[0]), pad(v / scale, size), mask, kk)
+    mean, var, w = (np.asarray(a)[:nq] for a in out)
+    return Smooth(mean * scale, np.sqrt(var) * scale, w[:, :n])

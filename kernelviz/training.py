@@ -195,7 +195,7 @@ Predict = Callable[[object, Array, Array], Array]
 
 
 def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
-                      with_grad: bool = True, chunks: tuple[int, int] | None = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
+                      with_grad: bool = True, chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
                       ) -> Callable[[object, Array], object]:
     """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
     (L alone with ``with_grad=False``).
@@ -205,9 +205,8 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
 
     ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
     gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
-    nothing is differentiated through a loop. ``chunks=None`` predicts every padded row at once instead,
-    the held-out ones weighted 1/k and the rest 0 (the plain form, which ``benchmarks/bench_training.py``
-    times against the chunks).
+    nothing is differentiated through a loop (``benchmarks/reference_training.py`` predicts every padded
+    row at once instead, the plain form ``benchmarks/bench_training.py`` times against the chunks).
     """
 
     def rows_loss(params, idx, row_weight, available):
@@ -219,9 +218,6 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
 
     def objective(params, step):
         order, available = holdout_split(keys[step], mask, holdout)
-        if chunks is None:
-            return loss(params, order, jnp.where(jnp.arange(order.shape[0]) < holdout, 1.0 / holdout, 0.0),
-                        available)
         zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params)) if with_grad else jnp.zeros(())
         return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, holdout, zero, *chunks)
 

@@ -37,7 +37,7 @@ from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.kernels import KERNELS, get_kernel, kernel_value
 from kernelviz.loo import loo_curve, loo_lengthscale
 from kernelviz.parametric import fit_parametric, validation_losses
-from kernelviz.smoothing import nadaraya_watson, predict_heads
+from kernelviz.smoothing import knn_average, nadaraya_watson, predict_heads
 from kernelviz.training import holdout_range
 
 __all__ = [
@@ -136,6 +136,7 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
         *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
         lambda: nadaraya_watson(x, x, y, 0.3),
+        lambda: knn_average(queries, x, y, 10),
         lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
         lambda: loo_lengthscale(x, y),
         lambda: fit(x, y, holdout=page, steps=1),

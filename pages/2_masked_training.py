@@ -7,7 +7,7 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, parametric, training, ui
+from kernelviz import defaults, heads, parametric, pooling, training, ui
 from kernelviz import figures as kf
 from kernelviz.ui import cache, cache_d2l
 
@@ -139,7 +139,7 @@ def masked_fit(data: ui.Data, view: cache.MaskedView, kernel: str, steps: int) -
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))
-    ui.show_code(kv.fit, training.run)
+    ui.show_code(kv.fit, heads.predictor, training.run)
 
 
 def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
@@ -184,7 +184,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
-    ui.show_code(kv.fit, training.holdout_split)
+    ui.show_code(kv.fit, heads.predictor, pooling.masked_softmax, training.holdout_split)
 
 
 def panel_title(p: cache.HoldoutPanel) -> str:

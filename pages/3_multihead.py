@@ -73,7 +73,7 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
     holes = cache_heads.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
-    ui.show_code(kv.fit, training.run, kv.predict_heads, pooling.mix)
+    ui.show_code(kv.fit, heads.predictor, training.run, kv.predict_heads, pooling.mix)
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
@@ -91,7 +91,7 @@ def learned(result: kv.FitResult) -> None:
     st.subheader("What the heads learned")
     cache_heads.show_table(cache_heads.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
-    ui.show_code(heads._setup, pooling.mix)
+    ui.show_code(heads.predictor, pooling.mix)
 
 
 @st.fragment

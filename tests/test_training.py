@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import benchmarks.reference_training as reference
 import kernelviz as kv
 from kernelviz import heads, pooling, post
 from kernelviz import training as tr
@@ -109,9 +110,11 @@ def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_g
 def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_grad, fast):
     h = jnp.sum(params[1] != 5.0)
     params = (params[0], jnp.where(jnp.arange(kv.HEADS_MAX) < h, params[1], 0.0))
-    predict = heads._predictor(xp, yp, kernel, "kernelviz" if fast else "plain")
+    predict = (heads.predictor if fast else reference.plain_predictor)(xp, yp, kernel)
+    if not chunked:
+        return reference.all_rows_objective(predict, xp, yp, mask, holdout, key)(params, 0)
     objective = tr.holdout_objective(predict, xp, yp, mask, holdout, key,
-                                     with_grad=with_grad, chunks=(4, 64) if chunked else None)
+                                     with_grad=with_grad, chunks=(4, 64))
     return objective(params, 0)
 
 

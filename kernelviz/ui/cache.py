@@ -30,7 +30,7 @@ from kernelviz.views import HoldoutPanel, MaskedView, SeedSpread
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
-    "HoldoutPanel", "MaskedView", "ParametricView", "SeedSpread", "attention_preview", "average",
+    "HoldoutPanel", "MaskedView", "ParametricView", "SeedSpread", "attention_preview", "average", "cached",
     "d2l_source", "default_lengthscale", "empty_share", "fit", "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
     "loo_curve", "loo_figure", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
@@ -52,7 +52,9 @@ D2L_QUERIES = np.arange(0.0, 5.0, 0.1)  # d2l's test inputs x_test = arange(0, 5
 DATA_HASH_FUNCS: dict[type, Callable[[Any], Any]] = {Data: lambda d: d.key}
 
 
-def _cached(heavy: bool = False) -> Callable:
+def cached(heavy: bool = False) -> Callable:
+    """``st.cache_data`` for a call that takes a ``Data`` first (hashed by its key); ``heavy`` for results
+    that hold weight matrices (``HEAVY_CACHE_ENTRIES`` of them, not ``CACHE_ENTRIES``)."""
     return st.cache_data(max_entries=HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES, show_spinner=False,
                          hash_funcs=DATA_HASH_FUNCS)
 
@@ -76,7 +78,7 @@ def start_lengthscale(data: Data) -> float:
 # ---------------------------------------------------------------------------------------------------------
 
 
-@_cached()
+@cached()
 def predict(data: Data, lengthscale: float, kernel: str, num: int = GRID_POINTS) -> kv.Smooth:
     """m(x), s(x) on ``data.grid(num)`` from all the data (no weights: beyond a few thousand points this
     streams over key blocks)."""
@@ -84,33 +86,33 @@ def predict(data: Data, lengthscale: float, kernel: str, num: int = GRID_POINTS)
     return kv.nadaraya_watson(ds.grid(num), ds.x, ds.y, lengthscale, kernel, with_weights=False)
 
 
-@_cached()
+@cached()
 def empty_share(data: Data, lengthscale: float, kernel: str) -> float:
     """The share of the grid's queries whose kernel window holds no data point (m(x) undefined there)."""
     return float(np.mean(~np.isfinite(predict(data, lengthscale, kernel).mean)))
 
 
-@_cached(heavy=True)
+@cached(heavy=True)
 def heatmap_weights(data: Data, lengthscale: float, kernel: str, queries: int = HEATMAP_QUERIES) -> Heat:
     """``views.weights_heatmap``: w_i(x) of ``queries`` grid points against the keys (subsampled above
     ``HEATMAP_KEYS``, with the sentence that says so)."""
     return views.weights_heatmap(data.ds, lengthscale, kernel, rows=queries)
 
 
-@_cached()
+@cached()
 def average(data: Data, num: int = GRID_POINTS) -> np.ndarray:
     """d2l's average pooling on the grid: every query gets the mean of all yᵢ."""
     return np.full(num, float(np.mean(data.ds.y)))
 
 
-@_cached()
+@cached()
 def knn(data: Data, k: int, num: int = GRID_POINTS) -> np.ndarray:
     """k-nearest-neighbour average on the grid (k clipped to n); large data sets use a subsample of keys."""
     keys, _ = views.heatmap_keys(data.ds)
     return kv.knn_average(data.ds.grid(num), keys.x, keys.y, int(k)).mean
 
 
-@_cached()
+@cached()
 def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
     """The blog post's four panels ℓ_post = 3, 0.5, 0.25, 0.05: (title with both conventions, m(x))."""
     lo, hi = data.ds.domain
@@ -133,7 +135,7 @@ def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]
 # ---------------------------------------------------------------------------------------------------------
 
 
-@_cached()
+@cached()
 def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int,
         arithmetic: str = "kernelviz") -> kv.FitResult:
     """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points."""
@@ -142,13 +144,13 @@ def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                   learning_rate=learning_rate, seed=seed, arithmetic=arithmetic)
 
 
-@_cached()
+@cached()
 def loo_curve(data: Data, kernel: str, lengthscales: tuple[float, ...]) -> np.ndarray:
     """CV(ℓ) at each of ``lengthscales`` on the training points (+∞ where some window is empty)."""
     return kv.loo_curve(data.train.x, data.train.y, np.asarray(lengthscales), kernel)
 
 
-@_cached()
+@cached()
 def loo_optimum(data: Data, kernel: str) -> float | None:
     """The exact leave-one-out optimum ℓ* on the training points, None when no ℓ predicts every point."""
     try:
@@ -157,7 +159,7 @@ def loo_optimum(data: Data, kernel: str) -> float | None:
         return None
 
 
-@_cached()
+@cached()
 def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                 seed: int) -> MaskedView:
     """``fit``, its predictions, and the leave-one-out curve over span/500 … 2 span with where ``fit``
@@ -195,7 +197,7 @@ def loo_figure(view: MaskedView) -> go.Figure:
                          trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
 
 
-@_cached()
+@cached()
 def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
                   seed: int) -> HoldoutPanel:
     """The post's run of one GaussianKernel with ``holdout`` points held out at every step, computed as the
@@ -217,7 +219,7 @@ def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
     return int(seeds) * int(steps) * kv.holdout_bucket(int(holdout)) * bucket(int(n))
 
 
-@_cached()
+@cached()
 def fit_seeds(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
               seeds: tuple[int, ...]) -> list[kv.FitResult]:
     """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed."""
@@ -226,7 +228,7 @@ def fit_seeds(data: Data, kernel: str, holdout: int, steps: int, learning_rate: 
                         learning_rate=learning_rate)
 
 
-@_cached()
+@cached()
 def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds: int,
                 first_seed: int) -> SeedSpread:
     """``fit_seeds`` of the seeds ``first_seed`` … ``first_seed + seeds − 1`` for hold-out 1, 10 and n/2 (at
@@ -249,7 +251,7 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
     return SeedSpread(groups, run_steps, tuple(capped))
 
 
-@_cached()
+@cached()
 def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0: float | None = None,
                    seed: int = 0, include_self: bool = False, batch_size: int | None = None) -> kv.FitResult:
     """``kv.fit_parametric`` on the training points (d2l's start and procedure unless told otherwise)."""
@@ -301,7 +303,7 @@ def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,
                           batch_size=k.batch_size), batches
 
 
-@_cached(heavy=True)
+@cached(heavy=True)
 def parametric_view(data: Data, kernel: str, kotlin: bool, epochs: int, seed: int) -> ParametricView:
     """Train w as d2l (or its Kotlin port) does and draw it as d2l does: queries arange(0, 5, 0.1) on d2l's
     data (else as many grid points), keys the sorted training inputs; the loss per epoch is d2l's Σ ½ error²
@@ -335,7 +337,7 @@ def parametric_view(data: Data, kernel: str, kotlin: bool, epochs: int, seed: in
 # ---------------------------------------------------------------------------------------------------------
 
 
-@_cached(heavy=True)
+@cached(heavy=True)
 def heads_preview(data: Data) -> views.HeadsView:
     """Chapter 3's model with its default controls (the post's MultiheadGaussianKernel,
     ``defaults.MULTIHEAD``) trained on the training points, as ``views.heads_view``."""
@@ -345,7 +347,7 @@ def heads_preview(data: Data) -> views.HeadsView:
     return views.heads_view(data.ds, tuple(result.lengthscales), tuple(result.mixing), mh.kernel)
 
 
-@_cached(heavy=True)
+@cached(heavy=True)
 def attention_preview(data: Data) -> views.AttentionView:
     """Chapter 4's attention layer with its default controls (``defaults.ATTENTION``), trained on the
     training points, as ``views.attention_view``."""

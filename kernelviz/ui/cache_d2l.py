@@ -9,7 +9,7 @@ import streamlit as st
 
 from kernelviz import defaults, views
 from kernelviz.parametric import validation_losses
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, parametric_view
+from kernelviz.ui.cache import CACHE_ENTRIES, cached, parametric_view
 from kernelviz.ui.sidebar import POINT_CHOICES, Data
 
 __all__ = ["CONSISTENCY_SIZES", "consistency", "kotlin_validation", "nonparametric"]
@@ -19,7 +19,7 @@ __all__ = ["CONSISTENCY_SIZES", "consistency", "kotlin_validation", "nonparametr
 CONSISTENCY_SIZES = tuple(n for n in POINT_CHOICES if n <= 1000)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def kotlin_validation(data: Data, kernel: str, epochs: int) -> np.ndarray | None:
     """The port's validation loss after each of ``epochs`` epochs of its training (``parametric_view``
     with the port's procedure): the noise-free curve f at the view's queries (arange(0, 5, 0.1) on d2l's
@@ -32,7 +32,7 @@ def kotlin_validation(data: Data, kernel: str, epochs: int) -> np.ndarray | None
                              batch_size=defaults.D2L_KOTLIN.batch_size)
 
 
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def nonparametric(data: Data) -> views.D2lPooling:
     """``views.d2l_pooling``: d2l's nonparametric attention pooling (w = 1) on d2l's test inputs."""
     return views.d2l_pooling(data.ds)

@@ -22,7 +22,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, views
 from kernelviz import figures as kf
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES
+from kernelviz.ui.cache import cached
 from kernelviz.ui.sidebar import Data
 
 __all__ = [
@@ -49,7 +49,7 @@ TAIL = defaults.TAIL
 FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def fit(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
         seed: int, arithmetic: str = "kernelviz") -> kv.FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
@@ -59,7 +59,7 @@ def fit(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_
                   learning_rate=learning_rate, seed=seed, multihead=True, arithmetic=arithmetic)
 
 
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def heads_view(data: Data, lengthscales: np.ndarray, mixing: np.ndarray, kernel: str) -> views.HeadsView:
     """``views.heads_view`` on all the data: f̂ = Σ_h u_h m_h with its band, every head, thinned heatmaps."""
     return views.heads_view(data.ds, tuple(map(float, lengthscales)), tuple(map(float, mixing)), kernel)
@@ -85,7 +85,7 @@ class Panel:
     status: views.Status
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) -> Panel:
     """The post's experiment for H = ``heads``: ``fit`` with hold-out ``MULTIHEAD.holdout`` and
     ``MULTIHEAD.steps`` steps, computed as the post computes it (float32, K/(ΣK + 1e-16)), then

@@ -7,10 +7,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import streamlit as st
 
 from kernelviz.smoothing import nadaraya_watson_path
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS
+from kernelviz.ui.cache import cached
 from kernelviz.ui.controls import lengthscale_options
 from kernelviz.ui.sidebar import Data
 
@@ -41,7 +40,7 @@ class Path:
         return Path(self.grid, self.lengthscales[pick], self.means[pick], self.stds[pick])
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def lengthscale_path(data: Data, kernel: str) -> Path:
     """The slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the fit for each, from all the
     data (``nadaraya_watson_path``); the chart sends a part of them (``Path.frames_around``)."""
