@@ -11,34 +11,30 @@ prints the median time from key press to repainted charts, their ratio, and for 
 Plotly drew with grown margins (a margin drawn more than 4 px wider than asked for,
 ``GROWN_MARGINS_JS`` of the browser tests).
 
-    python benchmarks/bench_margins.py [--repeat 7]
+    PYTHONPATH=. python benchmarks/bench_margins.py [--repeat 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playwright.sync_api import sync_playwright
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
-from bench_repaint import press_and_wait  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+from benchmarks.bench_repaint import press_and_wait
+from tests.browser import harness
 
 
 def grown_charts(page) -> int:
-    """How many charts Plotly drew with a margin grown by automargin (``kvb.GROWN_MARGINS_JS``)."""
-    return len({entry.split()[1] for entry in page.evaluate(kvb.GROWN_MARGINS_JS)})  # "chart <i> <side>: …"
+    """How many charts Plotly drew with a margin grown by automargin (``harness.GROWN_MARGINS_JS``)."""
+    grown = page.evaluate(harness.GROWN_MARGINS_JS)  # one "chart <i> <side>: …" per grown margin
+    return len({entry.split()[1] for entry in grown})
 
 
-def open_page(browser, server: kvb.StreamlitServer):
-    page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+def open_page(browser, server: harness.StreamlitServer):
+    page = browser.new_context(viewport=harness.VIEWPORT).new_page()
     page.goto(server.url + "/")
-    kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+    harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
     return page
 
 
@@ -48,17 +44,17 @@ def main() -> None:
     args = parser.parse_args()
     script = "benchmarks/margins_app.py"
     with sync_playwright() as p:
-        new = kvb.start_streamlit(script)
-        old = kvb.start_streamlit(script, env={"KERNELVIZ_BENCH_MARGINS": "automargin"})
+        new = harness.start_streamlit(script)
+        old = harness.start_streamlit(script, env={"KERNELVIZ_BENCH_MARGINS": "automargin"})
         try:
-            browser = kvb.launch_chromium(p)
+            browser = harness.launch_chromium(p)
             pages = {"kf.MARGIN": open_page(browser, new), "grown by automargin": open_page(browser, old)}
             grown = {name: grown_charts(page) for name, page in pages.items()}
             ways = {name: ["ArrowRight"] for name in pages}
             times: dict[str, list[float]] = {name: [] for name in pages}
             for i in range(args.repeat + 1):
                 for name, page in pages.items():
-                    t = press_and_wait(page, kvb.slider_by_label(page, "Number of points"), ways[name])
+                    t = press_and_wait(page, harness.slider_by_label(page, "Number of points"), ways[name])
                     if i:  # the first press of each page is not counted
                         times[name].append(t)
             browser.close()

@@ -8,7 +8,7 @@ one, until the next animation frame has painted (median of ``--repeat``). The pl
 ``plotly`` Python package ships, not Streamlit's own bundle, so the figures are the chart's own cost without
 Streamlit around it. Prints one row per n and the ratio.
 
-    python benchmarks/bench_markers.py [--repeat 7] [--sizes 150,300,1000,2000]
+    PYTHONPATH=. python benchmarks/bench_markers.py [--repeat 7] [--sizes 150,300,1000,2000]
 """
 
 from __future__ import annotations
@@ -16,22 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 from pathlib import Path
 
 import plotly
 import plotly.io as pio
+from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-
-import conftest as kvb  # noqa: E402  (the browser-test helpers: Chromium launch)
-from playwright.sync_api import sync_playwright  # noqa: E402
-
-import kernelviz as kv  # noqa: E402
-from kernelviz import figures as kf  # noqa: E402
+import kernelviz as kv
+from kernelviz import figures as kf
+from tests.browser import harness
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -78,8 +72,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         page_file = Path(tmp) / "blank.html"
         page_file.write_text("<html><body></body></html>")
-        browser = kvb.launch_chromium(p)
-        page = browser.new_page(viewport=kvb.VIEWPORT)
+        browser = harness.launch_chromium(p)
+        page = browser.new_page(viewport=harness.VIEWPORT)
         page.goto(page_file.as_uri())
         page.add_script_tag(path=str(PLOTLY_JS))
         print(f"plotly.js {page.evaluate('Plotly.version')}; Plotly.react of the four-panel figure from "

@@ -7,7 +7,7 @@ picks another kernel where there is a kernel choice. A thread samples the reside
 process and all its children every 20 ms. Prints the RSS after each page and the peak, against the
 690 MB limit of Cloud's smallest container.
 
-    python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
+    PYTHONPATH=. python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
 
 ``--ablate`` walks twice in one run, with the server's heap tuning (``kernelviz/_memory.py``) and without
 it (``KERNELVIZ_HEAP_TUNING=0``), and prints both peaks.
@@ -23,11 +23,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
+from playwright.sync_api import sync_playwright
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
-from playwright.sync_api import sync_playwright  # noqa: E402
+from tests.browser import harness
 
 LIMIT_BYTES = 690 * 1000 * 1000  # Cloud's smallest container, read as decimal megabytes (the stricter)
 MB = 1e6
@@ -45,7 +43,7 @@ class TreeSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            rss = kvb.process_tree_rss(self.pid)
+            rss = harness.process_tree_rss(self.pid)
             self.peak, self.recent = max(self.peak, rss), max(self.recent, rss)
             time.sleep(self.interval)
 
@@ -81,30 +79,30 @@ def move_everything(page, sampler: TreeSampler, pid: int, verbose: bool = False)
     def moved(label: str, t: float) -> None:
         if verbose:
             print(f"    {label[:30]:<30} {time.perf_counter() - t:5.1f} s  peak {sampler.recent / MB:7.1f} MB"
-                  f"  rss {kvb.process_tree_rss(pid) / MB:7.1f} MB", flush=True)
+                  f"  rss {harness.process_tree_rss(pid) / MB:7.1f} MB", flush=True)
         sampler.recent = 0
 
     count = 0
     i = 0
-    while i < kvb.sliders(page).count():
-        thumb = kvb.sliders(page).nth(i)
+    while i < harness.sliders(page).count():
+        thumb = harness.sliders(page).nth(i)
         label = thumb.get_attribute("aria-label") or f"slider {i + 1}"
-        before = kvb.page_state(page)["signature"]
-        key = kvb.slider_key_towards_middle(thumb)
+        before = harness.page_state(page)["signature"]
+        key = harness.slider_key_towards_middle(thumb)
         thumb.focus()
         sampler.recent, t = 0, time.perf_counter()
         page.keyboard.press(key)
-        kvb.wait_for_repaint(page, before)
+        harness.wait_for_repaint(page, before)
         moved(label, t)
         count += 1
         i += 1
-    if "Kernel" in kvb.widget_values(page):
-        options = kvb.select_options(page, "Kernel")
-        current = kvb.widget_values(page)["Kernel"]
-        before = kvb.page_state(page)["signature"]
+    if "Kernel" in harness.widget_values(page):
+        options = harness.select_options(page, "Kernel")
+        current = harness.widget_values(page)["Kernel"]
+        before = harness.page_state(page)["signature"]
         sampler.recent, t = 0, time.perf_counter()
-        kvb.choose_option(page, "Kernel", options[(options.index(current) + 1) % len(options)])
-        kvb.wait_for_repaint(page, before)
+        harness.choose_option(page, "Kernel", options[(options.index(current) + 1) % len(options)])
+        harness.wait_for_repaint(page, before)
         moved("Kernel", t)
         count += 1
     return count
@@ -113,23 +111,23 @@ def move_everything(page, sampler: TreeSampler, pid: int, verbose: bool = False)
 def walk(env: dict[str, str], verbose: bool) -> tuple[int, int, list[str]]:
     """One visitor walks every page against a fresh server; returns (peak RSS, RSS at the end, errors)."""
     with sync_playwright() as p:
-        server = kvb.start_streamlit("app.py", env=env)
+        server = harness.start_streamlit("app.py", env=env)
         try:
-            idle = kvb.process_tree_rss(server.pid)
+            idle = harness.process_tree_rss(server.pid)
             print(f"server idle before any visitor: {idle / MB:7.1f} MB", flush=True)
             with TreeSampler(server.pid) as sampler:
-                browser = kvb.launch_chromium(p)
-                page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+                browser = harness.launch_chromium(p)
+                page = browser.new_context(viewport=harness.VIEWPORT).new_page()
                 page.goto(server.url + "/")
-                kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
-                rss = kvb.process_tree_rss(server.pid)
+                harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
+                rss = harness.process_tree_rss(server.pid)
                 print(f"{'/ (first visit, warm-up)':<34} rss {rss / MB:7.1f} MB  peak so far"
                       f" {sampler.peak / MB:7.1f} MB", flush=True)
                 visit_chapters(page, sampler, server.pid, verbose)
-                errors = kvb.exception_texts(page)
+                errors = harness.exception_texts(page)
                 browser.close()
         finally:
-            final = kvb.process_tree_rss(server.pid)
+            final = harness.process_tree_rss(server.pid)
             server.stop()
     return sampler.peak, final, errors
 
@@ -142,9 +140,9 @@ def visit_chapters(page, sampler: TreeSampler, pid: int, verbose: bool) -> None:
         t = time.perf_counter()
         links.nth(index).click()
         page.wait_for_url(lambda u, href=href: urlsplit(u).path == href)
-        kvb.wait_until_drawn(page)
-        moved = 0 if href in kvb.REFERENCE_PATHS else move_everything(page, sampler, pid, verbose)
-        rss = kvb.process_tree_rss(pid)
+        harness.wait_until_drawn(page)
+        moved = 0 if href in harness.REFERENCE_PATHS else move_everything(page, sampler, pid, verbose)
+        rss = harness.process_tree_rss(pid)
         print(f"{href + f' ({moved} controls moved)':<34} rss {rss / MB:7.1f} MB  peak so far"
               f" {sampler.peak / MB:7.1f} MB  ({time.perf_counter() - t:5.1f} s;"
               f" {rss_split(pid)})", flush=True)

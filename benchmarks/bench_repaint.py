@@ -15,7 +15,8 @@ In one run this script
 
 It prints the median and the worst of each, and the ratio of the medians (target: at most 1.5).
 
-    python benchmarks/bench_repaint.py [--repeat 20] [--page "Masked training"] [--slider "Hold-out size"]
+    PYTHONPATH=. python benchmarks/bench_repaint.py [--repeat 20] [--page "Masked training"] \
+        [--slider "Hold-out size"]
 """
 
 from __future__ import annotations
@@ -27,13 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playwright.sync_api import sync_playwright
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
-from _measure import summary  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+from benchmarks._measure import summary
+from tests.browser import harness
 
 TARGET_RATIO = 1.5
 
@@ -43,19 +41,19 @@ FIRST_CHART_JS = ("() => [...document.querySelectorAll('[data-testid=\"stPlotlyC
 
 
 def timed_start(playwright, path: str, env: dict[str, str], script: str = "app.py"
-                ) -> tuple[float, float, float, kvb.StreamlitServer]:
+                ) -> tuple[float, float, float, harness.StreamlitServer]:
     """Starts ``script`` and opens ``path`` in a fresh browser: (s to healthy, s to the first chart drawn, s
     to every chart drawn and Streamlit idle, server). The times include launching Chromium."""
     t0 = time.perf_counter()
-    server = kvb.start_streamlit(script, env=env, health_timeout=120)
+    server = harness.start_streamlit(script, env=env, health_timeout=120)
     healthy = time.perf_counter() - t0
-    browser = kvb.launch_chromium(playwright)
+    browser = harness.launch_chromium(playwright)
     try:
-        page = browser.new_page(viewport=kvb.VIEWPORT)
+        page = browser.new_page(viewport=harness.VIEWPORT)
         page.goto(server.url + path)
-        page.wait_for_function(FIRST_CHART_JS, polling="raf", timeout=kvb.FIRST_LOAD_TIMEOUT_S * 1e3)
+        page.wait_for_function(FIRST_CHART_JS, polling="raf", timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
         first = time.perf_counter() - t0
-        kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S, settle=0.0)
+        harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S, settle=0.0)
         drawn = time.perf_counter() - t0
     except BaseException:
         server.stop()
@@ -96,11 +94,11 @@ def press_and_wait(page, thumb, direction: list[str]) -> float:
         direction[0] = "ArrowLeft"
     elif direction[0] == "ArrowLeft" and value[0] <= low:
         direction[0] = "ArrowRight"
-    before = kvb.page_state(page)["signature"]
+    before = harness.page_state(page)["signature"]
     thumb.focus()
     t = time.perf_counter()
     page.keyboard.press(direction[0])
-    kvb.wait_for_repaint(page, before)
+    harness.wait_for_repaint(page, before)
     return time.perf_counter() - t
 
 
@@ -108,7 +106,7 @@ def describe(name: str, seconds: list[float]) -> str:
     return f"{name:<34} {summary(seconds)}  worst {max(seconds) * 1e3:.1f} ms  (n = {len(seconds)})"
 
 
-def starts(p, args: argparse.Namespace, env: dict, cache: str) -> kvb.StreamlitServer:
+def starts(p, args: argparse.Namespace, env: dict, cache: str) -> harness.StreamlitServer:
     """A cold start (empty JAX cache) then a warm one (same cache), timed; returns the warm server."""
     print(f"cold start (empty JAX cache {cache}) …", flush=True)
     t0 = time.perf_counter()
@@ -130,18 +128,18 @@ def starts(p, args: argparse.Namespace, env: dict, cache: str) -> kvb.StreamlitS
     return app
 
 
-def presses(browser, app: kvb.StreamlitServer, bare: kvb.StreamlitServer, args: argparse.Namespace):
+def presses(browser, app: harness.StreamlitServer, bare: harness.StreamlitServer, args: argparse.Namespace):
     """(app page, bare page, app times, bare times): ``args.repeat`` presses on each, alternating."""
-    app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
-    bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+    app_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
+    bare_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
     app_page.goto(app.url + "/")
-    kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
-    app_page.goto(app.url + kvb.nav_path(app_page, args.page))
-    kvb.wait_until_drawn(app_page)
+    harness.wait_until_drawn(app_page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
+    app_page.goto(app.url + harness.nav_path(app_page, args.page))
+    harness.wait_until_drawn(app_page)
     bare_page.goto(bare.url + "/")
-    kvb.wait_until_drawn(bare_page)
-    app_thumb = kvb.slider_by_label(app_page, args.slider)
-    bare_thumb = kvb.slider_by_label(bare_page, "Width")
+    harness.wait_until_drawn(bare_page)
+    app_thumb = harness.slider_by_label(app_page, args.slider)
+    bare_thumb = harness.slider_by_label(bare_page, "Width")
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     # One press each that is not counted: the first rerun of a page pays for one-off work
     # (e.g. the sidebar's data set, the loo curve) that later presses find in the cache.
@@ -167,12 +165,12 @@ def main() -> None:
         env = {"KERNELVIZ_JAX_CACHE": cache}
         app = bare = None
         try:
-            app = kvb.start_streamlit("app.py") if args.skip_cold else starts(p, args, env, cache)
-            bare = kvb.start_streamlit("benchmarks/bare_app.py")
+            app = harness.start_streamlit("app.py") if args.skip_cold else starts(p, args, env, cache)
+            bare = harness.start_streamlit("benchmarks/bare_app.py")
 
-            browser = kvb.launch_chromium(p)
+            browser = harness.launch_chromium(p)
             app_page, bare_page, app_times, bare_times = presses(browser, app, bare, args)
-            errors = kvb.exception_texts(app_page) + kvb.exception_texts(bare_page)
+            errors = harness.exception_texts(app_page) + harness.exception_texts(bare_page)
             browser.close()
         finally:
             for server in (app, bare):

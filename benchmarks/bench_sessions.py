@@ -18,7 +18,8 @@ With ``--every 5`` each session presses once every 5 seconds instead, from a ran
 5 seconds (seeded), like a class whose students each move a slider every few seconds; run it with more
 ``--sessions`` to find how many such students one server holds before its reruns take 3x as long.
 
-    python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--every SECONDS] [--bare] [--pin]
+    PYTHONPATH=. python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--every SECONDS] \
+        [--bare] [--pin]
 
 With ``--pin`` (a machine of two cores or more) the server runs on the first core and Chromium on the
 others (CPU affinity of every thread, as ``taskset`` sets it), so the server's times are its own.
@@ -42,14 +43,11 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playwright.async_api import async_playwright
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, JS probes)
-from _measure import peak_rss, pin, process_name, run_times, summary  # noqa: E402
-from playwright.async_api import async_playwright  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from benchmarks._measure import peak_rss, pin, process_name, run_times, summary
+from tests.browser import harness
 
 TARGET_RATIO = 3.0
 LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)
@@ -59,23 +57,25 @@ OPEN_AT_ONCE = 5  # sessions that load their page at the same time (one Chromium
 LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
 
 
-async def wait_drawn(page, before: str | None = None, timeout: float = kvb.RERUN_TIMEOUT_S) -> dict:
+async def wait_drawn(page, before: str | None = None, timeout: float = harness.RERUN_TIMEOUT_S) -> dict:
     """Async twin of the test helpers: idle with charts drawn (and, given ``before``, new chart data)."""
-    await page.wait_for_function(kvb.IDLE_AND_CHANGED_JS, arg=before, polling="raf", timeout=timeout * 1e3)
-    state = await page.evaluate(kvb.PAGE_STATE_JS)
+    await page.wait_for_function(
+        harness.IDLE_AND_CHANGED_JS, arg=before, polling="raf", timeout=timeout * 1e3
+    )
+    state = await page.evaluate(harness.PAGE_STATE_JS)
     if state["exceptions"]:
         texts = await page.locator('[data-testid="stException"]').all_inner_texts()
-        raise kvb.AppExceptionError(f"{page.url} shows an exception:\n" + "\n".join(texts))
+        raise harness.AppExceptionError(f"{page.url} shows an exception:\n" + "\n".join(texts))
     return state
 
 
 async def settle(page) -> dict:
     """Waits until the page is idle and stays so (same chart data) for 0.4 s."""
     while True:
-        first = await wait_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+        first = await wait_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
         await page.wait_for_timeout(400)
-        second = await page.evaluate(kvb.PAGE_STATE_JS)
-        if kvb.is_idle(second) and second["signature"] == first["signature"]:
+        second = await page.evaluate(harness.PAGE_STATE_JS)
+        if harness.is_idle(second) and second["signature"] == first["signature"]:
             return second
 
 
@@ -125,10 +125,11 @@ class Session:
         return f"data.seed={self.data_seed}&masked.seed={self.seed}&masked.lr={self.lr}&masked.holdout=10"
 
     async def open(self, browser, base: str, path: str) -> None:
-        self.context = await browser.new_context(viewport=kvb.VIEWPORT)
+        self.context = await browser.new_context(viewport=harness.VIEWPORT)
         self.page = await self.context.new_page()
         self.page.on("websocket", self._watch)
-        await self.page.goto(f"{base}{path}?{self.start_url_query}", timeout=kvb.FIRST_LOAD_TIMEOUT_S * 1e3)
+        url = f"{base}{path}?{self.start_url_query}"
+        await self.page.goto(url, timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
         await settle(self.page)
 
     async def move(self, moves: int, every: float | None = None, phase: float = 0.0) -> None:
@@ -139,7 +140,7 @@ class Session:
         for k in range(moves):
             if every is not None:
                 await asyncio.sleep(max(0.0, start + k * every - time.perf_counter()))
-            before = (await self.page.evaluate(kvb.PAGE_STATE_JS))["signature"]
+            before = (await self.page.evaluate(harness.PAGE_STATE_JS))["signature"]
             await thumb.focus()
             t = time.perf_counter()
             await self.page.keyboard.press("ArrowRight")
@@ -153,7 +154,7 @@ class Session:
         problems = []
         page = self.page
         await settle(page)
-        widgets = await page.evaluate(kvb.WIDGETS_JS)
+        widgets = await page.evaluate(harness.WIDGETS_JS)
         want = {
             "Hold-out size": str(10 + moves),
             "Seed": str(self.seed),
@@ -170,8 +171,8 @@ class Session:
                 problems.append(f"URL has {name}={query.get(name)!r}, expected {value}")
         if await page.locator('[data-testid="stException"]').count():
             problems.append("exception box")
-        mine = (await page.evaluate(kvb.PAGE_STATE_JS))["signature"]
-        fresh_context = await browser.new_context(viewport=kvb.VIEWPORT)
+        mine = (await page.evaluate(harness.PAGE_STATE_JS))["signature"]
+        fresh_context = await browser.new_context(viewport=harness.VIEWPORT)
         try:
             fresh = await fresh_context.new_page()
             await fresh.goto(page.url)
@@ -187,14 +188,14 @@ def pin_browser(args: argparse.Namespace) -> None:
     """With ``--pin``, Chromium's processes (descendants of this one named chrom…) go to every core but
     the first."""
     if args.pin:
-        browser = [p for p in kvb.descendants(os.getpid()) if "chrom" in process_name(p)]
+        browser = [p for p in harness.descendants(os.getpid()) if "chrom" in process_name(p)]
         others = set(range(1, os.cpu_count() or 1))
         print(f"pinned {pin(browser, others)} Chromium threads to cores {sorted(others)}", flush=True)
 
 
-async def chapter_path(browser, server: kvb.StreamlitServer) -> str:
+async def chapter_path(browser, server: harness.StreamlitServer) -> str:
     """The URL path of ``PAGE``, read from the sidebar; the page is visited once (its first run)."""
-    warm = await browser.new_page(viewport=kvb.VIEWPORT)
+    warm = await browser.new_page(viewport=harness.VIEWPORT)
     await warm.goto(server.url + "/")
     await settle(warm)
     path = None
@@ -209,7 +210,7 @@ async def chapter_path(browser, server: kvb.StreamlitServer) -> str:
     return path
 
 
-async def class_of(args: argparse.Namespace, browser, server: kvb.StreamlitServer, path: str, log: Path
+async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitServer, path: str, log: Path
                    ) -> tuple[list, list, list, list[str]]:
     """``args.sessions`` sessions (opened ``OPEN_AT_ONCE`` at a time) press together: their repaint times,
     server times as the browser sees them, the script runs' own times, and the isolation problems."""
@@ -243,12 +244,12 @@ async def class_of(args: argparse.Namespace, browser, server: kvb.StreamlitServe
     return together, seen, runs, problems
 
 
-async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
+async def run(args: argparse.Namespace, server: harness.StreamlitServer, log: Path
               ) -> tuple[list, list, list[str]]:
     """Returns the sessions alone and together (their repaint times, server times as the browser sees
     them and the script runs' own times from ``log``), and every isolation problem found."""
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
+        browser = await harness.launch_chromium(p)
         pin_browser(args)
         path = await chapter_path(browser, server)
         alone = Session(-1, data_seed=5000, seed=50, lr="0.2")
@@ -265,12 +266,12 @@ async def run(args: argparse.Namespace, server: kvb.StreamlitServer, log: Path
     return (alone.times, alone.server_times, alone_runs), tuple(together), problems + more
 
 
-async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tuple[list, list]:
+async def run_bare(args: argparse.Namespace, server: harness.StreamlitServer) -> tuple[list, list]:
     """The same presses on the bare page (benchmarks/bare_app.py, slider "Width"): one session alone, then
     ``args.sessions`` at once. Their ratio is the floor this machine sets for any Streamlit page."""
 
     async def open_page(browser):
-        context = await browser.new_context(viewport=kvb.VIEWPORT)
+        context = await browser.new_context(viewport=harness.VIEWPORT)
         page = await context.new_page()
         await page.goto(server.url + "/")
         await settle(page)
@@ -282,7 +283,7 @@ async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tup
             ' [data-testid="stApp"] [role="slider"][aria-label="Width"]'
         ).first
         for _ in range(args.moves):
-            before = (await page.evaluate(kvb.PAGE_STATE_JS))["signature"]
+            before = (await page.evaluate(harness.PAGE_STATE_JS))["signature"]
             await thumb.focus()
             t = time.perf_counter()
             await page.keyboard.press("ArrowRight")
@@ -290,7 +291,7 @@ async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tup
             times.append(time.perf_counter() - t)
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=str(kvb.CHROMIUM_PATH), args=kvb.CHROMIUM_ARGS)
+        browser = await harness.launch_chromium(p)
         alone: list[float] = []
         context, page = await open_page(browser)
         await move(page, alone)
@@ -304,7 +305,7 @@ async def run_bare(args: argparse.Namespace, server: kvb.StreamlitServer) -> tup
 
 def compare_bare(args: argparse.Namespace, ratio: float) -> None:
     """The bare page measured the same way, and kernelviz's ratio against its ratio."""
-    bare = kvb.start_streamlit("benchmarks/bare_app.py")
+    bare = harness.start_streamlit("benchmarks/bare_app.py")
     if args.pin:
         pin([bare.process.pid], {0})
     try:
@@ -362,7 +363,7 @@ def main() -> None:
         parser.error("--pin needs at least two cores")
 
     log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
-    server = kvb.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
+    server = harness.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
                                  launcher=(str(Path(__file__).with_name("timed_streamlit.py")),))
     if args.pin:
         print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)

@@ -11,7 +11,8 @@ websocket during the rerun are the page's payload. Prints a table (median per sl
 over the same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
 and the worst ratio (target: at most 1.5, aim 1.2).
 
-    python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"] [--slider "Number of points"]
+    PYTHONPATH=. python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"] \
+        [--slider "Number of points"]
 """
 
 from __future__ import annotations
@@ -20,17 +21,13 @@ import argparse
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playwright.sync_api import sync_playwright
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
-from _measure import wait_until_idle  # noqa: E402
-from bench_repaint import press_and_wait  # noqa: E402
-from bench_sessions import script_finished, server_time  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+from benchmarks._measure import wait_until_idle
+from benchmarks.bench_repaint import press_and_wait
+from benchmarks.bench_sessions import script_finished, server_time
+from tests.browser import harness
 
 TARGET_RATIO = 1.5
 
@@ -58,15 +55,15 @@ class Payload:
 
 def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int):
     """(label, app s, bare s, bytes per rerun, server s) for the slider at ``index`` of the page."""
-    thumb = kvb.sliders(app_page).nth(index)
-    label = kvb.slider_label(thumb)
+    thumb = harness.sliders(app_page).nth(index)
+    label = harness.slider_label(thumb)
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
     payload.take()
     app_times, bare_times, sizes, server = [], [], [], []
     for _ in range(repeat):
-        thumb = kvb.sliders(app_page).nth(index)
+        thumb = harness.sliders(app_page).nth(index)
         app_times.append(press_and_wait(app_page, thumb, app_dir))
         server.append(server_time(payload.finished, time.perf_counter() - app_times[-1]))
         sizes.append(payload.take())
@@ -84,7 +81,7 @@ def move_back(page, index: int, value: float) -> None:
     """Presses the slider at ``index`` back to ``value`` (not timed), so that every slider is measured
     around the chapter's defaults, not in a state the sliders before it left behind."""
     for _ in range(50):
-        thumb = kvb.sliders(page).nth(index)
+        thumb = harness.sliders(page).nth(index)
         now = thumb_value(thumb)
         if now == value:
             return
@@ -100,32 +97,32 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with sync_playwright() as p:
-        app, bare = kvb.start_streamlit("app.py"), kvb.start_streamlit("benchmarks/bare_app.py")
+        app, bare = harness.start_streamlit("app.py"), harness.start_streamlit("benchmarks/bare_app.py")
         try:
-            browser = kvb.launch_chromium(p)
-            app_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            browser = harness.launch_chromium(p)
+            app_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
             payload = Payload(app_page)
-            bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            bare_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
             app_page.goto(app.url + "/")
-            kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
+            harness.wait_until_drawn(app_page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
             print(f"server idle (warm-up done) after {wait_until_idle(app.pid):.0f} s more", flush=True)
             bare_page.goto(bare.url + "/")
-            kvb.wait_until_drawn(bare_page)
-            bare_thumb = kvb.slider_by_label(bare_page, "Width")
-            for label, path in kvb.nav_links(app_page):
+            harness.wait_until_drawn(bare_page)
+            bare_thumb = harness.slider_by_label(bare_page, "Width")
+            for label, path in harness.nav_links(app_page):
                 label = label.splitlines()[-1].strip()
-                if path in ("", "/") or path in kvb.REFERENCE_PATHS or args.chapter not in label:
+                if path in ("", "/") or path in harness.REFERENCE_PATHS or args.chapter not in label:
                     continue
                 app_page.goto(app.url + path)
-                kvb.wait_until_drawn(app_page, timeout=kvb.FIRST_LOAD_TIMEOUT_S)
-                for index in range(kvb.sliders(app_page).count()):
-                    if args.slider not in kvb.slider_label(kvb.sliders(app_page).nth(index)):
+                harness.wait_until_drawn(app_page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
+                for index in range(harness.sliders(app_page).count()):
+                    if args.slider not in harness.slider_label(harness.sliders(app_page).nth(index)):
                         continue
                     name, *times = measure_slider(app_page, payload, index, bare_page, bare_thumb,
                                                   args.repeat)
                     rows.append((label, name, *times))
                     print(row(label, name, *times), flush=True)
-            errors = kvb.exception_texts(app_page)
+            errors = harness.exception_texts(app_page)
             browser.close()
         finally:
             app.stop()

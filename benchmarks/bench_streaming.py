@@ -4,23 +4,17 @@ Prints, in one run, the time and the peak memory growth of kernelviz's streaming
 plain NumPy implementation that processes the queries in chunks (so NumPy is not penalised by one huge
 matrix either), and checks that both give the same numbers. One float64 q × n matrix would be 3.2 GB.
 
-    python benchmarks/bench_streaming.py [--queries 2000] [--keys 200000] [--repeat 3]
+    PYTHONPATH=. python benchmarks/bench_streaming.py [--queries 2000] [--keys 200000] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from _measure import peak_rss, summary, timings
-
 import kernelviz as kv
+from benchmarks._measure import peak_rss, summary, timings
 
 MB = 1024 * 1024
 

@@ -8,7 +8,7 @@ no file has come for 8 s; each press counts as during the warm-up or after it, b
 the median of the app's and of the bare page's presses in each stretch and their ratio (target: at most
 1.5).
 
-    python benchmarks/bench_warmup_sliders.py [--seconds 40] [--page "Masked training"]
+    PYTHONPATH=. python benchmarks/bench_warmup_sliders.py [--seconds 40] [--page "Masked training"]
         [--slider "Hold-out size"]
 """
 
@@ -21,22 +21,19 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "browser"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from playwright.sync_api import sync_playwright
 
-import conftest as kvb  # noqa: E402  (the browser-test helpers: server, Chromium, idle and repaint)
-from bench_repaint import FIRST_CHART_JS, press_and_wait, wait_for_warmup  # noqa: E402
-from playwright.sync_api import sync_playwright  # noqa: E402
+from benchmarks.bench_repaint import FIRST_CHART_JS, press_and_wait, wait_for_warmup
+from tests.browser import harness
 
 
-def open_first_visit(browser, app: kvb.StreamlitServer, chapter: str):
+def open_first_visit(browser, app: harness.StreamlitServer, chapter: str):
     """The overview until its first chart, then ``chapter`` through its sidebar link; returns the page."""
-    page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+    page = browser.new_context(viewport=harness.VIEWPORT).new_page()
     page.goto(app.url + "/")
-    page.wait_for_function(FIRST_CHART_JS, polling="raf", timeout=kvb.FIRST_LOAD_TIMEOUT_S * 1e3)
-    page.goto(app.url + kvb.nav_path(page, chapter))
-    kvb.wait_until_drawn(page, timeout=kvb.FIRST_LOAD_TIMEOUT_S, settle=0.0)
+    page.wait_for_function(FIRST_CHART_JS, polling="raf", timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
+    page.goto(app.url + harness.nav_path(page, chapter))
+    harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S, settle=0.0)
     return page
 
 
@@ -45,8 +42,8 @@ def presses(app_page, bare_page, slider: str, seconds: float) -> list[tuple[floa
     out, app_way, bare_way = [], ["ArrowRight"], ["ArrowRight"]
     deadline = time.time() + seconds
     while time.time() < deadline:
-        a = press_and_wait(app_page, kvb.slider_by_label(app_page, slider), app_way)
-        b = press_and_wait(bare_page, kvb.slider_by_label(bare_page, "Width"), bare_way)
+        a = press_and_wait(app_page, harness.slider_by_label(app_page, slider), app_way)
+        b = press_and_wait(bare_page, harness.slider_by_label(bare_page, "Width"), bare_way)
         out.append((time.time(), a, b))
     return out
 
@@ -70,20 +67,20 @@ def main() -> None:
     args = parser.parse_args()
     cache = tempfile.mkdtemp(prefix="kernelviz-jax-cache-")
     with sync_playwright() as p:
-        bare = kvb.start_streamlit("benchmarks/bare_app.py")
+        bare = harness.start_streamlit("benchmarks/bare_app.py")
         app = None
         try:
-            browser = kvb.launch_chromium(p)
-            bare_page = browser.new_context(viewport=kvb.VIEWPORT).new_page()
+            browser = harness.launch_chromium(p)
+            bare_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
             bare_page.goto(bare.url + "/")
-            kvb.wait_until_drawn(bare_page)
+            harness.wait_until_drawn(bare_page)
             t0 = time.time()
-            app = kvb.start_streamlit("app.py", env={"KERNELVIZ_JAX_CACHE": cache}, health_timeout=120)
+            app = harness.start_streamlit("app.py", env={"KERNELVIZ_JAX_CACHE": cache}, health_timeout=120)
             app_page = open_first_visit(browser, app, args.page)
             print(f"{args.page} drawn {time.time() - t0:.1f} s after the server started (empty cache)")
             rows = presses(app_page, bare_page, args.slider, args.seconds)
             wait_for_warmup(cache, timeout=120)
-            errors = kvb.exception_texts(app_page)
+            errors = harness.exception_texts(app_page)
             browser.close()
         finally:
             bare.stop()

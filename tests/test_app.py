@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from prosetools import assert_frame, shown
 from streamlit.testing.v1 import AppTest
 
 import kernelviz as kv
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240
 KR = "pages/1_kernel_regression.py"
 MASKED = "pages/2_masked_training.py"
+KR_CH, MASKED_CH = Path(KR).stem, Path(MASKED).stem  # their prose: pages/prose/<stem>.md
 CHAPTERS = [
     p
     for p in (KR, MASKED, "pages/3_multihead.py", "pages/4_attention.py")
@@ -172,10 +174,7 @@ def test_every_chapter_runs(page):
 def test_my_chapters_quote_maths_sources_and_prompts(page):
     at = start(page)
     assert len(at.latex) >= 2
-    assert any(c.value.startswith("Follows:") for c in at.caption)
-    assert any(s.value == "Try this" for s in at.subheader)
-    prompts = [m.value for m in at.markdown if m.value.startswith("1. ")]
-    assert prompts and 2 <= prompts[-1].count("\n") + 1 <= 3
+    assert_frame(at, Path(page).stem, [f"try.{i}" for i in (1, 2, 3)])
 
 
 def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
@@ -321,6 +320,7 @@ def test_the_post_figure_or_the_seed_spread_one_at_a_time():
     at = start(MASKED)
     before = charts(at)
     assert "masked.post" in before and "masked.seeds" not in before
+    shown((m.value for m in at.markdown), MASKED_CH, "caveats")
     assert not [s for s in at.slider if s.key == "masked.nseeds"]
     at.segmented_control(key="masked.picture").set_value("seeds").run()
     ok(at)
@@ -328,7 +328,7 @@ def test_the_post_figure_or_the_seed_spread_one_at_a_time():
     assert "masked.seeds" in after and "masked.post" not in after
     assert after["masked.fit"] == before["masked.fit"]  # the choice does not retrain the fit
     assert at.slider(key="masked.nseeds").value == kv.SEEDS_MAX
-    assert any("Caveats" in m.value or "caveats" in m.value for m in at.markdown)  # the post's, either way
+    shown((m.value for m in at.markdown), MASKED_CH, "caveats")  # the post's caveats, either way
     assert at.query_params["masked.picture"] == ["seeds"] or at.query_params["masked.picture"] == "seeds"
 
 
@@ -337,7 +337,10 @@ def test_compact_kernel_at_small_lengthscale_explains_its_gaps():
     pick(at.select_slider(key="kr.lengthscale"), 0)
     at.run()
     ok(at)
-    assert any("Gaps in the fit" in i.value for i in at.info)
+    gaps = shown((i.value for i in at.info), KR_CH, "gaps")
+    assert gaps["kernel"] == kv.get_kernel("boxcar").label
+    assert gaps["ell"] == f"{at.select_slider(key='kr.lengthscale').value:g}"
+    assert 0 < int(gaps["share"].rstrip("%")) <= 100
     fit = charts(at)["kr.fit"]
     line = next(t for t in fit["data"] if t["name"] == "kernel regression m(x)")
     assert np.isnan(values(line["y"])).any()  # NaN stays NaN: a gap, not a line to zero
@@ -348,7 +351,7 @@ def test_diverging_training_warns_and_still_draws():
     at = start(MASKED, {"masked.lr": "1000", "masked.holdout": "1"})
     assert any("diverged" in w.value for w in at.warning)
     assert "masked.fit" in charts(at)
-    assert any("no loss to draw" in i.value for i in at.info)  # diverged at its first step
+    assert ui.text.NO_LOSS in [i.value for i in at.info]  # diverged at its first step
 
 
 def test_runaway_lengthscale_is_explained():
@@ -384,8 +387,13 @@ def titles(spec: dict) -> list[str]:
     return [a["text"] for a in spec["layout"].get("annotations", [])]
 
 
+def page_texts(at: AppTest) -> list[str]:
+    """The text of every Markdown element and caption of the page."""
+    return [m.value for m in (*at.markdown, *at.caption)]
+
+
 def page_text(at: AppTest) -> str:
-    return "\n".join(m.value for m in (*at.markdown, *at.caption))
+    return "\n".join(page_texts(at))
 
 
 @pytest.mark.parametrize("source", ["blog", "d2l"])
@@ -426,11 +434,14 @@ def test_masked_training_is_the_posts_gaussian_kernel():
         "Hold-out=1, ℓ_post=0.13", "Hold-out=10, ℓ_post=0.14", "Hold-out=75, ℓ_post=0.21",
         "Hold-out=120, ℓ_post=0.30 (softmax: 0.35)",
     ]
-    text = page_text(at)
-    for words in ("heteroskedastic", "independent given the observed data", "BERT", "XLNet"):
-        assert words in text, words
+    text = page_texts(at)
+    assert shown(text, MASKED_CH, "model") == {"start": f"{1 / SQRT2:.3g}", "scaled": ""}  # ℓ_post = 1
+    shown(text, MASKED_CH, "caveats")
     at.segmented_control(key="masked.picture").set_value("seeds").run()
-    assert "**kernelviz adds** this panel" in page_text(at)  # the seed spread is not the post's
+    text = page_texts(at)
+    shown(text, MASKED_CH, "seeds_intro")  # says the seed spread is kernelviz's, not the post's
+    seeds = shown(text, MASKED_CH, "seeds_caption")
+    assert (seeds["first"], seeds["last"], seeds["steps"]) == ("2024", str(2024 + kv.SEEDS_MAX - 1), "100")
 
 
 def test_home_previews_are_the_chapters_opening_views():

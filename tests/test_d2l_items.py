@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from pagetools import array
-from test_app import charts, ok, start, values
+from prosetools import shown
+from test_app import MASKED_CH, charts, ok, start, values
 
 import kernelviz as kv
 from kernelviz import parametric, views
@@ -78,8 +79,12 @@ def test_chapter_2_draws_the_ports_validation_loss_beside_its_training_loss():
     ds = kv.d2l_data()
     expected = [djl_validation(ds.x, ds.y, w, X_TEST, d2l_mean(X_TEST)) for w in port_ws(ds.x, ds.y, 10)]
     np.testing.assert_allclose(values(loss["data"][1]["y"]), expected, rtol=1e-6)  # charts carry float32
-    text = " ".join(m.value for m in at.markdown)
-    assert "The port's validation set" in text and f"{expected[-1]:.4g} after epoch 10" in text
+    text = [m.value for m in at.markdown]
+    shown(text, MASKED_CH, "kotlin_validation")
+    said = shown(text, MASKED_CH, "kotlin_validation_result")
+    assert said["epochs"] == "10" and said["first"] == f"{expected[0]:.4g}"
+    assert said["last"] == f"{expected[-1]:.4g}"
+    assert said["best"] == f"{min(expected):.4g}"
     # d2l's own training has no validation set
     at.toggle(key="masked.kotlin").set_value(False).run()
     ok(at)

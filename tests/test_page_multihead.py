@@ -22,14 +22,17 @@ from pagetools import (
     set_all,
     traces_named,
 )
-from test_app import charts, ok, start
+from prosetools import assert_frame, shown
+from test_app import charts, metric, ok, start
 
 import kernelviz as kv
 from kernelviz import defaults
 
 MH = "pages/3_multihead.py"
+CH = "3_multihead"  # its prose: pages/prose/3_multihead.md
 MH_CHARTS = {"mh.panels", "mh.fit", "mh.heatmaps"}  # and one of the own model's pictures at a time:
 PICTURES = {"weights": "mh.heatmaps", "mixing": "mh.mixing", "loss": "mh.loss"}
+CAPTIONS = {"weights": "heatmaps_caption", "mixing": "mixing_caption", "loss": "loss_caption"}
 FIT = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 OURS = "ℓₕ (this app)"  # the own model's table
 
@@ -38,11 +41,7 @@ def test_multihead_page_tells_the_story():
     at = start(MH)
     assert at.title[0].value.startswith("3 ·")
     assert len(at.latex) >= 2
-    assert any(c.value.startswith("Follows:") and "Multi-headed kernel regression" in c.value
-               for c in at.caption)
-    assert any(s.value == "Try this" for s in at.subheader)
-    prompts = [m.value for m in at.markdown if m.value.startswith("1. ")]
-    assert prompts and 2 <= prompts[-1].count("\n") + 1 <= 3
+    assert_frame(at, CH, [f"try_{i}" for i in (1, 2, 3)])
     figs = charts(at)
     assert set(figs) == MH_CHARTS
     heads = at.slider(key="mh.heads").value
@@ -52,19 +51,16 @@ def test_multihead_page_tells_the_story():
     assert len(table) == heads
     ours, post = table.iloc[:, 1].to_numpy(float), table.iloc[:, 2].to_numpy(float)
     np.testing.assert_allclose(post, ours * math.sqrt(2.0), rtol=1e-3, atol=1e-4)
-    text = " ".join(m.value for m in at.markdown)
-    assert "not constrained" in text and "√2" in text
-    assert "JAX" in text and "2024" in text and "in kind" in text
-    # what the post does not draw is marked as kernelviz's: the band, the mixing chart, heatmaps, loss
-    assert "kernelviz adds it" in text and "kernelviz's own from here on" in text
-    own = []
-    for picture, key in PICTURES.items():
+    text = [m.value for m in at.markdown]
+    for section in ("training", "shared_controls", "post_intro", "explore_intro", "band", "conventions"):
+        shown(text, CH, section)
+    # the sum of the learned uₕ, which nothing constrains to 1: the same number as the readout above
+    assert shown(text, CH, "learned")["total"] == f"{metric(at, 'Σₕ uₕ'):.3g}"
+    for picture, key in PICTURES.items():  # each picture of the own model with its caption
         at.segmented_control(key="mh.picture").set_value(picture).run()
         ok(at)
         assert set(charts(at)) == MH_CHARTS - {"mh.heatmaps"} | {key}
-        own += [c.value for c in at.caption if c.value.startswith("kernelviz's own")]
-    assert len(own) == 3
-    assert [any(word in c for c in own) for word in ("bar per head", "colour scale", "loss")] == [True] * 3
+        shown((c.value for c in at.caption), CH, CAPTIONS[picture])
 
 
 def test_multihead_heads_and_holdout_repaint():
@@ -123,8 +119,8 @@ def test_large_data_subsample_the_heatmaps_and_say_so():
     assert_heatmap_subsample(at, "mh.heatmaps", defaults.HEATMAP_KEYS, 2000)
     panels = charts(at)["mh.panels"]  # the post's panels draw the training points only, and say so
     assert array(traces_named(panels, "data (xᵢ, yᵢ)")[0]["x"]).size == kv.TRAIN_MAX_POINTS
-    shown = f"{kv.TRAIN_MAX_POINTS:,} training points"
-    assert any(shown in c.value and "2,000" in c.value for c in at.caption)
+    said = shown((c.value for c in at.caption), CH, "panels_subsample")
+    assert said == {"shown": f"{kv.TRAIN_MAX_POINTS:,}", "n": "2,000"}
 
 
 def _post_block(table, heads: int):
@@ -179,9 +175,11 @@ def test_post_table_starts_at_linspace_and_quotes_the_post_converted():
             assert here[:3] == [f"{v:.2f}" for v in post_ell][:3]
     h8 = _post_block(table, 8)
     assert h8["post's ℓ_post (printed)"].iloc[4] == 210.44
-    text = " ".join(m.value for m in at.markdown)
-    sums = " · ".join(f"{sum(u):.2f}" for u in mh.post_mixing)
-    assert f"in the post it was {sums}" in text
+    # Σₕ uₕ of every panel, here (the table's) and in the post's printout
+    sums = shown((m.value for m in at.markdown), CH, "post_numbers")
+    assert sums["post"] == " · ".join(f"{sum(u):.2f}" for u in mh.post_mixing)
+    here = [float(v) for v in sums["ours"].split(" · ")]
+    np.testing.assert_allclose(here, [_post_block(table, h)["uₕ here"].sum() for h in mh.panels], atol=0.006)
 
 
 def test_own_model_with_one_head_is_the_multihead_kernel():

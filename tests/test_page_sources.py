@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from prosetools import shown, shown_count
 from test_app import ok, start
 
 import kernelviz as kv
@@ -16,6 +17,7 @@ from kernelviz import defaults
 from kernelviz.ui import cache, cache_heads, cache_sources
 
 SOURCES = "pages/5_sources.py"
+CH = "5_sources"  # its prose: pages/prose/5_sources.md
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,12 +49,43 @@ def test_catalogue_covers_the_five_sources_and_links_to_real_controls():
 def test_page_runs_with_one_link_per_entry():
     at = start(SOURCES)
     ok(at)
-    entries = sum(len(s["item"]) for s in cache_sources.catalogue())
-    text = " ".join(m.value for m in at.markdown)
+    sources = cache_sources.catalogue()
+    items = [item for s in sources for item in s["item"]]
+    markdown = [m.value for m in at.markdown]
+    text = " ".join(markdown)
     kinds = ("**figure**", "**printed**", "**exercise**", "**text**")
-    assert sum(text.count(k) for k in kinds) == entries
-    assert "Not shown in kernelviz" in text and "docs/sources.md" in text
-    assert "2.5126" in text and "0.16" in " ".join(str(d.value) for d in at.dataframe)
+    assert sum(text.count(k) for k in kinds) == len(items)
+    for item in items:
+        assert f"**{item['kind']}** · {item['what']}" in text, item["what"]
+    for section in ("lead", "blog_holdouts", "blog_heads", "d2l_w"):
+        shown(markdown, CH, section)
+    for section in ("sample", "coverage"):
+        shown((c.value for c in at.caption), CH, section)
+    assert shown_count(markdown, CH, "unshown") == sum(1 for s in sources if s.get("unshown"))
+
+
+def two_decimals(values: list[float]) -> str:
+    return ", ".join(f"{v:.2f}" for v in values)
+
+
+def test_page_prints_the_sources_numbers_beside_kernelviz_own():
+    at = start(SOURCES)
+    items = [item for s in cache_sources.catalogue() for item in s["item"]]
+    post = {item["ours"]: item for item in items if item.get("ours", "").startswith("blog_")}
+    tables = [d.value for d in at.dataframe]
+    holdouts = next(t for t in tables if "hold-out" in t.columns)
+    assert list(holdouts["ℓ_post (post)"]) == [f"{v:.2f}" for v in post["blog_holdouts"]["theirs_l"]]
+    assert list(holdouts["ℓ_post (kernelviz)"]) == [f"{v:.2f}" for v in cache_sources.ours("blog_holdouts")]
+    heads = next(t for t in tables if "u_h (post)" in t.columns)
+    assert list(heads["ℓ_post (post)"]) == [two_decimals(v) for v in post["blog_heads"]["theirs_l"]]
+    assert list(heads["u_h (post)"]) == [two_decimals(v) for v in post["blog_heads"]["theirs_u"]]
+    assert list(heads["u_h (kernelviz)"]) == [two_decimals(r["u"]) for r in cache_sources.ours("blog_heads")]
+    text = " ".join(m.value for m in at.markdown)
+    assert f"**{cache_sources.ours('d2l_average'):.4f}**" in text
+    printed = [item["theirs"] for item in items if "theirs" in item]  # the Kotlin port's 2.5126
+    assert printed and all(f"{v:.4f}" in text for v in printed)
+    w = cache_sources.ours("d2l_w")
+    assert f"**{w['w']:.4f}**" in text and ", ".join(f"{v:.4f}" for v in w["losses"]) in text
 
 
 def test_our_numbers_follow_the_sources_procedures():

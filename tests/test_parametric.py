@@ -12,7 +12,8 @@ import itertools
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_app import MASKED, charts, metric, ok, page_text, start, titles, values
+from prosetools import shown
+from test_app import MASKED, MASKED_CH, charts, metric, ok, page_texts, start, titles, values
 
 import kernelviz as kv
 from kernelviz import defaults
@@ -174,9 +175,10 @@ def test_d2l_section_runs_d2ls_training_and_draws_its_figures():
     np.testing.assert_allclose(values(heat[0]["x"]), ds.x)
     assert titles(figs["masked.d2l_heatmaps"])[1] == f"learned w = {1.0 / fit.lengthscales[0]:.3g}"
     assert "nonparametric, w = 1" in [t["name"] for t in figs["masked.d2l_fit"]["data"]]
-    text = page_text(at)
-    assert "SGD step with learning rate 0.5" in text and "d2l trains 5 epochs" in text
-    assert "Adam" not in text.split("d2l makes the same model")[1]
+    text = page_texts(at)
+    shown(text, MASKED_CH, "d2l_intro")
+    # d2l's training, from the w₀ that seed 0 draws
+    assert shown(text, MASKED_CH, "d2l_runs") == {"seed": "0", "w0": f"{1.0 / fit.trajectory[0, 0]:.3g}"}
     # more epochs, another start
     at.slider(key="masked.d2l_epochs").set_value(7)
     at.slider(key="masked.d2l_seed").set_value(3)
@@ -198,8 +200,11 @@ def test_kotlin_port_trains_with_each_point_among_its_keys():
     assert metric(at, "Learned w after 10 epochs") == pytest.approx(1.0 / fit.lengthscales[0], rel=1e-3)
     loss = values(charts(at)["masked.d2l_loss"]["data"][0]["y"])
     np.testing.assert_allclose(loss, fit.losses.reshape(10, 5).mean(axis=1), rtol=1e-6)  # float32 chart
-    text = page_text(at)
-    assert "Why leaving the point out matters" in text and "batches of 10" in text
+    text = page_texts(at)
+    assert shown(text, MASKED_CH, "kotlin_runs") == {"epochs": "10"}
+    shown(text, MASKED_CH, "kotlin_why")
+    here = shown(text, MASKED_CH, "kotlin_here")
+    assert (here["epochs"], here["w"]) == ("10", f"{1.0 / fit.lengthscales[0]:.3g}")
     own = metric(at, "Weight on its own pair")
     at.slider(key="masked.kotlin_epochs").set_value(100)
     at.run()

@@ -11,7 +11,8 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from kvbrowser import (
+
+from tests.browser.harness import (
     GROWN_MARGINS_JS,
     SCREENSHOT_DIR,
     BrowserErrors,

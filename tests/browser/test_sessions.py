@@ -1,9 +1,9 @@
 """Three visitors at once on one server: each keeps its own settings, URL and charts.
 
-Three browser contexts (three Streamlit sessions) open the masked-training chapter and key its "Hold-out
-size" and "Seed" sliders a different number of times, interleaved, without waiting for each other, so the
-server reruns their scripts at the same time. No timing is asserted here (benchmarks/bench_sessions.py
-measures ten sessions).
+Three browser contexts (three Streamlit sessions) open the masked-training chapter and step its "Hold-out
+size" slider and its "Seed" number input up a different number of times, interleaved, without waiting for
+each other, so the server reruns their scripts at the same time. No timing is asserted here
+(benchmarks/bench_sessions.py measures ten sessions).
 """
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from kvbrowser import (
+
+from tests.browser.harness import (
     RERUN_TIMEOUT_S,
     VIEWPORT,
     BrowserErrors,
     StreamlitServer,
     exception_texts,
+    number_input_step_up,
     page_state,
     slider_by_label,
     wait_until_drawn,
@@ -28,6 +30,16 @@ pytestmark = pytest.mark.browser
 
 SESSIONS = 3
 CONTROLS = {"Hold-out size": "masked.holdout", "Seed": "masked.seed"}  # label → URL parameter
+NUMBER_INPUTS = {"Seed"}  # the others are sliders
+
+
+def step_up(page: Any, label: str) -> None:
+    """One step up: the "+" of a number input, ArrowRight on a slider."""
+    if label in NUMBER_INPUTS:
+        number_input_step_up(page, label)
+    else:
+        slider_by_label(page, label).focus()
+        page.keyboard.press("ArrowRight")
 
 
 def chapter_path(site_nav: list[tuple[str, str]], label_part: str) -> str:
@@ -54,7 +66,7 @@ def test_concurrent_sessions_keep_their_own_settings_and_data(
         start = widget_values(pages[0])
         assert all(widget_values(p) == start for p in pages[1:]), "fresh sessions start differently"
 
-        # Session i keys each slider i + 1 times; the presses of all sessions are interleaved.
+        # Session i steps each control up i + 1 times; the presses of all sessions are interleaved.
         expected = []
         for i in range(SESSIONS):
             want = dict(start)
@@ -63,13 +75,12 @@ def test_concurrent_sessions_keep_their_own_settings_and_data(
             expected.append(want)
         # A round presses one key in every session still due one, then waits until each of those
         # sessions' servers took it (its URL shows the new value) before that session's next press, as a
-        # person watching the slider would; the sessions never wait for each other.
+        # person watching the control would; the sessions never wait for each other.
         for step in range(SESSIONS):
             for label, name in CONTROLS.items():
                 due = [i for i in range(SESSIONS) if step <= i]
                 for i in due:
-                    slider_by_label(pages[i], label).focus()
-                    pages[i].keyboard.press("ArrowRight")
+                    step_up(pages[i], label)
                 for i in due:
                     want = str(int(start[label]) + step + 1)
                     pages[i].wait_for_function(
