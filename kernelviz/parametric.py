@@ -23,7 +23,7 @@ import numpy as np
 from kernelviz import pooling, training
 from kernelviz.heads import OUTSIDE, FitResult
 from kernelviz.kernels import Kernel, get_kernel, kernel_index, kernel_scores
-from kernelviz.shapes import check_int, check_positive, paired, vector
+from kernelviz.shapes import bucket, check_int, check_positive, pad, paired, vector
 
 __all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
 
@@ -159,12 +159,21 @@ def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: ob
     xv, yv = paired(x_val, y_val, 1, "the validation set needs at least one point")
     w = vector("ws", ws)
     k = get_kernel(kernel)
+    nw, nv, n = w.shape[0], xv.shape[0], xs.shape[0]
+    sizes = bucket(nw), bucket(nv), bucket(n)
+    e = np.asarray(_validation_errors(pad(w, sizes[0], 1.0), pad(xv, sizes[1], xv[0]), pad(yv, sizes[1]),
+                                      pad(xs, sizes[2], xs[0]), pad(ys, sizes[2]), np.arange(sizes[2]) < n,
+                                      kernel_index(k.name)))[:nw, :nv]
+    size = nv if batch_size is None else check_int("batch_size", batch_size, 1, nv)
+    starts = range(0, nv, size)
+    return np.mean([e[:, b : b + size].mean(axis=1) for b in starts], axis=0)
+
+
+@jax.jit
+def _validation_errors(ws, xv, yv, xs, ys, mask, kernel):
+    """e_j(w) = ½(y_val,j − f_w(x_val,j))² for every w (rows) and validation point (columns), padded."""
 
     def errors(wk: jax.Array) -> jax.Array:
-        scores = kernel_scores(xv, xs, 1.0 / wk, k.name)
-        return 0.5 * jnp.square(pooling.pool(scores, jnp.asarray(ys)).mean - yv)
+        return 0.5 * jnp.square(pooling.pool(kernel_scores(xv, xs, 1.0 / wk, kernel), ys, mask).mean - yv)
 
-    e = np.asarray(jax.vmap(errors)(jnp.asarray(w))).reshape(w.shape[0], xv.shape[0])
-    size = xv.shape[0] if batch_size is None else check_int("batch_size", batch_size, 1, xv.shape[0])
-    starts = range(0, xv.shape[0], size)
-    return np.mean([e[:, b : b + size].mean(axis=1) for b in starts], axis=0)
+    return jax.vmap(errors)(ws)
