@@ -170,15 +170,23 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
 
 
 def _post_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) computed as the post computes them, in float32 (returned as float64)."""
+    """(x, y) computed as the post computes them, in float32 (returned as float64).
+
+    The arithmetic runs op by op on arrays padded to a bucket size (``shapes.bucket``): each op is
+    elementwise, so the n real values are the post's, and a new n compiles no new programs for it.
+    """
     import jax.numpy as jnp
 
     from kernelviz.post import noise
+    from kernelviz.shapes import bucket
 
-    x = jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32)
-    eps = jnp.asarray(noise(seed, n), jnp.float32)
-    y = 0.5 * jnp.sin(x) - 1 * jnp.sin(3 * x) + 0.2 * jnp.square(x) + (0.2 + 0.05 * jnp.abs(x)) * eps
-    return np.asarray(x, np.float64), np.asarray(y, np.float64)
+    def padded(a: np.ndarray) -> jnp.ndarray:
+        return jnp.asarray(np.pad(np.asarray(a, np.float32), (0, bucket(n) - n)))
+
+    x = np.asarray(jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32))
+    xp, eps = padded(x), padded(noise(seed, n))
+    y = 0.5 * jnp.sin(xp) - 1 * jnp.sin(3 * xp) + 0.2 * jnp.square(xp) + (0.2 + 0.05 * jnp.abs(xp)) * eps
+    return x.astype(np.float64), np.asarray(y, np.float64)[:n]
 
 
 def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
