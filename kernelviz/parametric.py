@@ -176,4 +176,4 @@ def _validation_errors(ws, xv, yv, xs, ys, mask, kernel):
     def errors(wk: jax.Array) -> jax.Array:
         return 0.5 * jnp.square(pooling.pool(kernel_scores(xv, xs, 1.0 / wk, kernel), ys, mask).mean - yv)
 
-    return jax.vmap(errors)(ws)
+    return jax.lax.map(errors, ws)  # one w at a time: temporaries (validation × training), not × w
