@@ -23,6 +23,7 @@ import kernelviz as kv
 from kernelviz import defaults, views
 from kernelviz import figures as kf
 from kernelviz.parametric import batch_count
+from kernelviz.post import post_holdouts as _post_holdouts
 from kernelviz.shapes import bucket
 from kernelviz.ui.controls import lengthscale_options, log_options
 from kernelviz.ui.sidebar import GRID_POINTS, Data, make_data
@@ -188,7 +189,7 @@ def post_holdouts(n: int) -> tuple[int, ...]:
     """The post's hold-out sizes 1, 10, n // 2 and int(0.8 n) for n training points, each clipped to the
     sizes allowed (1 … n − 2), repeats dropped."""
     lo, hi = kv.holdout_range(n)
-    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in (1, 10, n // 2, int(0.8 * n))))
+    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in _post_holdouts(n)))
 
 
 def loo_figure(view: MaskedView) -> go.Figure:
