@@ -24,7 +24,7 @@ The builders live in modules by what they draw, and every public name is availab
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve`` and the fit figures;
-* ``heatmaps``: weight matrices, thinned by ``thin_heatmap``;
+* ``heatmaps``: weight matrices, thinned by ``thin_heatmap`` (from ``kernelviz.shapes``, which views use too);
 * ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes.
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
@@ -47,13 +47,11 @@ from kernelviz.figures.fits import (
 )
 from kernelviz.figures.heatmaps import (
     coverage_figure,
-    even_indices,
     head_heatmaps_figure,
     heatmap_figure,
     heatmap_pair_figure,
     score_transpose_figure,
     self_cross_figure,
-    thin_heatmap,
 )
 from kernelviz.figures.log_axes import log_props, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
@@ -77,6 +75,7 @@ from kernelviz.figures.training import (
     loss_figure,
     seeds_figure,
 )
+from kernelviz.shapes import even_indices, thin_heatmap
 
 __all__ = [
     "COLORS",
