@@ -9,6 +9,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, heads, parametric, pooling, training, ui
 from kernelviz import figures as kf
+from kernelviz import views_training as vt
 from kernelviz.ui import cache, cache_d2l
 
 CH = "2_masked_training"
@@ -328,7 +329,7 @@ def d2l_section(data: ui.Data) -> None:
     d2l_figures(pdata, view, kotlin, epochs, validation)
 
 
-def d2l_loss(view: cache.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
+def d2l_loss(view: vt.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
     """The loss per epoch (d2l's, or the port's beside its validation loss) and w after every epoch."""
     y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
     ui.show(kf.epoch_loss_figure(view.epoch_losses, y_title, validation), key="masked.d2l_loss",
@@ -339,7 +340,7 @@ def d2l_loss(view: cache.ParametricView, kotlin: bool, validation: np.ndarray | 
     st.caption(ui.prose(CH, "d2l_loss_caption", ws=" → ".join(shown)))
 
 
-def kotlin_validation(view: cache.ParametricView, validation: np.ndarray | None, epochs: int) -> None:
+def kotlin_validation(view: vt.ParametricView, validation: np.ndarray | None, epochs: int) -> None:
     """What the port's validation set is and what its loss did here (none without a true curve)."""
     if validation is None:
         ui.say(CH, "kotlin_validation_none")
@@ -352,7 +353,7 @@ def kotlin_validation(view: cache.ParametricView, validation: np.ndarray | None,
     ui.show_code(parametric.validation_losses)
 
 
-def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs: int,
+def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: int,
                 validation: np.ndarray | None) -> None:
     """d2l's three pictures: the loss per epoch, the fits, the attention weights before and after."""
     ds = pdata.ds

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,10 +27,11 @@ from kernelviz.shapes import bucket
 from kernelviz.ui.controls import lengthscale_options, log_options
 from kernelviz.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.views import HoldoutPanel, MaskedView, SeedSpread
+from kernelviz.views_training import ParametricView
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
-    "HoldoutPanel", "MaskedView", "ParametricView", "SeedSpread", "attention_preview", "average", "cached",
+    "HoldoutPanel", "MaskedView", "SeedSpread", "attention_preview", "average", "cached",
     "d2l_source", "default_lengthscale", "empty_share", "fit", "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
     "loo_curve", "loo_figure", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
@@ -265,32 +265,6 @@ def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0
 def d2l_source() -> Data:
     """d2l's own data set: 50 points, x ~ U(0, 5) sorted, y = 2 sin x + x^0.8 + N(0, 0.5²)."""
     return make_data(("d2l", 50, 0), kv.d2l_data())
-
-
-@dataclass(frozen=True)
-class ParametricView:
-    """d2l's parametric pooling after training: the training pairs (keys, values), the queries (d2l's test
-    inputs) with the truth, the fits with the learned w and with w = 1 (d2l's nonparametric pooling), both
-    weight matrices as one heatmap (w = 1, learned), w at the start and after every step and every epoch,
-    the loss per epoch, the weight a training point gives its own pair, w* = 1/ℓ* and how the run went."""
-
-    x: np.ndarray
-    y: np.ndarray
-    queries: np.ndarray
-    truth: np.ndarray | None
-    learned: np.ndarray
-    fixed: np.ndarray
-    heatmap: views.Heatmap
-    w_path: np.ndarray
-    w_epochs: np.ndarray
-    epoch_losses: np.ndarray
-    self_weight: float
-    w_star: float | None
-    status: views.Status
-
-    @property
-    def w(self) -> float:
-        return float(self.w_path[-1])
 
 
 def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,

@@ -2,15 +2,12 @@
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
-from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's
-``Settings``; the layer is trained once per settings (``train``) and everything drawn from it comes from
-``view`` and ``comparison``, both cached.
+from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
+(``kernelviz.views_training``, with ``Comparison`` and its table); the layer is trained once per settings
+(``train``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -23,15 +20,11 @@ from kernelviz.attention import attention_loo_error, attention_predict, gaussian
 from kernelviz.figures.styling import subplot_grid
 from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, loo_optimum
 from kernelviz.ui.sidebar import Data
+from kernelviz.views_training import Comparison, Settings
 
 __all__ = [
-    "Comparison",
-    "Settings",
     "comparison",
-    "comparison_sentence",
-    "comparison_table",
     "gaussian_check",
-    "maps_table",
     "notes_check",
     "sequence_figure",
     "train",
@@ -41,19 +34,6 @@ __all__ = [
 
 MH = defaults.MULTIHEAD
 TOKEN_NAMES = ("1", "x̃ᵢ", "x̃ᵢ²")  # the position part of a token, drawn as lines
-
-
-class Settings(NamedTuple):
-    """The controls of the trained layer (a tuple, so that caches hash it by value)."""
-
-    heads: int
-    d_qk: int
-    d_v: int
-    holdout: int
-    steps: int
-    learning_rate: float
-    seed: int
-    start: str
 
 
 @st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
@@ -87,31 +67,6 @@ def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     heads = np.stack([kv.self_attention(w.x, *maps) for maps in zip(w.w_q, w.w_k, w.w_v, strict=True)])
     joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
     return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
-
-
-def maps_table(check: views.GaussianCheck) -> dict[str, list]:
-    """The Gaussian head's W_q, W_k (their ỹ row is 0: they read the position part) and W_v, one row per
-    token component."""
-    table: dict[str, list] = {"token component": ["1", "x̃", "x̃²", "ỹ"]}
-    for name, m in (("W_q", check.w_q), ("W_k", check.w_k), ("W_v", check.w_v)):
-        for j in range(m.shape[1]):
-            column = np.zeros(4)
-            column[: m.shape[0]] = m[:, j]
-            table[f"{name} column {j + 1}"] = [float(f"{v:.4g}") for v in column]
-    return table
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The trained layer beside the kernels it generalises: ``names`` of the models, their leave-one-out
-    errors on the training points (``loo``), errors against the true mean on the grid (``truth``, NaN for
-    user data) and mean band widths 4s̄ (``band``); ``ell`` the Gaussian's leave-one-out optimum ℓ*."""
-
-    names: tuple[str, ...]
-    loo: np.ndarray
-    truth: np.ndarray
-    band: np.ndarray
-    ell: float
 
 
 def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
@@ -156,28 +111,6 @@ def comparison(data: Data, s: Settings) -> Comparison:
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
     return Comparison(names, loo, err, band, ell)
-
-
-def comparison_table(c: Comparison) -> dict[str, list]:
-    """The comparison as table columns (the truth column only when the true mean is known)."""
-    table = {"model": list(c.names), "leave-one-out error": [float(f"{v:.4g}") for v in c.loo]}
-    if np.all(np.isfinite(c.truth)):
-        table["error against the true mean"] = [float(f"{v:.4g}") for v in c.truth]
-    table["band width 4s̄"] = [float(f"{v:.4g}") for v in c.band]
-    return table
-
-
-def comparison_sentence(c: Comparison) -> str:
-    """One line: the trained layer's leave-one-out error against the best Gaussian's (and the truth's)."""
-    def versus(a: float, b: float) -> str:
-        pct = 100.0 * (a / b - 1.0)
-        return f"{abs(pct):.1f} % {'below' if pct < 0 else 'above'}"
-
-    text = (f"Here the trained layer's leave-one-out error is **{versus(c.loo[0], c.loo[1])}** the best "
-            "Gaussian's")
-    if np.all(np.isfinite(c.truth)):
-        text += f", and its error against the true mean **{versus(c.truth[0], c.truth[1])}** the Gaussian's"
-    return text + "."
 
 
 def y_weights_figure(v: views.AttentionView) -> go.Figure:
