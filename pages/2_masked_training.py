@@ -151,7 +151,7 @@ def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
         ui.loss_chart(view.fit.losses, "masked.loss", "kernelviz-masked-loss", ui.prose(CH, "loss_caption"))
     with right:
         st.markdown("**Where training went on the leave-one-out curve**")
-        ui.show(cache.loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
+        ui.show(kf.masked_loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
         gap = ui.prose(CH, "loo_gap", kernel=kv.get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
         ui.show_code(kv.loo_curve, kv.loo_lengthscale, label="The code of the leave-one-out curve")

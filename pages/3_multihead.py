@@ -135,8 +135,11 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
         panels = cache_heads.panels(data, kernel, lr, seed)
     ui.show_status(vt.panels_status(panels))
-    ui.show(cache_heads.panels_figure(data, panels), key="mh.panels",
-            filename="kernelviz-multihead-post-panels")
+    pts, truth = data.train, data.truth()  # the training points keep the figure light
+    figure = kf.heads_panels_figure(pts.x, pts.y, data.grid(), panels,
+                                    truth=None if truth is None else truth[0], x_title=data.ds.x_label,
+                                    y_title=data.ds.y_label)
+    ui.show(figure, key="mh.panels", filename="kernelviz-multihead-post-panels")
     st.caption(ui.prose(CHAPTER, "post_caption"))
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))

@@ -170,7 +170,7 @@ def joining_heads(view: views.AttentionView) -> None:
     """How W_O concatenates the heads: the weight each head gives its average of y."""
     ui.say(CHAPTER, "wo")
     st.latex(ui.prose(CHAPTER, "wo_formula"))
-    ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
+    ui.show(kf.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
     st.caption(ui.prose(CHAPTER, "wo_caption"))
     ui.show_code(attention.attention_layer)
 
@@ -187,7 +187,7 @@ def learned_kernel(view: views.AttentionView, h: int) -> None:
 def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
     """Self-attention as a map of the sequence: head h's values and outputs at every point."""
     ui.say(CHAPTER, "sequence")
-    ui.show(cache_attention.sequence_figure(view, h, x_title), key="attn.sequence",
+    ui.show(kf.sequence_figure(view, h, x_title), key="attn.sequence",
             filename="kernelviz-self-attention-sequence")
     st.caption(ui.prose(CHAPTER, "sequence_caption", head=h + 1, note=view.self_.note))
     ui.show_code(attention.attention_predict, attention.attention_values)

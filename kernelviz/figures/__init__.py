@@ -25,7 +25,9 @@ The builders live in modules by what they draw, and every public name is availab
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve`` and the fit figures;
 * ``heatmaps``: weight matrices, thinned by ``thin_heatmap`` (from ``kernelviz.shapes``, which views use too);
-* ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes.
+* ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes;
+* ``heads``: the post's multi-head panels, the attention heads' weights on y, self-attention over a
+  sequence.
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
@@ -45,6 +47,7 @@ from kernelviz.figures.fits import (
     mixing_figure,
     small_multiples_figure,
 )
+from kernelviz.figures.heads import heads_panels_figure, sequence_figure, y_weights_figure
 from kernelviz.figures.heatmaps import (
     coverage_figure,
     head_heatmaps_figure,
@@ -73,6 +76,7 @@ from kernelviz.figures.training import (
     kernel_shape_figure,
     loo_figure,
     loss_figure,
+    masked_loo_figure,
     seeds_figure,
 )
 from kernelviz.shapes import even_indices, thin_heatmap
@@ -96,6 +100,7 @@ __all__ = [
     "head_color",
     "head_heatmaps_figure",
     "heads_fit_figure",
+    "heads_panels_figure",
     "heatmap_figure",
     "heatmap_pair_figure",
     "kernel_shape_figure",
@@ -104,14 +109,17 @@ __all__ = [
     "log_ticks",
     "loo_figure",
     "loss_figure",
+    "masked_loo_figure",
     "mixing_figure",
     "png_config",
     "rgba",
     "score_transpose_figure",
     "seeds_figure",
     "self_cross_figure",
+    "sequence_figure",
     "small_multiples_figure",
     "style",
     "thin_heatmap",
     "thumbnail",
+    "y_weights_figure",
 ]

@@ -15,12 +15,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz import figures as kf
 from kernelviz.parametric import batch_count
 from kernelviz.post import post_holdouts as _post_holdouts
 from kernelviz.shapes import bucket
@@ -34,7 +32,7 @@ __all__ = [
     "HoldoutPanel", "MaskedView", "SeedSpread", "attention_preview", "average", "cached",
     "d2l_source", "default_lengthscale", "empty_share", "fit", "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
-    "loo_curve", "loo_figure", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
+    "loo_curve", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
     "seed_spread", "start_lengthscale", "training_work",
 ]
 
@@ -190,12 +188,6 @@ def post_holdouts(n: int) -> tuple[int, ...]:
     sizes allowed (1 … n − 2), repeats dropped."""
     lo, hi = kv.holdout_range(n)
     return tuple(dict.fromkeys(min(max(k, lo), hi) for k in _post_holdouts(n)))
-
-
-def loo_figure(view: MaskedView) -> go.Figure:
-    """``kf.loo_figure`` of ``view``: the leave-one-out curve, the exact optimum and where training went."""
-    return kf.loo_figure(view.ells, view.cv, optimum=view.best, trajectory=view.path,
-                         trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
 
 
 @cached()

@@ -1,4 +1,4 @@
-"""Chapter 4's cached calls (attention) and the one figure only this chapter draws.
+"""Chapter 4's cached calls (attention).
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
@@ -10,14 +10,11 @@ from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the la
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz import figures as kf
 from kernelviz.attention import attention_loo_error, attention_predict, gaussian_layer
-from kernelviz.figures.styling import subplot_grid
 from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, loo_optimum
 from kernelviz.ui.sidebar import Data
 from kernelviz.views_training import Comparison, Settings
@@ -26,14 +23,11 @@ __all__ = [
     "comparison",
     "gaussian_check",
     "notes_check",
-    "sequence_figure",
     "train",
     "view",
-    "y_weights_figure",
 ]
 
 MH = defaults.MULTIHEAD
-TOKEN_NAMES = ("1", "x̃ᵢ", "x̃ᵢ²")  # the position part of a token, drawn as lines
 
 
 @st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
@@ -111,33 +105,3 @@ def comparison(data: Data, s: Settings) -> Comparison:
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
     return Comparison(names, loo, err, band, ell)
-
-
-def y_weights_figure(v: views.AttentionView) -> go.Figure:
-    """One bar per head: (W_v^h U_h)_y, the weight the layer gives head h's average of y (chapter 3's u_h
-    for Gaussian heads), titled with their sum."""
-    fig = kf.mixing_figure(v.y_weights, y_title="(W<sub>v</sub><sup>h</sup> U<sub>h</sub>)<sub>y</sub>")
-    return fig.update_layout(title_text=f"Σₕ (W<sub>v</sub><sup>h</sup> U<sub>h</sub>)<sub>y</sub> = "
-                                        f"{float(np.sum(v.y_weights)):.3g}")
-
-
-def sequence_figure(v: views.AttentionView, head: int, x_title: str) -> go.Figure:
-    """Self-attention as a map of the sequence: the input tokens t_i (left; ỹ_i as points, the position
-    part as lines) and head ``head``'s values v_i = t_i W_v (dotted) and outputs x′_i = Σ_j w_ij v_j (solid),
-    each of its d_v components against x_i (right), one y axis in token units."""
-    x, t = v.seq_x, v.seq_tokens
-    fig = subplot_grid(1, 2, ["input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)",
-                              f"head {head + 1}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ"],
-                       horizontal_spacing=0.06, vertical_spacing=0.1)
-    fig.add_trace(kf.data_trace(x, t[:, 3], "ỹᵢ = yᵢ / max|y|", size=4), row=1, col=1)
-    for f, (name, dash) in enumerate(zip(TOKEN_NAMES, ("solid", "dash", "dot"), strict=True)):
-        fig.add_trace(kf.line_trace(x, t[:, f], name, kf.COLORS["data"], dash=dash, width=1.5), row=1, col=1)
-    for c in range(v.seq_values.shape[2]):
-        value = kf.line_trace(x, v.seq_values[head, :, c], f"value vᵢ, component {c + 1}", kf.head_color(c),
-                              width=1.0).update(mode="markers", marker={"size": 4, "symbol": "circle-open"})
-        fig.add_trace(value, row=1, col=2)
-        fig.add_trace(kf.line_trace(x, v.seq_outputs[head, :, c], f"output x′ᵢ, component {c + 1}",
-                                    kf.head_color(c)), row=1, col=2)
-    return kf.style(fig, x_title=x_title, y_title="", height=440,
-                    layout={"yaxis": {"title": {"text": "token units"}}, "margin": {"t": 90},
-                            "legend": {"y": 1.16}})

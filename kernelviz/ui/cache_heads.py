@@ -11,23 +11,18 @@ prediction is f̂(x) = Σ_h u_h m_h(x), each m_h a Nadaraya–Watson smoother wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz import figures as kf
 from kernelviz.ui.cache import cached
 from kernelviz.ui.sidebar import Data
 from kernelviz.views_training import PRINTED, Panel
 
-__all__ = ["fit", "heads_view", "panel", "panels", "panels_figure", "show_table", "status"]
+__all__ = ["fit", "heads_view", "panel", "panels", "show_table", "status"]
 
 MH = defaults.MULTIHEAD
-FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 
 
 @cached()
@@ -68,20 +63,6 @@ def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) 
 def panels(data: Data, kernel: str, learning_rate: float, seed: int) -> list[Panel]:
     """The post's four panels (H = 1, 2, 4, 8), one cached call each."""
     return [panel(data, h, kernel, learning_rate, seed) for h in MH.panels]
-
-
-def panels_figure(data: Data, shown: Sequence[Panel]) -> go.Figure:
-    """The post's figure: one panel per H with the data, the true mean (synthetic data) and the fit f̂.
-
-    The points drawn are the training points (at most ``kv.TRAIN_MAX_POINTS``), so the figure stays light.
-    """
-    pts, truth = data.train, data.truth()
-    fig = kf.small_multiples_figure(
-        pts.x, pts.y, data.grid(), [(f"Heads = {p.heads}", p.mean) for p in shown],
-        truth=None if truth is None else truth[0], x_title=data.ds.x_label, y_title=data.ds.y_label,
-    )
-    return fig.update_traces(selector={"name": "fit m(x)"}, name=FIT_NAME,
-                             hovertemplate=FIT_NAME + "<br>x = %{x:.3g}<br>y = %{y:.3g}<extra></extra>")
 
 
 def show_table(table: dict[str, list], height: int | str = "auto") -> None:
