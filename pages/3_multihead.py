@@ -90,7 +90,7 @@ PICTURES = {
 def learned(result: kv.FitResult) -> None:
     """The learned ℓ_h and u_h as a table."""
     st.subheader("What the heads learned")
-    cache_heads.show_table(vt.heads_table(result))
+    ui.show_table(vt.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
     ui.show_code(heads.predictor, pooling.mix)
 
@@ -147,7 +147,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
                  training.run, kv.predict_heads, pooling.mix)
     ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
-    cache_heads.show_table(vt.post_table(panels), height="content")
+    ui.show_table(vt.post_table(panels), height="content")
 
 
 @st.fragment

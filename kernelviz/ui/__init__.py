@@ -9,7 +9,7 @@ Modules
 * ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
   ``show``, ``loss_chart``).
 * ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
-  ``picture_control``, ``log_options``, ``sync_url``).
+  ``picture_control``, ``log_options``, ``sync_url``) and ``show_table``.
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
   ``data_messages``, ``data_summary``, ``csv_preview``).
 * ``cache``: ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2 (``predict``,
@@ -76,6 +76,7 @@ from kernelviz.ui.controls import (
     lengthscale_options,
     log_options,
     picture_control,
+    show_table,
     sync_url,
     to_url,
 )
@@ -151,6 +152,7 @@ __all__ = [
     "show",
     "show_code",
     "show_status",
+    "show_table",
     "sync_url",
     "to_url",
     "training_work",

@@ -12,15 +12,14 @@ prediction is f̂(x) = Σ_h u_h m_h(x), each m_h a Nadaraya–Watson smoother wi
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
 from kernelviz.ui.cache import cached
 from kernelviz.ui.sidebar import Data
-from kernelviz.views_training import PRINTED, Panel
+from kernelviz.views_training import Panel
 
-__all__ = ["fit", "heads_view", "panel", "panels", "show_table", "status"]
+__all__ = ["fit", "heads_view", "panel", "panels", "status"]
 
 MH = defaults.MULTIHEAD
 
@@ -63,12 +62,3 @@ def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) 
 def panels(data: Data, kernel: str, learning_rate: float, seed: int) -> list[Panel]:
     """The post's four panels (H = 1, 2, 4, 8), one cached call each."""
     return [panel(data, h, kernel, learning_rate, seed) for h in MH.panels]
-
-
-def show_table(table: dict[str, list], height: int | str = "auto") -> None:
-    """``st.dataframe`` without the index, every numeric column with 4 significant digits (so that a
-    lengthscale that ran away, 1e+259, shows as such instead of as hundreds of digits), the post's
-    printed numbers with the two decimals it printed."""
-    numbers = {c: st.column_config.NumberColumn(format="%.2f" if c in PRINTED else "%.4g")
-               for c, v in table.items() if v and not isinstance(v[0], str)}
-    st.dataframe(table, hide_index=True, height=height, column_config=numbers)
