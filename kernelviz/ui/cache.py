@@ -1,11 +1,13 @@
 """Cached calls into the backend for the home page and chapters 1 and 2, keyed by the data set's key and
 the scalar arguments.
 
-Every cached function takes the ``Data`` itself as its first argument and is decorated with
-``st.cache_data(max_entries=…, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)``: Streamlit hashes a
-``Data`` by its key tuple (a CSV by its SHA-256), never by its arrays. Inside, ``data.ds`` is the whole data
-set and ``data.train`` the training subsample (at most ``kv.TRAIN_MAX_POINTS`` points). Results go through
-pickle, so callers get their own copy: NumPy arrays, views (``kernelviz.views``) or dataclasses of them.
+Every cached function of kernelviz is decorated with ``cached`` (defined here, used by every ``cache_*``
+module): ``st.cache_data(max_entries=…, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)``. Streamlit
+hashes a ``Data`` by its key tuple (a CSV by its SHA-256), never by its arrays. A cached function takes the
+``Data`` first, with the other arguments in the order of the backend function it wraps. Inside,
+``data.ds`` is the whole data set and ``data.train`` the training subsample (at most
+``kv.TRAIN_MAX_POINTS`` points). Results go through pickle, so callers get their own copy: NumPy arrays,
+views (``kernelviz.views``, ``kernelviz.views_training``) or dataclasses of them.
 """
 
 from __future__ import annotations
@@ -51,11 +53,12 @@ D2L_QUERIES = np.arange(0.0, 5.0, 0.1)  # d2l's test inputs x_test = arange(0, 5
 DATA_HASH_FUNCS: dict[type, Callable[[Any], Any]] = {Data: lambda d: d.key}
 
 
-def cached(heavy: bool = False) -> Callable:
-    """``st.cache_data`` for a call that takes a ``Data`` first (hashed by its key); ``heavy`` for results
-    that hold weight matrices (``HEAVY_CACHE_ENTRIES`` of them, not ``CACHE_ENTRIES``)."""
-    return st.cache_data(max_entries=HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES, show_spinner=False,
-                         hash_funcs=DATA_HASH_FUNCS)
+def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
+    """``st.cache_data`` without a spinner, a ``Data`` argument hashed by its key: at most ``CACHE_ENTRIES``
+    results, ``HEAVY_CACHE_ENTRIES`` when ``heavy`` (results that hold weight matrices), or no limit when
+    not ``bounded`` (a call whose arguments take a handful of values, e.g. a fixed catalogue)."""
+    entries = (HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES) if bounded else None
+    return st.cache_data(max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 
 
 def default_lengthscale(data: Data) -> float:
@@ -122,7 +125,7 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-@st.cache_data(show_spinner=False)
+@cached(bounded=False)
 def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """u on [−3, 3] and K(u) of every kernel of the zoo, by label."""
     u = np.linspace(-3.0, 3.0, points)

@@ -10,12 +10,11 @@ from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the la
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
 from kernelviz.attention import attention_loo_error, attention_predict, gaussian_layer
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, loo_optimum
+from kernelviz.ui.cache import cached, loo_optimum
 from kernelviz.ui.sidebar import Data
 from kernelviz.views_training import Comparison, Settings
 
@@ -30,13 +29,13 @@ __all__ = [
 MH = defaults.MULTIHEAD
 
 
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
     """``views.gaussian_check``: the Gaussian smoother and the attention head that is it, on the same keys."""
     return views.gaussian_check(data.ds, lengthscale)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def train(data: Data, s: Settings) -> kv.AttentionFit:
     """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
     return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
@@ -44,13 +43,13 @@ def train(data: Data, s: Settings) -> kv.AttentionFit:
                             start=s.start)
 
 
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def view(data: Data, s: Settings) -> views.AttentionView:
     """``views.attention_view`` of the layer ``train`` trains with the same settings (trained once)."""
     return views.attention_view(data.ds, train(data, s))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
@@ -74,7 +73,7 @@ def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
             float(np.mean(4.0 * p.std)))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
     """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ* (chapter 2's cached
     ``loo_optimum``): depends on the data only, so a move of the layer's controls does not recompute it."""
@@ -82,7 +81,7 @@ def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
     return ell, _scores(data, gaussian_layer([ell], [1.0], data.train.x, data.train.y))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, float]:
     """``_scores`` of chapter 3's model with ``heads`` heads, trained as chapter 3 trains it with ``seed``:
     depends on the data, the number of heads and the seed only."""
@@ -92,7 +91,7 @@ def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, f
     return _scores(data, gaussian_layer(ch3.lengthscales, ch3.mixing, tr.x, tr.y))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def comparison(data: Data, s: Settings) -> Comparison:
     """Attention (``train``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and chapter 3's
     model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2, the same

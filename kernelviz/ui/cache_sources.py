@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults
@@ -92,7 +91,7 @@ OURS = {"blog_holdouts": _blog_holdouts, "blog_heads": _blog_heads, "d2l_average
         "d2l_w": _d2l_w}
 
 
-@st.cache_data(show_spinner=False)
+@cache.cached(bounded=False)
 def ours(key: str) -> Any:
     """kernelviz's own numbers for the catalogue entry ``key`` (one of ``OURS``)."""
     return OURS[key]()
