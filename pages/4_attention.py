@@ -136,7 +136,7 @@ def layer_section(data: ui.Data) -> None:
     with ui.busy(f"Training {s.heads} attention head{'s' if s.heads > 1 else ''} (d_qk = {s.d_qk}, "
                  f"d_v = {s.d_v}, start: {STARTS[s.start]}): {s.steps:,} steps, {s.holdout} held-out "
                  "point(s) per step…"):
-        fit = cache_attention.train(data, s)
+        fit = cache_attention.fit_attention(data, s)
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)

@@ -22,7 +22,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, views
 from kernelviz.parametric import batch_count
-from kernelviz.post import post_holdouts as _post_holdouts
+from kernelviz.post import post_holdouts
 from kernelviz.shapes import bucket
 from kernelviz.ui.controls import lengthscale_options, log_options
 from kernelviz.ui.sidebar import GRID_POINTS, Data, make_data
@@ -31,10 +31,10 @@ from kernelviz.views_training import ParametricView
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
-    "HoldoutPanel", "MaskedView", "SeedSpread", "attention_preview", "average", "cached",
-    "d2l_source", "default_lengthscale", "empty_share", "fit", "fit_parametric", "fit_seeds",
+    "attention_preview", "average", "cached", "d2l_source", "default_lengthscale", "empty_share", "fit",
+    "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
-    "loo_curve", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
+    "loo_curve", "loo_optimum", "masked_view", "panel_holdouts", "parametric_view", "predict",
     "seed_spread", "start_lengthscale", "training_work",
 ]
 
@@ -147,7 +147,7 @@ def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
 
 
 @cached()
-def loo_curve(data: Data, kernel: str, lengthscales: tuple[float, ...]) -> np.ndarray:
+def loo_curve(data: Data, lengthscales: tuple[float, ...], kernel: str) -> np.ndarray:
     """CV(ℓ) at each of ``lengthscales`` on the training points (+∞ where some window is empty)."""
     return kv.loo_curve(data.train.x, data.train.y, np.asarray(lengthscales), kernel)
 
@@ -173,7 +173,7 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
     path = traj[np.unique(np.round(np.linspace(0, traj.shape[0] - 1, min(PATH_POINTS, traj.shape[0]))))
                 .astype(int)]
     learned = float(result.lengthscales[0])
-    *path_cv, learned_cv = loo_curve(data, kernel, (*map(float, path), learned))
+    *path_cv, learned_cv = loo_curve(data, (*map(float, path), learned), kernel)
     best = loo_optimum(data, kernel)
     s = predict(data, learned, kernel)
     tail = result.losses[-TAIL:]
@@ -181,16 +181,16 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
         fit=result, status=views.training_status(result, hi - lo), mean=s.mean, std=s.std, best=best,
         best_mean=None if best is None else predict(data, best, kernel).mean,
         tail_loss=float(np.mean(tail)) if tail.size else float("nan"),
-        ells=np.asarray(ells), cv=loo_curve(data, kernel, ells), path=path, path_cv=np.asarray(path_cv),
+        ells=np.asarray(ells), cv=loo_curve(data, ells, kernel), path=path, path_cv=np.asarray(path_cv),
         learned_cv=float(learned_cv),
     )
 
 
-def post_holdouts(n: int) -> tuple[int, ...]:
+def panel_holdouts(n: int) -> tuple[int, ...]:
     """The post's hold-out sizes 1, 10, n // 2 and int(0.8 n) for n training points, each clipped to the
     sizes allowed (1 … n − 2), repeats dropped."""
     lo, hi = kv.holdout_range(n)
-    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in _post_holdouts(n)))
+    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in post_holdouts(n)))
 
 
 @cached()
@@ -216,8 +216,8 @@ def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
 
 
 @cached()
-def fit_seeds(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
-              seeds: tuple[int, ...]) -> list[kv.FitResult]:
+def fit_seeds(data: Data, seeds: tuple[int, ...], kernel: str, holdout: int, steps: int,
+              learning_rate: float) -> list[kv.FitResult]:
     """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed."""
     train = data.train
     return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout, steps=steps,
@@ -241,8 +241,8 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
             size //= 2
         if size != k:
             capped.append(k)
-        runs = fit_seeds(data, kernel, size, run_steps, learning_rate,
-                         tuple(range(first_seed, first_seed + seeds)))
+        runs = fit_seeds(data, tuple(range(first_seed, first_seed + seeds)), kernel, size, run_steps,
+                         learning_rate)
         groups[f"hold-out {size}"] = np.array([r.lengthscales[0] for r in runs])
     return SeedSpread(groups, run_steps, tuple(capped))
 

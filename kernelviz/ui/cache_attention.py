@@ -4,7 +4,7 @@ The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the 
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
 from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
 (``kernelviz.views_training``, with ``Comparison`` and its table); the layer is trained once per settings
-(``train``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
+(``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from kernelviz.views_training import Comparison, Settings
 
 __all__ = [
     "comparison",
+    "fit_attention",
     "gaussian_check",
     "notes_check",
-    "train",
     "view",
 ]
 
@@ -36,7 +36,7 @@ def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
 
 
 @cached()
-def train(data: Data, s: Settings) -> kv.AttentionFit:
+def fit_attention(data: Data, s: Settings) -> kv.AttentionFit:
     """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
     return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
                             steps=s.steps, learning_rate=s.learning_rate, seed=s.seed, d_v=s.d_v,
@@ -45,8 +45,9 @@ def train(data: Data, s: Settings) -> kv.AttentionFit:
 
 @cached(heavy=True)
 def view(data: Data, s: Settings) -> views.AttentionView:
-    """``views.attention_view`` of the layer ``train`` trains with the same settings (trained once)."""
-    return views.attention_view(data.ds, train(data, s))
+    """``views.attention_view`` of the layer ``fit_attention`` trains with the same settings (trained
+    once)."""
+    return views.attention_view(data.ds, fit_attention(data, s))
 
 
 @cached()
@@ -54,7 +55,7 @@ def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
     the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
-    fit, points = train(data, s), data.train
+    fit, points = fit_attention(data, s), data.train
     w = kv.as_self_attention(fit, points.x, points.y)
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
     heads = np.stack([kv.self_attention(w.x, *maps) for maps in zip(w.w_q, w.w_k, w.w_v, strict=True)])
@@ -93,13 +94,13 @@ def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, f
 
 @cached()
 def comparison(data: Data, s: Settings) -> Comparison:
-    """Attention (``train``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and chapter 3's
-    model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2, the same
-    seed), all three as attention layers (``gaussian_layer``), scored on the one core (``_scores``): the
-    leave-one-out error (``attention_loo_error``), the error against the true mean and the band width, on
-    ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
+    """Attention (``fit_attention``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and
+    chapter 3's model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2,
+    the same seed), all three as attention layers (``gaussian_layer``), scored on the one core
+    (``_scores``): the leave-one-out error (``attention_loo_error``), the error against the true mean and
+    the band width, on ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
     ell, gaussian = _gaussian_scores(data)
-    rows = (_scores(data, train(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
+    rows = (_scores(data, fit_attention(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
     loo, err, band = (np.array(column) for column in zip(*rows, strict=True))
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")

@@ -5,8 +5,9 @@ Every model of the chapter is the blog post's MultiheadGaussianKernel, for every
 by span/6 off the post's data) with u_h = 1/H, and Adam trains log ℓ_h and u_h on the hold-out loss. The
 prediction is f̂(x) = Σ_h u_h m_h(x), each m_h a Nadaraya–Watson smoother with lengthscale ℓ_h.
 
-``panel`` is one panel of the post's figure (hold-out 1, 1,000 steps: ``defaults.MULTIHEAD``); ``fit`` and
-``heads_view`` serve the page's own model of H heads. The panels' tables are in ``kernelviz.views_training``.
+``panel`` is one panel of the post's figure (hold-out 1, 1,000 steps: ``defaults.MULTIHEAD``);
+``fit_multihead`` and ``heads_view`` serve the page's own model of H heads. The panels' tables are in
+``kernelviz.views_training``.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from kernelviz.ui.cache import cached
 from kernelviz.ui.sidebar import Data
 from kernelviz.views_training import Panel
 
-__all__ = ["fit", "heads_view", "panel", "panels", "status"]
+__all__ = ["fit_multihead", "heads_view", "panel", "panels", "status"]
 
 MH = defaults.MULTIHEAD
 
 
 @cached()
-def fit(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
+def fit_multihead(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
         seed: int, arithmetic: str = "kernelviz") -> kv.FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
     heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error."""
@@ -48,10 +49,10 @@ def status(data: Data, result: kv.FitResult) -> views.Status:
 
 @cached()
 def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) -> Panel:
-    """The post's experiment for H = ``heads``: ``fit`` with hold-out ``MULTIHEAD.holdout`` and
+    """The post's experiment for H = ``heads``: ``fit_multihead`` with hold-out ``MULTIHEAD.holdout`` and
     ``MULTIHEAD.steps`` steps, computed as the post computes it (float32, K/(ΣK + 1e-16)), then
     f̂(x) = Σ_h u_h m_h(x) on the grid, predicting from all the data."""
-    result = fit(data, heads, kernel, MH.holdout, MH.steps, learning_rate, seed, "post")
+    result = fit_multihead(data, heads, kernel, MH.holdout, MH.steps, learning_rate, seed, "post")
     ds = data.ds
     pred = kv.predict_heads(ds.grid(defaults.GRID_POINTS), ds.x, ds.y, result.lengthscales, result.mixing,
                             kernel, with_weights=False)

@@ -62,7 +62,7 @@ def _blog_holdouts() -> list[float]:
     default seed): the learned ℓ of each hold-out size 1, 10, n/2, 0.8 n in the post's convention √2 ℓ."""
     data, m = blog_source(), defaults.MASKED
     return [cache.holdout_panel(data, "gaussian", k, m.steps, m.learning_rate, m.seed).lengthscale
-            * math.sqrt(2.0) for k in cache.post_holdouts(len(data.train))]
+            * math.sqrt(2.0) for k in cache.panel_holdouts(len(data.train))]
 
 
 def _blog_heads() -> list[dict[str, list[float]]]:
