@@ -28,7 +28,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+
+from kernelviz import _jax  # noqa: F401  (float64 before any array exists)
 
 __all__ = [
     "DATASETS", "MAX_ABS_VALUE", "MAX_SYNTHETIC_POINTS", "MIN_POINTS", "DataError", "Dataset",
@@ -172,21 +176,34 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
 def _post_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) computed as the post computes them, in float32 (returned as float64).
 
-    The arithmetic runs op by op on arrays padded to a bucket size (``shapes.bucket``): each op is
-    elementwise, so the n real values are the post's, and a new n compiles no new programs for it.
+    The noise (``post.noise``) and the sines are compiled for arrays padded to a bucket size
+    (``shapes.bucket``), n traced, and the rest is NumPy: a new n compiles only ``jnp.linspace``'s program
+    (XLA folds its constants, and no other form gives its last bits).
     """
-    import jax.numpy as jnp
-
     from kernelviz.post import noise
     from kernelviz.shapes import bucket
 
-    def padded(a: np.ndarray) -> jnp.ndarray:
-        return jnp.asarray(np.pad(np.asarray(a, np.float32), (0, bucket(n) - n)))
+    size = bucket(n)
+    x = np.pad(np.asarray(jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32)), (0, size - n))
+    eps = np.pad(noise(seed, n).astype(np.float32), (0, size - n))
+    y = _post_y(x, eps)
+    return x[:n].astype(np.float64), np.asarray(y, np.float64)[:n]
 
-    x = np.asarray(jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32))
-    xp, eps = padded(x), padded(noise(seed, n))
-    y = 0.5 * jnp.sin(xp) - 1 * jnp.sin(3 * xp) + 0.2 * jnp.square(xp) + (0.2 + 0.05 * jnp.abs(xp)) * eps
-    return x.astype(np.float64), np.asarray(y, np.float64)[:n]
+
+@jax.jit
+def _sines(x: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """(sin x, sin 3x) in one program (XLA's float32 sine, as the post's ops computed it)."""
+    return jnp.sin(x), jnp.sin(3 * x)
+
+
+def _post_y(x: np.ndarray, eps: np.ndarray) -> np.ndarray:
+    """y = 0.5 sin x − sin 3x + 0.2 x² + (0.2 + 0.05 |x|) ε in float32, each operation rounded as the post's
+    op-by-op arithmetic rounds it (NumPy's float32 operations; a compiled program would fuse a product and
+    a sum into one multiply-add, a last bit apart)."""
+    sin_x, sin_3x = (np.asarray(s) for s in _sines(x))
+    f32 = np.float32
+    spread = f32(0.2) + f32(0.05) * np.abs(x)
+    return f32(0.5) * sin_x - f32(1) * sin_3x + f32(0.2) * np.square(x) + spread * eps
 
 
 def d2l_data(n: int = 50, seed: int = 0) -> Dataset:

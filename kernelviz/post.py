@@ -8,14 +8,16 @@ set ``random.permutation(subkey, arange(n))[:holdout]``.
 
 JAX drew those numbers with its threefry generator in its original form (``jax_threefry_partitionable``
 False, JAX's default until 0.5). ``split`` and ``permutation_keys`` below are that form written on the
-threefry hash itself (``jax.extend.random.threefry2x32_p``), so they need no global setting, run inside a
-compiled loop, and take the number of points n as a traced value over padded slots (one program for every
-n). Only the normal draw of the sample uses JAX's own sampler, under ``jax.threefry_partitionable(False)``.
+threefry hash itself (``jax.extend.random.threefry2x32_p``), and so is the normal draw of the sample
+(``normal``): they need no global setting, run inside a compiled loop, and take the number of points n as a
+traced value over padded slots (one program for every n).
 ``tests/test_post.py`` checks all of it against JAX's sampler in that mode and against a re-run of the
 post's code (``tests/reference/post_run.py``).
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -23,9 +25,11 @@ import numpy as np
 from jax import Array
 from jax.extend.random import threefry2x32_p, threefry_2x32
 
+from kernelviz.shapes import bucket
+
 __all__ = [
-    "EXPERIMENTS", "POST_SEED", "experiment_key", "experiment_keys", "experiment_of", "noise",
-    "permutation_keys", "post_holdouts", "prng_key", "split", "step_keys",
+    "EXPERIMENTS", "POST_SEED", "experiment_key", "experiment_keys", "experiment_of", "noise", "normal",
+    "permutation_keys", "post_holdouts", "prng_key", "random_bits", "split", "step_keys",
 ]
 
 POST_SEED = 2024  # the post's random.PRNGKey(2024)
@@ -77,32 +81,55 @@ def step_keys(key: Array, steps: int) -> Array:
     return jax.lax.scan(body, key, None, length=steps)[1]
 
 
-def permutation_keys(key: Array, n: Array, size: int) -> Array:
-    """The 32-bit sort keys of ``random.permutation(key, arange(n))``, one per slot of ``size`` ≥ n: (size,).
+def random_bits(key: Array, n: Array, size: int) -> Array:
+    """The words of ``random.bits(key, (n,))`` (32 bits each), one per slot of ``size`` ≥ n: (size,) uint32.
 
-    The permutation splits its key once and sorts ``arange(n)`` by ``random_bits(subkey, 32, (n,))``
-    (one round up to n = 1,625). Those bits are the threefry hash of the counts 0 … n − 1 taken as pairs
-    (j, j + h), h = ⌈n/2⌉ (the pair of the last j of an odd n is (j, 0)): slot i < h gets the pair's first
-    word, slot i ≥ h the second word of pair i − h. Slots i ≥ n are padding; their value is meaningless.
+    They are the threefry hash of the counts 0 … n − 1 taken as pairs (j, j + h), h = ⌈n/2⌉ (the pair of
+    the last j of an odd n is (j, 0)): slot i < h gets the pair's first word, slot i ≥ h the second word of
+    pair i − h. n may be traced; slots i ≥ n are padding, their value is meaningless.
     """
-    _, sub = split(key)
     i = jnp.arange(size, dtype=jnp.uint32)
     n = jnp.asarray(n, jnp.uint32)
     h = (n + 1) // 2
     first = i < h
     j = jnp.where(first, i, i - h)
     partner = jnp.where(j + h < n, j + h, jnp.uint32(0))
-    a, b = threefry2x32_p.bind(sub[0], sub[1], j, partner)
+    a, b = threefry2x32_p.bind(key[0], key[1], j, partner)
     return jnp.where(first, a, b)
+
+
+def permutation_keys(key: Array, n: Array, size: int) -> Array:
+    """The 32-bit sort keys of ``random.permutation(key, arange(n))``, one per slot of ``size`` ≥ n: (size,).
+
+    The permutation splits its key once and sorts ``arange(n)`` by ``random_bits(subkey, n)`` (one round up
+    to n = 1,625).
+    """
+    return random_bits(split(key)[1], n, size)
+
+
+SQRT2_F32 = np.float32(np.sqrt(2.0))
+BELOW_ONE = np.nextafter(np.float32(-1.0), np.float32(0.0))  # the open lower end of normal's uniform draw
+
+
+@partial(jax.jit, static_argnames="size")
+def normal(key: Array, n: Array, size: int) -> Array:
+    """``random.normal(key, (n,))`` in float32, one value per slot of ``size`` ≥ n (padding after n): (size,).
+
+    As JAX draws it: u = 1.m − 1 from the top 23 bits m of each word (``random_bits``), scaled onto
+    [nextafter(−1, 0), 1), and ε = √2 erf⁻¹(u). n is traced, so one program serves every n of a size.
+    """
+    mantissa = jax.lax.shift_right_logical(random_bits(key, n, size), jnp.uint32(32 - 23))
+    one = jnp.uint32(np.float32(1.0).view(np.uint32))
+    floats = jax.lax.bitcast_convert_type(mantissa | one, jnp.float32) - jnp.float32(1.0)
+    u = jnp.maximum(BELOW_ONE, floats * (jnp.float32(1.0) - BELOW_ONE) + BELOW_ONE)
+    return SQRT2_F32 * jax.lax.erf_inv(u)
 
 
 def noise(seed: int, n: int) -> np.ndarray:
     """ε of the post's sample: ``random.normal(subkey, (n,))`` in float32 after ``key, subkey =
-    random.split(random.PRNGKey(seed))``, drawn with the original threefry (n values, float64)."""
+    random.split(random.PRNGKey(seed))`` (n values, float64)."""
     _, sub = split(prng_key(seed))
-    with jax.threefry_partitionable(False):
-        eps = jax.random.normal(jax.random.wrap_key_data(sub, impl="threefry2x32"), (int(n),), jnp.float32)
-    return np.asarray(eps, dtype=np.float64)
+    return np.asarray(normal(sub, int(n), bucket(int(n))), dtype=np.float64)[: int(n)]
 
 
 def post_holdouts(n: int) -> tuple[int, ...]:

@@ -51,6 +51,31 @@ def test_other_sizes_and_seeds_are_drawn_the_same_way():
     assert not np.array_equal(ds.y, kv.blog_data(37, seed=6).y)
 
 
+@pytest.mark.parametrize("seed", [2024, 0, 7])
+def test_the_noise_is_jaxs_normal_draw_for_every_n_from_one_program(seed):
+    from kernelviz.warmup import count_compilations
+
+    sizes = [*range(3, 260), 1000, 1024, 1025]
+    post.noise(seed, 3), post.noise(seed, 1000), post.noise(seed, 1025)  # three padded sizes
+    with count_compilations() as count:
+        ours = [post.noise(seed, n) for n in sizes]
+    assert count.requests == 0
+    with jax.threefry_partitionable(False):
+        key = jax.random.split(jax.random.PRNGKey(seed))[1]
+        for n, eps in zip(sizes, ours, strict=True):
+            assert np.array_equal(eps, np.asarray(jax.random.normal(key, (n,), jnp.float32), np.float64)), n
+
+
+def test_the_sample_is_computed_as_the_post_computes_it_op_by_op():
+    for n in (3, 4, 6, 8, 10, 57, 150, 256, 300):
+        ds = kv.blog_data(n, seed=11)
+        x = jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32)
+        eps = jnp.asarray(post.noise(11, n), jnp.float32)
+        y = 0.5 * jnp.sin(x) - 1 * jnp.sin(3 * x) + 0.2 * jnp.square(x) + (0.2 + 0.05 * jnp.abs(x)) * eps
+        assert np.array_equal(ds.x, np.asarray(x, np.float64))
+        assert np.array_equal(ds.y, np.asarray(y, np.float64))
+
+
 def test_split_and_experiment_keys_are_the_posts():
     assert post.experiment_keys().tolist() == [r["key"] for r in REF["holdout"] + REF["heads"]]
     with jax.threefry_partitionable(False):
