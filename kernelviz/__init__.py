@@ -27,7 +27,7 @@ from kernelviz.csvdata import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_f
 from kernelviz.data import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
 from kernelviz.defaults import KERNEL_GRID_POINTS
 from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
-from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, log_kernel
+from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, kernel_values, log_kernel
 from kernelviz.loo import loo_curve, loo_lengthscale
 from kernelviz.parametric import fit_parametric
 from kernelviz.selfattention import (
@@ -104,6 +104,7 @@ __all__ = [
     "holdout_range",
     "initial_lengthscales",
     "kernel_value",
+    "kernel_values",
     "knn_average",
     "load_csv",
     "log_kernel",

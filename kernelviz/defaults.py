@@ -19,6 +19,7 @@ __all__ = [
     "HEATMAP_ROWS",
     "KERNEL_GRID_POINTS",
     "KERNEL_REGRESSION",
+    "KERNEL_SHAPE_POINTS",
     "LEARNING_RATES",
     "MASKED",
     "MULTIHEAD",
@@ -37,6 +38,7 @@ LEARNING_RATES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.2, 0.3, 1.0, 3.0, 10.0, 30.0,
 HEATMAP_ROWS = 96  # query rows of an attention-weight heatmap
 HEATMAP_KEYS = 1500  # keys of a heatmap: bigger data sets show an even subsample of this many
 KERNEL_GRID_POINTS = 77  # the learned-kernel heatmap grid of chapter 4 (two panels of 77²: ~12,000 cells)
+KERNEL_SHAPE_POINTS = 241  # u on [−3, 3] of chapter 1's kernel-shape figure (one compiled program)
 SEED_MAX = 9999  # the training seeds a page offers, 0 … 9,999 (the post's is 2024)
 POST_SPAN = 6.0  # the blog post's data span x ∈ [−3, 3]: its lengthscales are scaled by span/6 elsewhere
 

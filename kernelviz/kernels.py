@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +27,8 @@ from jax import Array
 
 from kernelviz import _jax  # noqa: F401  (float64 before any array exists)
 
-__all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_scores", "kernel_value", "log_kernel"]
+__all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_scores", "kernel_value",
+           "kernel_values", "log_kernel"]
 
 # Scaled distances are clipped here so u² stays finite in float64 (1e150² = 1e300 < 1.8e308).
 U_MAX = 1e150
@@ -160,6 +162,15 @@ def kernel_scores(queries: Array, keys: Array, lengthscale: Array, kernel: str |
     return log_kernel((queries[:, None] - keys[None, :]) / lengthscale, kernel, outside)
 
 
+@partial(jax.jit, static_argnames="kernel")
 def kernel_value(u: Array, kernel: str = "gaussian") -> Array:
     """K(u) itself, for drawing the kernel's shape (0 outside a compact support)."""
     return jnp.exp(log_kernel(u, kernel))
+
+
+@jax.jit
+def kernel_values(u: Array) -> Array:
+    """K(u) of every kernel of the zoo, (len(KERNELS), m) for u (m,) in the order of ``KERNELS``: one
+    compiled program per length of ``u`` (the kernel index is traced, ``log_kernel``'s ``lax.switch``)."""
+    index = jnp.arange(len(KERNELS), dtype=jnp.int32)
+    return jnp.exp(jax.vmap(lambda i: log_kernel(u, i))(index))

@@ -35,22 +35,26 @@ __all__ = ["SelfAttentionWeights", "as_self_attention", "attention_weights", "mu
            "self_attention", "softmax_attention"]
 
 
+@jax.jit
 def attention_weights(query: Array, key: Array) -> Array:
     """A_ij = softmax_j(q_i · k_j / √d) for query (q, d) and key (n, d): (q, n), rows summing to 1."""
     return jax.nn.softmax(query @ key.T / jnp.sqrt(query.shape[-1]), axis=-1)
 
 
+@jax.jit
 def softmax_attention(query: Array, key: Array, value: Array) -> Array:
     """Attention(Q, K, V) = softmax(Q Kᵀ/√d) V: (q, d_v) for query (q, d), key (n, d), value (n, d_v)."""
     return attention_weights(query, key) @ value
 
 
+@jax.jit
 def self_attention(x: Array, w_q: Array, w_k: Array, w_v: Array) -> Array:
     """The notes' ``SelfAttention.forward``: softmax(X W_q (X W_k)ᵀ/√d) X W_v for X (n, e), W_q, W_k (e, d),
     W_v (e, d_v); (n, d_v), one output row x′_i per input row x_i."""
     return softmax_attention(x @ w_q, x @ w_k, x @ w_v)
 
 
+@jax.jit
 def multihead_self_attention(x: Array, w_q: Array, w_k: Array, w_v: Array, w_o: Array) -> Array:
     """MultiHead(X) = Concat(head_1, …, head_H) W_O, head_h = softmax(X W_q^h (X W_k^h)ᵀ/√d) X W_v^h, for
     W_q, W_k (H, e, d), W_v (H, e, d_v) and W_O (H·d_v, out): (n, out)."""

@@ -36,7 +36,7 @@ from kernelviz.attention import (
 from kernelviz.attention_training import fit_attention
 from kernelviz.data import d2l_data
 from kernelviz.heads import SEEDS_MAX, fit, fit_seeds
-from kernelviz.kernels import KERNELS, get_kernel, kernel_value
+from kernelviz.kernels import KERNELS, get_kernel, kernel_values
 from kernelviz.loo import loo_curve, loo_lengthscale
 from kernelviz.parametric import fit_parametric, validation_losses
 from kernelviz.smoothing import knn_average, nadaraya_watson, predict_heads
@@ -174,10 +174,8 @@ def _other_views(n: int) -> list[Callable[[], object]]:
 
 
 def _kernel_shapes() -> None:
-    """Chapter 1's kernel-shape figure: each kernel's K(u) on 601 points (small eager programs)."""
-    u = np.linspace(-3.0, 3.0, 601)
-    for name in KERNELS:
-        np.asarray(kernel_value(u, name))
+    """Chapter 1's kernel-shape figure: every kernel's K(u) on the page's grid (one program)."""
+    np.asarray(kernel_values(np.linspace(-3.0, 3.0, defaults.KERNEL_SHAPE_POINTS)))
 
 
 def _d2l_views() -> None:

@@ -200,7 +200,7 @@ with right:
         kf.kernel_shape_figure(u, shapes, K.label), key="kr.kernel_shape", filename="kernelviz-kernel-shapes"
     )
     st.caption(ui.prose(CH, "shape_caption", kernel=K.label))
-    ui.show_code(kv.kernel_value, label="The code of the kernel shapes")
+    ui.show_code(kv.kernel_values, label="The code of the kernel shapes")
 
 if ds.name == "d2l":
     d2l_pooling(data)

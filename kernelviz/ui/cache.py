@@ -126,10 +126,11 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
 
 
 @cached(bounded=False)
-def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """u on [−3, 3] and K(u) of every kernel of the zoo, by label."""
+def kernel_shapes(points: int = defaults.KERNEL_SHAPE_POINTS) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """u on [−3, 3] and K(u) of every kernel of the zoo, by label (``kv.kernel_values``: one program)."""
     u = np.linspace(-3.0, 3.0, points)
-    return u, {kv.get_kernel(name).label: np.asarray(kv.kernel_value(u, name)) for name in kv.KERNELS}
+    values = np.asarray(kv.kernel_values(u))
+    return u, {kv.get_kernel(name).label: row for name, row in zip(kv.KERNELS, values, strict=True)}
 
 
 # ---------------------------------------------------------------------------------------------------------

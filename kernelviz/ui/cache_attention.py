@@ -13,7 +13,7 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz.attention import attention_loo_error, attention_predict, gaussian_layer
+from kernelviz.attention import D_V_MAX, attention_loo_error, attention_predict, gaussian_layer
 from kernelviz.ui.cache import cached, loo_optimum
 from kernelviz.ui.sidebar import Data
 from kernelviz.views_training import Comparison, Settings
@@ -50,15 +50,28 @@ def view(data: Data, s: Settings) -> views.AttentionView:
     return views.attention_view(data.ds, fit_attention(data, s))
 
 
+def _padded(w: kv.SelfAttentionWeights) -> kv.SelfAttentionWeights:
+    """The same weights with ``kv.HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
+    columns are zero maps with zero rows of W_O, so they add exact zeros to every output, and the head
+    count and d_v no longer change the compiled programs (d_qk still does: it sets the score scale √d)."""
+    heads, d_v = w.w_v.shape[0], w.w_v.shape[2]
+    more_heads = ((0, kv.HEADS_MAX - heads), (0, 0), (0, 0))
+    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, kv.HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
+    return kv.SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
+                                   np.pad(w.w_v, (*more_heads[:2], (0, D_V_MAX - d_v))),
+                                   w_o.reshape(kv.HEADS_MAX * D_V_MAX, -1))
+
+
 @cached()
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
     the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
     fit, points = fit_attention(data, s), data.train
-    w = kv.as_self_attention(fit, points.x, points.y)
+    w = _padded(kv.as_self_attention(fit, points.x, points.y))
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
-    heads = np.stack([kv.self_attention(w.x, *maps) for maps in zip(w.w_q, w.w_k, w.w_v, strict=True)])
+    heads = np.stack([np.asarray(kv.self_attention(w.x, *maps))[:, : s.d_v]
+                      for maps in zip(w.w_q[: s.heads], w.w_k[: s.heads], w.w_v[: s.heads], strict=True)])
     joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
     return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
 
