@@ -235,9 +235,9 @@ def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n
     L = mean (f̂(x_q) − f(x_q))² over their query points."""
     args = pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed)
     out = _pretrain(*args)
-    done, h = int(out.steps_run), int(heads)
+    (w_q, w_k, u), done, h = (np.asarray(a) for a in out.params), int(out.steps_run), int(heads)
     return Pretrained(
-        w_q=np.array(out.params.w_q[:h]), w_k=np.array(out.params.w_k[:h]), mixing=np.array(out.params.u[:h]),
+        w_q=np.array(w_q[:h]), w_k=np.array(w_k[:h]), mixing=np.array(u[:h]),
         kind=kind, family=family, roughness=float(roughness), noise=float(noise), n=int(n), steps=int(steps),
         learning_rate=float(learning_rate), seed=int(seed), losses=np.array(np.asarray(out.losses)[:done]),
         steps_run=done, diverged=bool(out.diverged),
