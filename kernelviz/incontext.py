@@ -17,9 +17,10 @@ Pretrained on a family of tasks, the softmax layer becomes Nadaraya–Watson wit
 needs (Collins et al., NeurIPS 2024, arXiv 2402.11639): narrower for rough tasks, wider for smooth tasks or
 noisy labels. The linear layer's weights cannot concentrate on nearby points: it has no window.
 
-One compiled program serves every control: heads are padded to ``HEADS_MAX`` and context points to
-``tasks.N_MAX``, and a traced branch index (``lax.switch``) picks the bucket (1, 2, 4 or 8 heads; 32 or 64
-points) and the layer kind, so a step computes what its setting needs and no setting recompiles.
+One compiled program serves every control: heads are padded to ``HEADS_MAX`` and run one at a time in
+loops with a traced trip count (f̂ is a sum of heads, so is its gradient), context points are padded to
+``tasks.N_MAX`` and a traced branch index (``lax.switch``) picks the bucket of 32 or 64 points and the
+layer kind: a step computes what its setting needs, and no setting recompiles.
 Readouts (windows, reference smoothers, errors on fresh tasks) are in ``kernelviz.incontext_eval``.
 """
 
@@ -57,8 +58,7 @@ __all__ = [
 KINDS = ("softmax", "linear")
 D_QK = 2  # rank of each head's score matrix A_h: enough for −(x − x′)²/2ℓ²
 BATCH = 64  # prompts per pretraining step
-HEAD_BUCKETS = (1, 2, 4, HEADS_MAX)  # a step computes the smallest bucket holding the heads
-POINT_BUCKETS = (32, tasks.N_MAX)  # and draws the smallest bucket holding the n context points
+POINT_BUCKETS = (32, tasks.N_MAX)  # a step draws the smallest bucket holding the n context points
 INIT_LENGTHSCALE = 1.0  # heads start as Gaussian windows this wide on [−1, 1] (spread by √2 per head)
 INIT_NOISE = 0.02  # plus N(0, INIT_NOISE²) on every active entry
 PARAM_LIMIT = 1e6
@@ -102,25 +102,43 @@ def layer_output(params: ICLParams, kind: int, queries: Array, x: Array, y: Arra
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _loss_branch(kind: int, heads: int):
-    """(params, prompts, available) ↦ (L, ∂L/∂params) of the first ``heads`` heads of a ``kind`` layer,
-    L = mean over prompts and queries of (f̂(x_q) − f(x_q))²; the other heads' gradient is 0."""
+def _head_outputs(kind: int, head: ICLParams, prompts: tasks.Prompts, available: Array) -> Array:
+    """One head's term u_h Σ_i w_hi(x_q) y_i of f̂ at every prompt's queries (B, Q) (``layer_output`` of
+    that head alone; ``head`` holds its W_q, W_k (3, D_QK) and u_h ())."""
+    one = ICLParams(head.w_q[None], head.w_k[None], head.u[None])
+    f = jax.vmap(lambda x, y, xq: layer_output(one, kind, xq, x, y, available))(*prompts[:3])
+    return f.astype(prompts.fq.dtype)
 
-    def branch(params: ICLParams, prompts: tasks.Prompts, available: Array) -> tuple[Array, ICLParams]:
-        def loss(p: ICLParams) -> Array:
-            used = ICLParams(p.w_q[:heads], p.w_k[:heads], p.u[:heads])
-            one = jax.vmap(lambda x, y, xq: layer_output(used, kind, xq, x, y, available))
-            err = one(prompts.x, prompts.y, prompts.xq) - prompts.fq
-            return jnp.mean(jnp.square(err)).astype(p.u.dtype)
 
-        return jax.value_and_grad(loss)(params)
+def _loss_branch(kind: int):
+    """(params, prompts, available, heads) ↦ (L, ∂L/∂params) of the first ``heads`` heads (traced) of a
+    ``kind`` layer, L = mean over prompts and queries of (f̂(x_q) − f(x_q))², the other heads' gradient 0.
+
+    f̂ = Σ_h f_h is a sum of heads, so the heads run one at a time in ``fori_loop``s with a traced trip
+    count: f̂ first, then ∂L/∂θ_h = ∂f_h/∂θ_hᵀ g with g = ∂L/∂f̂ = 2(f̂ − f)/(B Q), one ``jax.vjp`` per head.
+    A step costs what its heads need, and one small program serves 1 … ``HEADS_MAX`` heads."""
+
+    def branch(params: ICLParams, prompts: tasks.Prompts, available: Array, heads: Array
+               ) -> tuple[Array, ICLParams]:
+        def head(h: Array) -> ICLParams:
+            return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, h, keepdims=False), params)
+
+        f = jax.lax.fori_loop(0, heads, lambda h, acc: acc + _head_outputs(kind, head(h), prompts, available),
+                              jnp.zeros_like(prompts.fq))
+        err = f - prompts.fq
+        g = 2.0 * err / err.size
+
+        def add_grad(h: Array, grads: ICLParams) -> ICLParams:
+            _, vjp = jax.vjp(lambda p: _head_outputs(kind, p, prompts, available), head(h))
+            return jax.tree.map(lambda a, d: a.at[h].set(d), grads, vjp(g)[0])
+
+        grads = jax.lax.fori_loop(0, heads, add_grad, jax.tree.map(jnp.zeros_like, params))
+        return jnp.mean(jnp.square(err)).astype(params.u.dtype), grads
 
     return branch
 
 
-# The softmax layer at each head bucket, then the linear layer, always at HEADS_MAX heads (its padded heads
-# cost a plain product, not a softmax each): fewer branches, a smaller program.
-_LOSSES = (*(_loss_branch(0, h) for h in HEAD_BUCKETS), _loss_branch(1, HEADS_MAX))
+_LOSSES = tuple(_loss_branch(k) for k in range(len(KINDS)))
 
 
 def _step_branch(points: int):
@@ -128,10 +146,10 @@ def _step_branch(points: int):
     made from the step's uniforms (``tasks.prompts_from_uniforms``: the first columns of a draw sized for
     ``tasks.N_MAX`` points, so the random bits are drawn in one place of the program)."""
 
-    def branch(params, u, task, n, layer_branch):
+    def branch(params, u, task, sizes, kind):
         u = u[:, : tasks.uniform_count(points)]
         prompts = tasks.prompts_from_uniforms(u, task[0].astype(jnp.int32), task[1], task[2], points)
-        return jax.lax.switch(layer_branch, _LOSSES, params, prompts, jnp.arange(points) < n)
+        return jax.lax.switch(kind, _LOSSES, params, prompts, jnp.arange(points) < sizes[0], sizes[1])
 
     return branch
 
@@ -140,15 +158,15 @@ _STEPS = tuple(_step_branch(m) for m in POINT_BUCKETS)
 
 
 @jax.jit
-def _pretrain(params0: ICLParams, trainable: ICLParams, key: Array, task: Array, n: Array,
+def _pretrain(params0: ICLParams, trainable: ICLParams, key: Array, task: Array, sizes: Array,
               branches: Array, steps: Array, learning_rate: Array) -> training.Trained:
     """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: task = (family,
-    r, σ), branches = (point bucket, layer branch of ``_LOSSES``), all traced: one program for all."""
+    r, σ), sizes = (n, heads), branches = (point bucket, kind), all traced: one program for all."""
 
     def objective(params: ICLParams, step: Array) -> tuple[Array, ICLParams]:
         u = jax.random.uniform(jax.random.fold_in(key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
                                tasks.DTYPE)
-        return jax.lax.switch(branches[0], _STEPS, params, u, task, n, branches[1])
+        return jax.lax.switch(branches[0], _STEPS, params, u, task, sizes, branches[1])
 
     def schedule(t: Array) -> Array:
         return learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, steps) / steps)) / 2
@@ -216,14 +234,13 @@ def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: in
     lr = check_positive("the learning rate", learning_rate)
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
-    hb = next(i for i, b in enumerate(HEAD_BUCKETS) if h <= b)
     nb = next(i for i, b in enumerate(POINT_BUCKETS) if m <= b)
     p0 = initial_params(h, seed)
     trainable = ICLParams(*(np.broadcast_to((np.arange(HEADS_MAX) < h).reshape(-1, *(1,) * (a.ndim - 1)),
                                             a.shape) * 1.0 for a in p0))
-    branches = np.array([nb, hb if kind == "softmax" else len(HEAD_BUCKETS)], np.int32)
-    return (p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]), np.int32(m), branches,
-            np.int32(st), lr)
+    branches = np.array([nb, KINDS.index(kind)], np.int32)
+    return (p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]), np.array([m, h], np.int32),
+            branches, np.int32(st), lr)
 
 
 def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32, heads: int = 1,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -59,6 +61,26 @@ def test_linear_layer_shares_the_score_without_softmax() -> None:
     s = np.asarray(dot_scores(w_q[0], w_k[0], q, x, ic.D_QK))
     np.testing.assert_allclose(p.mean, s @ y / 12, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(p.weights[0], s / 12, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", [0, 1])
+def test_head_by_head_gradient_is_the_plain_gradient(kind: int) -> None:
+    rng = np.random.default_rng(4)
+    params = ic.ICLParams(rng.normal(size=(8, 3, 2)), rng.normal(size=(8, 3, 2)), rng.normal(size=8))
+    prompts = tasks.draw_prompts(jax.random.PRNGKey(0), 0, 3.0, 0.1, 4, 32)
+    available = np.arange(32) < 20
+
+    def plain(p: ic.ICLParams) -> jax.Array:
+        used = ic.ICLParams(p.w_q[:3], p.w_k[:3], p.u[:3])
+        f = jax.vmap(lambda x, y, xq: ic.layer_output(used, kind, xq, x, y, available))(*prompts[:3])
+        return jnp.mean(jnp.square(f - prompts.fq))
+
+    loss, grads = ic._LOSSES[kind](params, prompts, available, 3)
+    want_loss, want = jax.value_and_grad(plain)(params)
+    assert float(loss) == pytest.approx(float(want_loss), rel=1e-5)
+    for got, ref in zip(grads, want, strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(ref), rtol=2e-3, atol=1e-5)
+        assert not np.any(np.asarray(got)[3:])
 
 
 def test_learned_window_of_a_gaussian_head_is_its_lengthscale() -> None:
