@@ -7,7 +7,8 @@ Run from the repository root:
 Prints:
 
 * compile: the pretraining program lowered and compiled with the persistent cache off (seconds, and the
-  growth of the process's resident memory and of its peak across it), then the first call;
+  growth of the process's resident memory and of its peak across it), after XLA's start-up and beside
+  chapter 4's training program compiled the same way; then the first call;
 * warm pretraining at the defaults (``incontext.pretrain()``: 2000 Adam steps × 64 sine prompts of 32
   points), median of ``--repeats`` calls with other seeds; then the GP family;
 * recompiles: ``_pretrain``'s cache size and the compilations counted while pretraining at other controls
@@ -26,34 +27,48 @@ import os
 import resource
 import statistics
 import time
+from collections.abc import Callable
 from itertools import pairwise
 
 import jax
+import numpy as np
 from _measure import rss_bytes
 
 import kernelviz as kv
+from kernelviz import attention, attention_training
 from kernelviz import incontext as ic
 from kernelviz import incontext_eval as ev
 
 MB = 2**20
 
 
-def compile_cost() -> None:
-    """Lower and compile ``_pretrain`` with the persistent cache off, and the RSS it leaves behind."""
-    args = ic.pretrain_args("sine", 3.0, 0.1, 32, 1, ic.STEPS, ic.LEARNING_RATE, "softmax", 0)
-    jax.config.update("jax_enable_compilation_cache", False)
+def _compile(label: str, lower: Callable[[], jax.stages.Lowered]) -> float:
+    """Lower and compile one program with the persistent cache off; print its time and memory growth."""
     rss0, peak0 = rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     t = time.perf_counter()
-    lowered = ic._pretrain.lower(*args)
+    lowered = lower()
     t_lower = time.perf_counter() - t
     lowered.compile()
     t_all = time.perf_counter() - t
     rss1, peak1 = rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(f"{label}: compile {t_all:6.2f} s (tracing and lowering {t_lower:.2f} s), program text "
+          f"{len(lowered.as_text()) / 1e3:.0f} kB; RSS +{(rss1 - rss0) / MB:.0f} MB "
+          f"({rss1 / MB:.0f} MB), peak +{(peak1 - peak0) / MB:.0f} MB ({peak1 / MB:.0f} MB)")
+    return t_all
+
+
+def compile_cost() -> None:
+    """The pretraining program's compile time and memory, after XLA's own start-up (a tiny program) and
+    beside chapter 4's training program (``attention_training._train``) compiled the same way."""
+    jax.config.update("jax_enable_compilation_cache", False)
+    _compile("XLA start-up (x + 1)", lambda: jax.jit(lambda x: x + 1.0).lower(1.0))
+    x = np.linspace(-3.0, 3.0, 50)
+    run = attention_training.layer_start(x, np.sin(x))
+    _compile("chapter 4's training  ", lambda: attention_training._train.lower(attention.layer_output,
+                                                                                *run.args))
+    args = ic.pretrain_args("sine", 3.0, 0.1, 32, 1, ic.STEPS, ic.LEARNING_RATE, "softmax", 0)
+    _compile("chapter 5's pretrain  ", lambda: ic._pretrain.lower(*args))
     jax.config.update("jax_enable_compilation_cache", True)
-    print(f"compile (cache off): {t_all:6.2f} s (tracing and lowering {t_lower:.2f} s), program text "
-          f"{len(lowered.as_text()) / 1e3:.0f} kB")
-    print(f"  RSS {rss0 / MB:.0f} → {rss1 / MB:.0f} MB (+{(rss1 - rss0) / MB:.0f} MB), peak "
-          f"{peak0 / MB:.0f} → {peak1 / MB:.0f} MB (+{(peak1 - peak0) / MB:.0f} MB)")
     with kv.count_compilations() as count:
         t = time.perf_counter()
         ic.pretrain()
