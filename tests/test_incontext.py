@@ -26,6 +26,7 @@ def fits() -> dict[str, ic.Pretrained]:
         "linear": ic.pretrain("sine", 3.0, 0.1, kind="linear"),
         "smooth": ic.pretrain("sine", 1.5, 0.1),
         "rough": ic.pretrain("sine", 8.0, 0.1),
+        "noisy": ic.pretrain("sine", 3.0, 1.0),
     }
 
 
@@ -99,9 +100,10 @@ def test_pretraining_lowers_the_loss(fits: dict[str, ic.Pretrained]) -> None:
     assert fit.losses[-100:].mean() < 0.25 * fit.losses[:10].mean()
 
 
-def test_window_narrower_for_rough_tasks(fits: dict[str, ic.Pretrained]) -> None:
+def test_window_narrower_for_rough_tasks_wider_for_noisy_labels(fits: dict[str, ic.Pretrained]) -> None:
     smooth, rough = ev.learned_window(fits["smooth"]).window, ev.learned_window(fits["rough"]).window
     assert smooth > 1.8 * rough
+    assert ev.learned_window(fits["noisy"]).window > 1.8 * ev.learned_window(fits["softmax"]).window
     assert ev.best_fixed_lengthscale("sine", 1.5).best > ev.best_fixed_lengthscale("sine", 8.0).best
 
 
@@ -127,6 +129,8 @@ def test_task_shapes() -> None:
         p = tasks.sample_prompts(family, 3.0, 0.1, n=17, count=5, seed=1)
         assert p.x.shape == p.y.shape == (5, 17) and p.xq.shape == p.fq.shape == (5, tasks.QUERIES)
         assert np.all(np.abs(p.x) <= 1) and np.all(np.abs(p.xq) <= 1) and np.all(np.isfinite(p.y))
+    rough = tasks.sample_prompts("gp", 10.0, 0.0, n=64, count=500, seed=4)  # float32 Cholesky, λ = 0.1
+    assert np.all(np.isfinite(rough.y)) and np.all(np.isfinite(rough.fq))
     sine = tasks.sample_prompts("sine", 3.0, 0.0, n=32, count=200, seed=2)
     assert np.max(np.abs(sine.y)) <= 1.5 + 1e-6
 
@@ -136,7 +140,8 @@ def test_gp_draws_have_the_stated_lengthscale(roughness: float) -> None:
     p = tasks.sample_prompts("gp", roughness, 0.0, n=64, count=400, seed=3)
     d = np.abs(p.x[:, :, None] - p.x[:, None, :])
     half_sq = 0.5 * np.square(p.y[:, :, None] - p.y[:, None, :])
-    lam = tasks.gp_lengthscale(roughness)
+    lam = 1.0 / roughness  # the stated lengthscale, written out: the test must not trust the module
+    assert tasks.gp_lengthscale(roughness) == lam
     near = (d > 0.8 * lam) & (d < 1.2 * lam)
     expected = np.mean(1.0 - np.exp(-0.5 * np.square(d[near] / lam)))  # semivariogram of the RBF kernel
     assert np.mean(half_sq[near]) == pytest.approx(expected, rel=0.15)
