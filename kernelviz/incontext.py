@@ -14,8 +14,8 @@ error of f̂ against the true f on the query points. The score is a quadratic fo
 c2 x′², so the softmax weights are exactly a Gaussian window in x′: its width ℓ = (−2 c2)^{−1/2} is a
 lengthscale comparable to Nadaraya–Watson's (``learned_window``), and −(x − x′)²/2ℓ² is reachable exactly.
 Pretrained on a family of tasks, the softmax layer becomes Nadaraya–Watson with the window that family
-needs (Collins et al., NeurIPS 2024, arXiv 2402.11639): narrower for rough tasks, wider for smooth tasks or
-noisy labels. The linear layer's weights cannot concentrate on nearby points: it has no window.
+needs: narrower for rough tasks, wider for smooth tasks or noisy labels. The linear layer's weights
+s_h/n are a quadratic in x′, not normalised: no narrow window around x can form.
 
 One compiled program serves every control: heads are padded to ``HEADS_MAX`` and run one at a time in
 loops with a traced trip count (f̂ is a sum of heads, so is its gradient), context points are padded to
