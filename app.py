@@ -15,6 +15,7 @@ from kernelviz.ui import pages, server
 from kernelviz.ui.pages import CHAPTERS
 
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
+_memory.release_after_compiles()  # each compilation's scratch memory goes back to the OS when it ends
 
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",

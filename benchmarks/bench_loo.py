@@ -12,9 +12,10 @@ For the blog post's formula at each n it prints, in one run:
 * kernelviz's ℓ*, its relative difference to statsmodels' and both leave-one-out errors (``kv.loo_curve``),
   so a difference in ℓ can be read as "who found the lower error";
 * the times: statsmodels, kernelviz once compiled (median of ``--repeat``) and the first call (compiling);
-* the speed devices of ``kernelviz.loo._search`` switched off one at a time: blocks of 64 × 64 pairs over
-  the real points only (off: one block as large as the padded data), the coarse grid in float32 (off: in
-  float64); and the previous method, nested grids of ``kv.loo_curve`` (256, then three times 128 points).
+* ``kernelviz.loo._search`` against its plain reference (``benchmarks/reference_loo.py``), with the speed
+  devices switched off one at a time and both: blocks of 64 × 64 pairs over the real points only (off: one
+  block as large as the padded data), the coarse grid in float32 (off: in float64); and the previous
+  method, nested grids of ``kv.loo_curve`` (256, then three times 128 points).
 """
 
 from __future__ import annotations
@@ -26,12 +27,11 @@ import time
 import warnings
 from collections.abc import Callable
 
-import jax.numpy as jnp
 import numpy as np
 
 import kernelviz as kv
+from benchmarks.reference_loo import reference_search
 from kernelviz import loo
-from kernelviz.shapes import bucket
 
 try:
     from statsmodels.nonparametric.kernel_regression import KernelReg
@@ -89,16 +89,18 @@ def ablation(n: int, repeat: int) -> None:
     ds = kv.make_dataset("blog", n=n, seed=2024)
     x, y = np.asarray(ds.x), np.asarray(ds.y)
     variants = {
-        "all devices": {},
-        "one block of the padded size": {"block": bucket(n)},
-        "coarse grid in float64": {"grid_dtype": jnp.float64},
+        "kernelviz (all devices)": lambda: loo._search(x, y, "gaussian"),
+        "one block of the padded size": lambda: reference_search(x, y, "gaussian", float32_grid=True),
+        "coarse grid in float64": lambda: reference_search(x, y, "gaussian", blocks=True),
+        "plain reference (neither)": lambda: reference_search(x, y, "gaussian"),
     }
     base = None
-    for name, options in variants.items():
-        loo._search(x, y, "gaussian", **options)  # compile
-        s, _ = seconds(lambda o=options: loo._search(x, y, "gaussian", **o), repeat)
+    for name, fn in variants.items():
+        fn()  # compile
+        s, (ell, _) = seconds(fn, repeat)
         base = base or s
-        print(f"n = {n:5d}  {name:32s} {s * 1e3:9.1f} ms   {s / base:5.2f}x the time with all devices")
+        print(f"n = {n:5d}  {name:32s} {s * 1e3:9.1f} ms   {s / base:5.2f}x the time with all devices"
+              f"   ℓ = {ell:.6f}")
     s, old = seconds(lambda: nested_grids(x, y), max(1, repeat // 2))
     print(f"n = {n:5d}  {'previous method (nested grids)':32s} {s * 1e3:9.1f} ms   {s / base:5.2f}x"
           f"   ℓ = {old:.6f}")
@@ -115,7 +117,7 @@ def main() -> None:
     print("== kernelviz against statsmodels KernelReg(bw='cv_ls'), Gaussian kernel, blog post's formula")
     for n in args.sizes:
         compare(n, args.repeat)
-    print("\n== what each speed device of loo._search buys (same run)")
+    print("\n== what each speed device of loo._search buys against benchmarks/reference_loo.py (same run)")
     for n in args.sizes:
         ablation(n, args.repeat)
 

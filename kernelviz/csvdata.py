@@ -5,15 +5,15 @@ can act on. Anything wrong with the input raises :class:`~kernelviz.data.DataErr
 
 * Source: a path, bytes, or a file-like with ``.read()`` (Streamlit's ``UploadedFile``, read from its
   start); at most ``MAX_CSV_BYTES`` bytes, ``MAX_CSV_COLUMNS`` columns and ``MAX_CSV_ROWS`` data rows.
-* Text: UTF-8 (BOM optional), UTF-16 or UTF-32 with a BOM, else Windows-1252. NUL bytes or many control
-  characters mean a binary file (an Excel workbook, a PDF, UTF-16 without a BOM).
+* Text: UTF-8 (BOM optional), UTF-16 with a BOM, else Windows-1252. NUL bytes mean a binary
+  file (an Excel workbook, a PDF, an image, UTF-16 without a BOM).
 * Delimiter: of ``; tab | ,`` the one that splits most of the first 100 lines into the same number (≥ 2)
-  of fields, else runs of whitespace; an Excel ``sep=;`` first line names it. With a delimiter other
-  than the comma, "1,5" is 1.5. Blank lines, text after ``#`` and rows with x and y both empty are skipped.
+  of fields, else runs of whitespace. With a delimiter other than the comma, "1,5" is 1.5. Blank lines,
+  text after ``#`` and rows with x and y both empty are skipped.
 * Header: the first row, when it has text above a column of numbers (else "column 1", "column 2", …). A
   column is numeric when its first rows hold a number and no more text than numbers.
-* x and y: ``x_column`` / ``y_column`` (a name or a 0-based position), by default the first two numeric
-  columns.
+* x and y: ``x_column`` / ``y_column`` (a column's name as listed in ``Dataset.columns``, or its 0-based
+  position), by default the first two numeric columns.
 
 For a CSV and for arrays alike, pairs whose x or y is missing or not a finite number are dropped (and
 counted in ``notes``); the rest must make a valid :class:`~kernelviz.data.Dataset`: at least 3 pairs,
@@ -52,17 +52,16 @@ MAX_CSV_ROWS: int = 1_000_000
 #: Most columns a CSV may have.
 MAX_CSV_COLUMNS: int = 10_000
 
-_BOMS = [(codecs.BOM_UTF32_LE, "UTF-32"), (codecs.BOM_UTF32_BE, "UTF-32"), (codecs.BOM_UTF8, "UTF-8-sig"),
-         (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")]  # UTF-32-LE's starts as UTF-16's
-_CONTROL, _QUOTED = re.compile(r"[\x01-\x08\x0e-\x1f]"), re.compile(r'"[^"]*"')
+_BOMS = [(codecs.BOM_UTF8, "UTF-8-sig"), (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")]
+_QUOTED = re.compile(r'"[^"]*"')
 _SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "pipes (|)", ",": "commas", None: "whitespace"}
 
 
 def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int | None = None) -> Dataset:
     """Two numeric columns of a CSV file as a :class:`Dataset` (the rules are in the module docstring)."""
     data, notes = _decode(_read_bytes(source))
-    sep, skip, width = _sniff(data)
-    options = dict(sep=sep or r"\s+", skiprows=skip, header=None, comment="#", skipinitialspace=True)
+    sep, width = _sniff(data)
+    options = dict(sep=sep or r"\s+", header=None, comment="#", skipinitialspace=True)
     sample = _read(data, options, names=range(width), dtype=str, index_col=False, on_bad_lines="skip",
                    nrows=max(5, min(1000, 200_000 // width)))
     commas = sep != ","  # with another delimiter, "1,5" means 1.5
@@ -82,13 +81,10 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
     notes.append(f"Read {_plural(len(frame), 'data row')} (the limit is {MAX_CSV_ROWS:,}) in {len(names)} "
                  f"columns separated by {_SEPARATORS[sep]}, {'without' if header is None else 'with'} a "
                  "header row.")
-    cells = [frame[xi], frame[yi]]
-    if commas and any(c.dtype.kind not in "iuf" and c.str.contains(",", regex=False).any() for c in cells):
-        notes.append("Read decimal commas as decimal points (1,5 means 1.5).")
     notes.append(f"x is column {names[xi]!r}, y is column {names[yi]!r}.")
     name = os.fsdecode(source) if isinstance(source, str | os.PathLike) else getattr(source, "name", None)
     title = _clean(os.path.basename(name) if isinstance(name, str) else "") or "Uploaded data"
-    x, y = (_numbers(c, commas).to_numpy() for c in cells)
+    x, y = (_numbers(frame[c], commas).to_numpy() for c in (xi, yi))
     return _checked(x, y, lambda i: f"data row {rows[i]}", (f"Column {names[xi]!r}", f"Column {names[yi]!r}"),
                     name="csv", title=title, x_label=names[xi], y_label=names[yi], notes=notes,
                     source=f"Your file: {title}", columns=tuple(names[c] for c in numeric))
@@ -151,7 +147,7 @@ def _read_bytes(source: Any) -> bytes:
             raise DataError(f"The file {os.fsdecode(source)!r} cannot be read ({exc}).") from None
     elif hasattr(source, "read"):
         try:
-            if callable(getattr(source, "seekable", None)) and source.seekable():
+            if getattr(source, "seekable", lambda: False)():
                 source.seek(0)
             raw = source.read(MAX_CSV_BYTES + 1)
             raw = raw.encode() if isinstance(raw, str) else bytes(raw)
@@ -178,22 +174,18 @@ def _decode(raw: bytes) -> tuple[bytes, list[str]]:
         text, encoding = raw.decode("cp1252", errors="replace"), "Windows-1252 (Western European)"
     if not text.strip():
         raise DataError("The file is empty. Choose a CSV file with a column of x values and one of y values.")
-    head = text[:65536]
-    if "\x00" in text or len(_CONTROL.findall(head)) > max(2, len(head) // 100):
-        raise DataError("The file holds NUL bytes or control characters: it is binary (an Excel workbook, a "
-                        "PDF, …), not CSV text. Export or save the data as CSV in UTF-8 and try again.")
+    if "\x00" in text:
+        raise DataError("The file holds NUL bytes: it is binary (an Excel workbook, a PDF, …), not CSV text. "
+                        "Export or save the data as CSV in UTF-8 and try again.")
     if encoding in (None, "UTF-8-sig"):
         return raw.removeprefix(codecs.BOM_UTF8), []
     return text.encode(), [f"The file is not UTF-8; read it as {encoding}."]
 
 
-def _sniff(data: bytes) -> tuple[str | None, int, int]:
-    """(delimiter, None for whitespace; lines before the data; most fields in a row of the first 100)."""
-    declared = data[:8].decode(errors="replace").splitlines()[0].strip(" ").lower()  # Excel's "sep=;"
-    skip = int(declared.startswith("sep=") and declared[4:] in _SEPARATORS)
+def _sniff(data: bytes) -> tuple[str | None, int]:
+    """(delimiter, None for whitespace; most fields in a row of the first 100)."""
     text = io.TextIOWrapper(io.BytesIO(data), errors="replace", newline=None)  # \n, \r\n, \r end a line
-    lines = islice(text, skip, None)
-    raw = list(islice((line for line in lines if line.strip() and not line.startswith("#")), 100))
+    raw = list(islice((line for line in text if line.strip() and not line.startswith("#")), 100))
     content = [c for line in raw if (c := _QUOTED.sub("", line).split("#", 1)[0]).strip()]
     if not content:
         raise DataError("The file has no data rows, only blank or comment (#) lines.")
@@ -205,13 +197,13 @@ def _sniff(data: bytes) -> tuple[str | None, int, int]:
         width, count = Counter(fields(sep, line) for line in content).most_common(1)[0]
         return count / len(content) if width >= 2 else 0.0
 
-    sep = declared[4:] if skip else max(_SEPARATORS, key=agreement)
+    sep = max(_SEPARATORS, key=agreement)
     if agreement(sep) == 0.0:
         raise DataError("The file has only one column, but kernel regression needs an x column and a y "
                         "column. Put x and y side by side, separated by commas.")
     if (width := max(fields(sep, line) for line in raw)) > MAX_CSV_COLUMNS:
         raise DataError(f"The file has {width:,} columns; the limit is {MAX_CSV_COLUMNS:,}. Keep fewer.")
-    return sep, skip, width
+    return sep, width
 
 
 def _read(data: bytes, options: dict[str, Any], **more: Any) -> pd.DataFrame:
@@ -271,16 +263,14 @@ def _column(choice: Any, role: str, names: list[str], numeric: list[int]) -> int
     """The 0-based position of the numeric column chosen by name or position (None: no choice)."""
     if choice is None:
         return None
-    if isinstance(choice, str):  # the same name, else the same name in another case
-        found = sorted(range(len(names)), key=lambda i: names[i] != choice.strip())
-        found = [i for i in found if names[i].casefold() == choice.strip().casefold()]
-    else:
-        found = [int(choice)] if isinstance(choice, int | np.integer) and not isinstance(choice, bool) else []
-    if not found or found[0] not in numeric:
+    found = names.index(choice) if choice in names else None
+    if isinstance(choice, int | np.integer) and not isinstance(choice, bool):
+        found = int(choice)
+    if found not in numeric:
         raise DataError(f"The file has no numeric column {choice!r} for {role} (a column name or a 0-based "
                         "position). Numeric columns (position: name): "
                         + "; ".join(f"{i}: {names[i]!r}" for i in numeric) + ".")
-    return found[0]
+    return found
 
 
 def _clean(name: str) -> str:

@@ -108,19 +108,19 @@ def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") 
     """
     xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
 
+    def scores(xq, log_ell):  # one head's scores (rows, n) in float32
+        return kernel_scores(xq.astype(jnp.float32), xk, jnp.exp(log_ell), kernel, OUTSIDE)
+
     def kernel_heads(params, xq, available):
         log_ell, u = params
-        scores = partial(kernel_scores, xq.astype(jnp.float32), xk, kernel=kernel, outside=OUTSIDE)
         theta = jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32).astype(jnp.float32)
         values = yk[:, None] * u.astype(jnp.float32)[None, :]  # head h pools u_h y_i
-        return pooling.pooled_heads(lambda t: scores(lengthscale=jnp.exp(t)), theta, available, values)
+        return pooling.pooled_heads(lambda t: scores(xq, t), theta, available, values)
 
     def post_heads(params, xq, available):
         log_ell, u = params
-        scores = partial(kernel_scores, xq.astype(jnp.float32), xk, kernel=kernel, outside=OUTSIDE)
         weights = pooling.over_heads(
-            lambda le: pooling.masked_softmax(scores(lengthscale=jnp.exp(le)), available, sink=POST_SINK),
-            log_ell)
+            lambda le: pooling.masked_softmax(scores(xq, le), available, sink=POST_SINK), log_ell)
         return u @ (weights @ yk)
 
     return {"kernelviz": kernel_heads, "post": post_heads}[arithmetic]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -179,19 +180,35 @@ def _zoom(cv: Callable[[Array], Array], a: Array, b: Array, t: Array) -> Array:
     return jax.lax.fori_loop(0, ZOOM_LEVELS, level, (a, b, t))[2]
 
 
-@partial(jax.jit, static_argnames=("block", "grid_dtype", "smooth"))
-def _optimum(x: Array, y: Array, mask: Array, nn: Array, bounds: Array, kernel: Array, *, block: int,
-             grid_dtype: type, smooth: bool) -> tuple[Array, Array]:
-    """(log ℓ*, CV(ℓ*)): the best of ``GRID_POINTS`` evenly spaced t = log ℓ over ``bounds`` (CV evaluated
-    in ``grid_dtype``), then ``_newton`` (``smooth``) or ``_zoom`` between its two neighbours in float64."""
+GRID_DTYPE = jnp.float32  # the coarse grid's CV; the refinement runs in the data's float64
+
+
+def _pair_cv(x: Array, y: Array, mask: Array, nn: Array, kernel: Array, block: int) -> Callable[..., Array]:
+    """t ↦ CV(ℓ = e^t) by ``_cv_blocks`` in a given dtype (default: the data's)."""
 
     def cv(t: Array, dtype: type = x.dtype) -> Array:
         return _cv_blocks(t.astype(dtype), *(a.astype(dtype) for a in (x, y)), mask, nn.astype(dtype), kernel,
                           block)
 
-    coarse = _best_on_grid(partial(cv, dtype=grid_dtype), jnp.log(bounds[0]), jnp.log(bounds[1]), GRID_POINTS)
+    return cv
+
+
+def _refined(cv_grid: Callable[[Array], Array], cv: Callable[[Array], Array], bounds: Array,
+             smooth: bool) -> tuple[Array, Array]:
+    """(t*, CV(t*)): the best of ``GRID_POINTS`` evenly spaced t = log ℓ over ``bounds`` by ``cv_grid``, then
+    ``_newton`` (``smooth``) or ``_zoom`` by ``cv`` between its two neighbours."""
+    coarse = _best_on_grid(cv_grid, jnp.log(bounds[0]), jnp.log(bounds[1]), GRID_POINTS)
     t = (_newton if smooth else _zoom)(cv, *coarse)
     return t, cv(t)
+
+
+@partial(jax.jit, static_argnames=("smooth",))
+def _optimum(x: Array, y: Array, mask: Array, nn: Array, bounds: Array, kernel: Array, *,
+             smooth: bool) -> tuple[Array, Array]:
+    """(log ℓ*, CV(ℓ*)) by ``_refined``: the grid's CV in ``GRID_DTYPE``, the pairs in blocks of
+    ``PAIR_BLOCK`` (``benchmarks/reference_loo.py`` holds the plain form, float64 and one block)."""
+    cv = _pair_cv(x, y, mask, nn, kernel, min(PAIR_BLOCK, x.shape[0]))
+    return _refined(partial(cv, dtype=GRID_DTYPE), cv, bounds, smooth)
 
 
 def _nearest(xs: np.ndarray) -> np.ndarray:
@@ -203,26 +220,37 @@ def _nearest(xs: np.ndarray) -> np.ndarray:
     return nn
 
 
-def _search(xs: np.ndarray, ys: np.ndarray, kernel: str, *, block: int = PAIR_BLOCK,
-            grid_dtype: type = jnp.float32) -> tuple[float, float]:
-    """(ℓ*, CV(ℓ*)) from the compiled search (``_optimum``) on data padded to ``bucket(n)``.
+class _Padded(NamedTuple):
+    """The search's data: x shifted and divided by its span, y by max |y|, padded to ``bucket(n)``."""
 
-    x is shifted and divided by its span first (CV(ℓ; x) = CV(ℓ/s; x/s)), y divided by max |y|. The search
-    range is ``loo_bounds(x)``, its lower end raised for compact kernels to just above max_i nn_i, below
-    which some window is empty. ``block`` = the padded size and ``grid_dtype`` = float64 turn the speed
-    devices off (``benchmarks/bench_loo.py``).
-    """
-    k = get_kernel(kernel)
+    x: np.ndarray
+    y: np.ndarray
+    mask: np.ndarray
+    nn: np.ndarray
+    bounds: np.ndarray
+    span: float
+    scale: float
+
+
+def _padded(xs: np.ndarray, ys: np.ndarray, kernel: str) -> _Padded:
+    """The search's data (CV(ℓ; x) = CV(ℓ/s; x/s)) and range: ``loo_bounds(x)``, its lower end raised for
+    compact kernels to just above max_i nn_i, below which some window is empty."""
     n, size = xs.shape[0], bucket(xs.shape[0])
     lo, hi = loo_bounds(xs)
     span, scale = float(np.ptp(xs)), pooling.value_scale(ys)
     nn = _nearest(xs)
-    if k.compact:
+    if get_kernel(kernel).compact:
         lo = max(lo, float(nn.max()) * (1.0 + 1e-9))
-    xp, yp, nnp = pad((xs - xs.min()) / span, size), pad(ys / scale, size), pad(nn / span, size)
-    t, cv = _optimum(xp, yp, np.arange(size) < n, nnp, np.array([lo, hi]) / span, kernel_index(kernel),
-                     block=min(block, size), grid_dtype=grid_dtype, smooth=k.differentiable)
-    return span * math.exp(float(t)), float(cv) * scale**2
+    return _Padded(pad((xs - xs.min()) / span, size), pad(ys / scale, size), np.arange(size) < n,
+                   pad(nn / span, size), np.array([lo, hi]) / span, span, scale)
+
+
+def _search(xs: np.ndarray, ys: np.ndarray, kernel: str) -> tuple[float, float]:
+    """(ℓ*, CV(ℓ*)) from the compiled search (``_optimum``) on the ``_padded`` data."""
+    p = _padded(xs, ys, kernel)
+    t, cv = _optimum(p.x, p.y, p.mask, p.nn, p.bounds, kernel_index(kernel),
+                     smooth=get_kernel(kernel).differentiable)
+    return p.span * math.exp(float(t)), float(cv) * p.scale**2
 
 
 def _boxcar_sweep(xs: np.ndarray, ys: np.ndarray) -> float:

@@ -123,6 +123,7 @@ def _pooled_sum_fwd(scores: Array, available: Array, values: Array) -> tuple[Arr
 
 
 def _pooled_sum_bwd(res: tuple, g: Array) -> tuple[Array, None, Array]:
+    """The cotangents of ``pooled_sum``: ḡ_r w_hri (v_ih − m_hr) for the scores, Σ_r ḡ_r w_hri for v."""
     w, m, values = res
     gw = w * g[None, :, None]
     return gw * (values.T[:, None, :] - m[:, :, None]), None, jnp.einsum("hrn->nh", gw)
@@ -136,25 +137,24 @@ def pooled_heads(score: Callable[[Array], Array], theta: Array, available: Array
     """f_r = Σ_h Σ_i w_hri v_ih for heads whose scores s_h = ``score(θ_h)`` (rows, n) depend on one number
     θ_h each (a kernel head's log ℓ_h), w_h the ``masked_softmax`` of s_h, v_h = ``values[:, h]`` (n, H).
 
-    Its gradient is written out and fused with the forward pass, which takes ∂s_h/∂θ_h in forward mode:
+    ``pooled_sum`` of the scores, its gradient in θ fused with the forward pass, which takes ∂s_h/∂θ_h in
+    forward mode (the chain rule on ``pooled_sum``'s score cotangent):
 
         ∂f_r/∂θ_h = Σ_i w_hri (v_ih − m_hr) ∂s_hri/∂θ_h,      ∂f_r/∂v_ih = w_hri.
     """
-    return jnp.einsum("hrn,nh->r", masked_softmax(over_heads(score, theta), available), values)
+    return pooled_sum(over_heads(score, theta), available, values)
 
 
 def _pooled_heads_fwd(score: Callable, theta: Array, available: Array, values: Array) -> tuple[Array, tuple]:
     s, slope = over_heads(lambda t: jax.jvp(score, (t,), (jnp.ones_like(t),)), theta)
-    w = masked_softmax(s, available)
-    m = jnp.einsum("hrn,nh->hr", w, values)
-    return jnp.sum(m, axis=0), (w, m, values, slope)
+    f, res = _pooled_sum_fwd(s, available, values)
+    return f, (res, slope)
 
 
 def _pooled_heads_bwd(score: Callable, res: tuple, g: Array) -> tuple[Array, None, Array]:
-    w, m, values, slope = res
-    gw = w * g[None, :, None]
-    ds = gw * (values.T[:, None, :] - m[:, :, None])
-    return jnp.sum(ds * slope, axis=(1, 2)), None, jnp.einsum("hrn->nh", gw)
+    sums, slope = res
+    ds, _, dv = _pooled_sum_bwd(sums, g)
+    return jnp.sum(ds * slope, axis=(1, 2)), None, dv
 
 
 pooled_heads.defvjp(_pooled_heads_fwd, _pooled_heads_bwd)

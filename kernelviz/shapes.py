@@ -2,7 +2,8 @@
 
 Data are padded to a few fixed sizes with a mask, so moving a slider (number of points, hold-out size,
 heads) never changes the shape of a compiled program: ``bucket`` gives the padded size, ``pad`` the
-padded array. The checks turn bad arguments into a ``ValueError`` that says what is wrong.
+padded array. ``thin_heatmap`` picks the cells of a weight matrix a heatmap shows (views keep only
+those, figures draw them). The checks turn bad arguments into a ``ValueError`` that says what is wrong.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ __all__ = [
     "check_int",
     "check_lengthscale",
     "check_positive",
+    "even_indices",
     "pad",
     "paired",
+    "thin_heatmap",
     "vector",
 ]
 
@@ -89,3 +92,28 @@ def check_int(name: str, value: object, lo: int, hi: int) -> int:
     if not lo <= v <= hi:
         raise ValueError(f"{name} must be between {lo} and {hi}, not {v}")
     return v
+
+
+def even_indices(n: int, keep: int) -> np.ndarray:
+    """At most ``keep`` evenly spread indices of range(n), always including the first and the last."""
+    if n <= keep:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, keep)).astype(int))
+
+
+def thin_heatmap(
+    weights: object, queries: object, keys: object, max_rows: int, max_cols: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows and columns a heatmap builder draws: (weights[..., rows, cols], queries[rows], keys[cols]).
+
+    ``weights`` is (…, q, n); at most ``max_rows`` queries and ``max_cols`` keys are kept, evenly spread
+    (``even_indices``), exactly the cells the builders show with the same limits, so a view can keep
+    only these and the figure is unchanged.
+    """
+    w = np.asarray(weights)
+    q = np.asarray(queries, dtype=np.float64).reshape(-1)
+    k = np.asarray(keys, dtype=np.float64).reshape(-1)
+    if w.shape[-2:] != (q.shape[0], k.shape[0]):
+        raise ValueError(f"weights have shape {w.shape}, expected (…, {q.shape[0]}, {k.shape[0]})")
+    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
+    return w[..., ri, :][..., ci], q[ri], k[ci]

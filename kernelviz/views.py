@@ -2,7 +2,7 @@
 
 A page asks for a view with the values of its controls (through a cached call in ``kernelviz.ui``) and hands
 its fields to the figure builders of ``kernelviz.figures``. Views hold only the cells a heatmap draws
-(``figures.thin_heatmap``, in float32), so a cached view stays small. Nothing here imports streamlit.
+(``shapes.thin_heatmap``, in float32), so a cached view stays small. Nothing here imports streamlit.
 
 Where a data set is too big to show every key, ``heatmap_keys`` picks an even subsample and says so, once
 for every view; ``training_status`` is the one rule for a training run that diverged or ran away.
@@ -24,9 +24,9 @@ from kernelviz.attention import (
     tokens,
 )
 from kernelviz.data import Dataset, d2l_data, subsample
-from kernelviz.figures import thin_heatmap
 from kernelviz.heads import FitResult
 from kernelviz.loo import loo_lengthscale
+from kernelviz.shapes import thin_heatmap
 from kernelviz.smoothing import nadaraya_watson, predict_heads
 
 __all__ = [

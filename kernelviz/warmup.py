@@ -24,6 +24,7 @@ import jax.monitoring
 import numpy as np
 
 from kernelviz import _jax, defaults
+from kernelviz._memory import COMPILE_EVENT  # every backend compile (or cache load)
 from kernelviz.attention import (
     AttentionFit,
     attention_kernel,
@@ -53,7 +54,6 @@ __all__ = [
 QUERY_POINTS = defaults.GRID_POINTS  # the pages evaluate fits on this many query points
 HEATMAP_QUERIES = (defaults.HEATMAP_ROWS, 48)  # rows of the weight heatmaps: chapter pages, home preview
 SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
-COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # every backend compile (or cache load)
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from the persistent cache
 
 

@@ -7,8 +7,9 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, heads, parametric, pooling, training, ui
+from kernelviz import defaults, heads, parametric, pooling, training, ui, views
 from kernelviz import figures as kf
+from kernelviz import views_training as vt
 from kernelviz.ui import cache, cache_d2l
 
 CH = "2_masked_training"
@@ -83,7 +84,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     return kernel, holdout, steps, lr, seed_box(c5)
 
 
-def masked_metrics(view: cache.MaskedView, steps: int) -> None:
+def masked_metrics(view: views.MaskedView, steps: int) -> None:
     """The learned ℓ, the exact optimum, the recent loss and the steps run."""
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(
@@ -96,7 +97,7 @@ def masked_metrics(view: cache.MaskedView, steps: int) -> None:
     m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
 
 
-def masked_fit(data: ui.Data, view: cache.MaskedView, kernel: str, steps: int) -> None:
+def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> None:
     """Status, readouts and the fit with the learned ℓ and the exact optimum."""
     ui.show_status(view.status)
     ui.data_summary(data, training=True)
@@ -142,7 +143,7 @@ def masked_fit(data: ui.Data, view: cache.MaskedView, kernel: str, steps: int) -
     ui.show_code(kv.fit, heads.predictor, training.run)
 
 
-def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
+def loss_and_loo(view: views.MaskedView, kernel: str) -> None:
     """The loss at every step and training's path on the exact leave-one-out curve."""
     left, right = st.columns(2)
     with left:
@@ -150,7 +151,7 @@ def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
         ui.loss_chart(view.fit.losses, "masked.loss", "kernelviz-masked-loss", ui.prose(CH, "loss_caption"))
     with right:
         st.markdown("**Where training went on the leave-one-out curve**")
-        ui.show(cache.loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
+        ui.show(kf.masked_loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
         gap = ui.prose(CH, "loo_gap", kernel=kv.get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
         ui.show_code(kv.loo_curve, kv.loo_lengthscale, label="The code of the leave-one-out curve")
@@ -158,7 +159,7 @@ def loss_and_loo(view: cache.MaskedView, kernel: str) -> None:
 
 def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """The post's figure: one GaussianKernel trained per hold-out size 1, 10, n/2, 0.8 n."""
-    sizes = cache.post_holdouts(len(data.train))
+    sizes = cache.panel_holdouts(len(data.train))
     ui.say(CH, "post_intro", n=len(data.train), sizes=", ".join(map(str, sizes)))
     with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({steps} steps each)…"):
         panels = [cache.holdout_panel(data, kernel, k, steps, lr, seed) for k in sizes]
@@ -187,7 +188,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     ui.show_code(kv.fit, heads.predictor, pooling.masked_softmax, training.holdout_split)
 
 
-def panel_title(p: cache.HoldoutPanel) -> str:
+def panel_title(p: views.HoldoutPanel) -> str:
     """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
     post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
     return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
@@ -328,7 +329,7 @@ def d2l_section(data: ui.Data) -> None:
     d2l_figures(pdata, view, kotlin, epochs, validation)
 
 
-def d2l_loss(view: cache.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
+def d2l_loss(view: vt.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
     """The loss per epoch (d2l's, or the port's beside its validation loss) and w after every epoch."""
     y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
     ui.show(kf.epoch_loss_figure(view.epoch_losses, y_title, validation), key="masked.d2l_loss",
@@ -339,7 +340,7 @@ def d2l_loss(view: cache.ParametricView, kotlin: bool, validation: np.ndarray | 
     st.caption(ui.prose(CH, "d2l_loss_caption", ws=" → ".join(shown)))
 
 
-def kotlin_validation(view: cache.ParametricView, validation: np.ndarray | None, epochs: int) -> None:
+def kotlin_validation(view: vt.ParametricView, validation: np.ndarray | None, epochs: int) -> None:
     """What the port's validation set is and what its loss did here (none without a true curve)."""
     if validation is None:
         ui.say(CH, "kotlin_validation_none")
@@ -352,7 +353,7 @@ def kotlin_validation(view: cache.ParametricView, validation: np.ndarray | None,
     ui.show_code(parametric.validation_losses)
 
 
-def d2l_figures(pdata: ui.Data, view: cache.ParametricView, kotlin: bool, epochs: int,
+def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: int,
                 validation: np.ndarray | None) -> None:
     """d2l's three pictures: the loss per epoch, the fits, the attention weights before and after."""
     ds = pdata.ds

@@ -5,6 +5,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, heads, pooling, training, ui, views
 from kernelviz import figures as kf
+from kernelviz import views_training as vt
 from kernelviz.ui import cache_heads
 
 CHAPTER = "3_multihead"
@@ -53,16 +54,16 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
-    m2.metric(f"Hold-out loss (last {cache_heads.TAIL} steps)", f"{cache_heads.last_loss(result):.4g}",
+    m2.metric(f"Hold-out loss (last {vt.TAIL} steps)", f"{vt.last_loss(result):.4g}",
               help="kernelviz's readout: the mean squared error on the held-out points over the last "
-              f"{cache_heads.TAIL} steps (the post prints none).")
+              f"{vt.TAIL} steps (the post prints none).")
     m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
     m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
     truth = data.truth()
     how = "search" if result.method == "search" else "training"
     ui.show(
         kf.heads_fit_figure(
-            ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, cache_heads.head_names(result),
+            ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, vt.head_names(result),
             truth=None if truth is None else truth[0],
             title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
             x_title=ds.x_label, y_title=ds.y_label,
@@ -70,7 +71,7 @@ def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: 
         key="mh.fit", filename="kernelviz-multihead-fit",
     )
     st.caption(ui.prose(CHAPTER, "fit_caption"))
-    holes = cache_heads.gaps(view, result)
+    holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
     ui.show_code(kv.fit, heads.predictor, training.run, kv.predict_heads, pooling.mix)
@@ -89,7 +90,7 @@ PICTURES = {
 def learned(result: kv.FitResult) -> None:
     """The learned ℓ_h and u_h as a table."""
     st.subheader("What the heads learned")
-    cache_heads.show_table(cache_heads.heads_table(result))
+    ui.show_table(vt.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
     ui.show_code(heads.predictor, pooling.mix)
 
@@ -106,7 +107,7 @@ def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
     elif picture == "weights":
         ui.show(
             kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
-                                    cache_heads.head_names(result, with_mixing=False),
+                                    vt.head_names(result, with_mixing=False),
                                     max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
             key="mh.heatmaps", filename="kernelviz-head-heatmaps",
         )
@@ -133,17 +134,20 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
         panels = cache_heads.panels(data, kernel, lr, seed)
-    ui.show_status(cache_heads.panels_status(panels))
-    ui.show(cache_heads.panels_figure(data, panels), key="mh.panels",
-            filename="kernelviz-multihead-post-panels")
+    ui.show_status(vt.panels_status(panels))
+    pts, truth = data.train, data.truth()  # the training points keep the figure light
+    figure = kf.heads_panels_figure(pts.x, pts.y, data.grid(), panels,
+                                    truth=None if truth is None else truth[0], x_title=data.ds.x_label,
+                                    y_title=data.ds.y_label)
+    ui.show(figure, key="mh.panels", filename="kernelviz-multihead-post-panels")
     st.caption(ui.prose(CHAPTER, "post_caption"))
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
     ui.show_code(kv.fit, heads.initial_lengthscales, training.holdout_split, pooling.masked_softmax,
                  training.run, kv.predict_heads, pooling.mix)
-    ours, post = cache_heads.sum_of_mixing(panels)
+    ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
-    cache_heads.show_table(cache_heads.post_table(panels), height="content")
+    ui.show_table(vt.post_table(panels), height="content", two_decimals=vt.PRINTED)
 
 
 @st.fragment
@@ -155,7 +159,7 @@ def own_model(data: ui.Data, kernel: str) -> None:
     label = kv.get_kernel(kernel).label
     with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
                  f"{holdout} held-out point(s) per step, {label} kernel…"):
-        result = cache_heads.fit(data, n_heads, kernel, holdout, steps, lr, seed)
+        result = cache_heads.fit_multihead(data, n_heads, kernel, holdout, steps, lr, seed)
     with ui.busy("Predicting with every head and with the mixture…"):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
     own_fit(data, result, view, kernel, steps)

@@ -6,6 +6,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import attention, defaults, pooling, selfattention, training, ui, views
 from kernelviz import figures as kf
+from kernelviz import views_training as vt
 from kernelviz.ui import cache_attention, cache_heads
 
 CHAPTER = "4_attention"
@@ -37,11 +38,11 @@ def gaussian_section(data: ui.Data) -> None:
     )
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
     ui.say(CHAPTER, "check_maps")
-    st.dataframe(cache_attention.maps_table(check), hide_index=True)
+    st.dataframe(vt.maps_table(check), hide_index=True)
     ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
 
 
-def layer_controls(train: kv.Dataset) -> cache_attention.Settings:
+def layer_controls(train: kv.Dataset) -> vt.Settings:
     """The trained layer's eight controls, in two rows (the defaults are ``defaults.ATTENTION``)."""
     lo_h, hi_h = kv.holdout_range(len(train))
     c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
@@ -68,10 +69,10 @@ def layer_controls(train: kv.Dataset) -> cache_attention.Settings:
     lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
                     options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c7,
                     help="Adam's first step size; it decays to 0 over the run. Large values diverge.")
-    return cache_attention.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
+    return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
 
-def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
+def layer_fit(data: ui.Data, s: vt.Settings, fit: kv.AttentionFit,
               view: views.AttentionView) -> None:
     """How training went, the readouts and the layer's fit with every head's part of it."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
@@ -105,17 +106,17 @@ def layer_fit(data: ui.Data, s: cache_attention.Settings, fit: kv.AttentionFit,
                  pooling.pooled_sum)
 
 
-def layer_scores(data: ui.Data, s: cache_attention.Settings) -> None:
+def layer_scores(data: ui.Data, s: vt.Settings) -> None:
     """The layer against the best Gaussian and chapter 3's heads."""
     with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
         comp = cache_attention.comparison(data, s)
     ui.say(CHAPTER, "compare")
-    st.dataframe(cache_attention.comparison_table(comp), hide_index=True)
-    st.markdown(cache_attention.comparison_sentence(comp))
+    st.dataframe(vt.comparison_table(comp), hide_index=True)
+    st.markdown(vt.comparison_sentence(comp))
     ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention.attention_layer)
 
 
-def notes_self_attention(data: ui.Data, s: cache_attention.Settings) -> None:
+def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
     """The notes' PyTorch SelfAttention as the JAX it equals, checked on the trained layer's weights."""
     ui.say(CHAPTER, "notes")
     with ui.busy("Running the notes' SelfAttention on the trained layer's weights…"):
@@ -135,7 +136,7 @@ def layer_section(data: ui.Data) -> None:
     with ui.busy(f"Training {s.heads} attention head{'s' if s.heads > 1 else ''} (d_qk = {s.d_qk}, "
                  f"d_v = {s.d_v}, start: {STARTS[s.start]}): {s.steps:,} steps, {s.holdout} held-out "
                  "point(s) per step…"):
-        fit = cache_attention.train(data, s)
+        fit = cache_attention.fit_attention(data, s)
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)
@@ -169,7 +170,7 @@ def joining_heads(view: views.AttentionView) -> None:
     """How W_O concatenates the heads: the weight each head gives its average of y."""
     ui.say(CHAPTER, "wo")
     st.latex(ui.prose(CHAPTER, "wo_formula"))
-    ui.show(cache_attention.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
+    ui.show(kf.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
     st.caption(ui.prose(CHAPTER, "wo_caption"))
     ui.show_code(attention.attention_layer)
 
@@ -186,7 +187,7 @@ def learned_kernel(view: views.AttentionView, h: int) -> None:
 def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
     """Self-attention as a map of the sequence: head h's values and outputs at every point."""
     ui.say(CHAPTER, "sequence")
-    ui.show(cache_attention.sequence_figure(view, h, x_title), key="attn.sequence",
+    ui.show(kf.sequence_figure(view, h, x_title), key="attn.sequence",
             filename="kernelviz-self-attention-sequence")
     st.caption(ui.prose(CHAPTER, "sequence_caption", head=h + 1, note=view.self_.note))
     ui.show_code(attention.attention_predict, attention.attention_values)

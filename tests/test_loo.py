@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import benchmarks.reference_loo as reference_loo
 import kernelviz as kv
 from kernelviz import loo
 from kernelviz.loo import loo_bounds
@@ -115,3 +116,17 @@ def test_loo_optimum_compiles_once_for_every_teaching_size_and_kernel():
         for i, n in enumerate((10, 50, 150, 256)):
             kv.loo_lengthscale(x[:n], y[:n], SMOOTH[i % len(SMOOTH)])
     assert count.requests == 0, count.names
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov", "boxcar"])
+def test_loo_search_matches_its_plain_reference(kernel):
+    """The float32 grid and the blocks of pairs change the time, not the optimum: ``loo._search`` against
+    ``benchmarks/reference_loo.py`` (float64 grid, one block), on more points than one block holds."""
+    rng = np.random.default_rng(5)
+    x = np.sort(rng.uniform(0, 4, 150))
+    y = np.sin(2 * x) + rng.normal(0, 0.3, 150)
+    ell, cv = loo._search(x, y, kernel)
+    ell_ref, cv_ref = reference_loo.reference_search(x, y, kernel)
+    assert cv == pytest.approx(cv_ref, rel=1e-9 if kernel != "boxcar" else 0.05)
+    if kernel == "gaussian":
+        assert ell == pytest.approx(ell_ref, rel=1e-6)

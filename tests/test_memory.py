@@ -21,14 +21,32 @@ def test_glibc_heap_settings_apply_and_trim_releases_freed_memory():
     assert _memory.release_native_heap() is True  # freed heap pages went back to the OS
 
 
+@pytest.mark.skipif(not glibc, reason="the settings apply to glibc only; elsewhere they are no-ops")
+def test_each_compilation_hands_its_scratch_memory_back(monkeypatch):
+    import jax
+    import jax.numpy as jnp
+
+    released = []
+    monkeypatch.setattr(_memory, "release_native_heap", lambda: released.append(1) or True)
+    assert _memory.release_after_compiles() is True
+    assert _memory.release_after_compiles() is True  # registered once per process
+    a = jnp.arange(7.0)
+    before = len(released)
+    jax.jit(lambda a: jnp.sin(a) * 3.25 + 0.5)(a)  # a program no other test compiles
+    assert len(released) == before + 1
+
+
 def test_no_ops_answer_false_without_glibc(monkeypatch):
     monkeypatch.setattr(_memory, "_glibc", lambda: None)
     assert _memory.release_native_heap() is False
     _memory.limit_native_heap.cache_clear()
+    _memory.release_after_compiles.cache_clear()
     try:
         assert _memory.limit_native_heap() is False
+        assert _memory.release_after_compiles() is False
     finally:
         _memory.limit_native_heap.cache_clear()
+        _memory.release_after_compiles.cache_clear()
 
 
 def test_freezing_takes_long_lived_objects_out_of_collections():

@@ -24,8 +24,10 @@ The builders live in modules by what they draw, and every public name is availab
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve`` and the fit figures;
-* ``heatmaps``: weight matrices, thinned by ``thin_heatmap``;
-* ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes.
+* ``heatmaps``: weight matrices, thinned by ``thin_heatmap`` (from ``kernelviz.shapes``, which views use too);
+* ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes;
+* ``heads``: the post's multi-head panels, the attention heads' weights on y, self-attention over a
+  sequence.
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
@@ -45,15 +47,14 @@ from kernelviz.figures.fits import (
     mixing_figure,
     small_multiples_figure,
 )
+from kernelviz.figures.heads import heads_panels_figure, sequence_figure, y_weights_figure
 from kernelviz.figures.heatmaps import (
     coverage_figure,
-    even_indices,
     head_heatmaps_figure,
     heatmap_figure,
     heatmap_pair_figure,
     score_transpose_figure,
     self_cross_figure,
-    thin_heatmap,
 )
 from kernelviz.figures.log_axes import log_props, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
@@ -75,8 +76,10 @@ from kernelviz.figures.training import (
     kernel_shape_figure,
     loo_figure,
     loss_figure,
+    masked_loo_figure,
     seeds_figure,
 )
+from kernelviz.shapes import even_indices, thin_heatmap
 
 __all__ = [
     "COLORS",
@@ -97,6 +100,7 @@ __all__ = [
     "head_color",
     "head_heatmaps_figure",
     "heads_fit_figure",
+    "heads_panels_figure",
     "heatmap_figure",
     "heatmap_pair_figure",
     "kernel_shape_figure",
@@ -105,14 +109,17 @@ __all__ = [
     "log_ticks",
     "loo_figure",
     "loss_figure",
+    "masked_loo_figure",
     "mixing_figure",
     "png_config",
     "rgba",
     "score_transpose_figure",
     "seeds_figure",
     "self_cross_figure",
+    "sequence_figure",
     "small_multiples_figure",
     "style",
     "thin_heatmap",
     "thumbnail",
+    "y_weights_figure",
 ]

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.figures.heatmaps import even_indices
 from kernelviz.figures.styling import (
     BAND_ALPHA,
     COLORS,
@@ -24,6 +23,7 @@ from kernelviz.figures.styling import (
     subplot_grid,
     vec,
 )
+from kernelviz.shapes import even_indices
 
 PANEL_POINTS = 256  # data points drawn in each small-multiples panel (``small_multiples_figure``)
 

@@ -2,7 +2,8 @@
 
 One matrix (``heatmap_figure``), two on one colour scale (``heatmap_pair_figure``, ``self_cross_figure``,
 ``score_transpose_figure``) or one per head (``head_heatmaps_figure``). Large matrices are thinned to evenly
-spread rows and columns by ``thin_heatmap``, which caches use too, so both keep the same cells.
+spread rows and columns by ``thin_heatmap`` (``kernelviz.shapes``), which views use too, so both keep the
+same cells.
 """
 
 from __future__ import annotations
@@ -22,32 +23,9 @@ from kernelviz.figures.styling import (
     subplot_grid,
     vec,
 )
+from kernelviz.shapes import thin_heatmap
 
 _WEIGHT_HOVER = "query x = %{y:.3g}<br>key xᵢ = %{x:.3g}<br>weight wᵢ(x) = %{z:.3g}<extra></extra>"
-
-
-def even_indices(n: int, keep: int) -> np.ndarray:
-    """At most ``keep`` evenly spread indices of range(n), always including the first and the last."""
-    if n <= keep:
-        return np.arange(n)
-    return np.unique(np.round(np.linspace(0, n - 1, keep)).astype(int))
-
-
-def thin_heatmap(
-    weights: object, queries: object, keys: object, max_rows: int, max_cols: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The rows and columns a heatmap builder draws: (weights[..., rows, cols], queries[rows], keys[cols]).
-
-    ``weights`` is (…, q, n); at most ``max_rows`` queries and ``max_cols`` keys are kept, evenly spread
-    (``even_indices``), exactly the cells the builders show with the same limits, so a cache can keep
-    only these and the figure is unchanged.
-    """
-    w = np.asarray(weights)
-    q, k = vec(queries), vec(keys)
-    if w.shape[-2:] != (q.shape[0], k.shape[0]):
-        raise ValueError(f"weights have shape {w.shape}, expected (…, {q.shape[0]}, {k.shape[0]})")
-    ri, ci = even_indices(q.shape[0], max_rows), even_indices(k.shape[0], max_cols)
-    return w[..., ri, :][..., ci], q[ri], k[ci]
 
 
 def _expect_shape(what: str, a: np.ndarray, expected: tuple[int | str, ...]) -> None:

@@ -4,12 +4,16 @@ training's path and the exact optimum, learned values across seeds, and the kern
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.figures.fits import line_trace
 from kernelviz.figures.styling import COLORS, head_color, rgba, style, vec
+
+if TYPE_CHECKING:
+    from kernelviz.views import MaskedView
 
 
 def kernel_shape_figure(
@@ -184,6 +188,13 @@ def loo_figure(
         fig.add_trace(_optimum_marker(optimum, ells, c))
     return style(fig, x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)", height=height,
                  log_x=True, legend_rows=4)
+
+
+def masked_loo_figure(view: MaskedView) -> go.Figure:
+    """``loo_figure`` of one masked-training run (``views.MaskedView``): the leave-one-out curve, the exact
+    optimum and where training went."""
+    return loo_figure(view.ells, view.cv, optimum=view.best, trajectory=view.path,
+                      trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
 
 
 def _seed_box(label: str, values: object, color: str) -> go.Box:

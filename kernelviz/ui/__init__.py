@@ -9,45 +9,55 @@ Modules
 * ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
   ``show``, ``loss_chart``).
 * ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
-  ``picture_control``, ``log_options``, ``sync_url``).
+  ``picture_control``, ``log_options``, ``sync_url``) and ``show_table``.
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
   ``data_messages``, ``data_summary``, ``csv_preview``).
-* ``cache``: ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2 (``predict``,
-  ``heatmap_weights``, ``knn``, ``loo_curve``, ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``),
-  and ``training_work``, a size estimate of masked training that keeps pages live.
+* ``cache``: ``cached`` (the one decorator of every cached call), ``DATA_HASH_FUNCS`` and the cached
+  backend calls of chapters 1 and 2 (``predict``, ``heatmap_weights``, ``knn``, ``loo_curve``,
+  ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``), and ``training_work``, a size estimate of
+  masked training that keeps pages live. ``cache_heads``, ``cache_attention``, ``cache_d2l``,
+  ``cache_scrub`` and ``cache_sources`` hold the other chapters' cached calls.
 
 How to add a chapter
 --------------------
-1. Put the maths in a kernelviz module (exported from ``kernelviz/__init__.py``) and the Plotly builders
-   in ``kernelviz/figures.py`` (NumPy in, ``go.Figure`` out; colours from ``COLORS``/``HEAD_COLORS``;
-   finish with ``style``).
-2. Write ``pages/N_name.py``::
+1. Put the maths in a kernelviz module (exported from ``kernelviz/__init__.py``), what a page draws in a
+   view (a frozen dataclass of arrays in ``kernelviz/views.py`` or ``views_training.py``, no streamlit) and
+   the Plotly builders in ``kernelviz/figures/`` (NumPy or views in, ``go.Figure`` out; colours from
+   ``COLORS``/``HEAD_COLORS``; finish with ``style``).
+2. Put its cached calls in ``kernelviz/ui/cache_<name>.py``, each taking the ``Data`` first and the other
+   arguments in the order of the backend function::
 
-       import streamlit as st
+       import kernelviz as kv
+       from kernelviz.ui.cache import cached
+       from kernelviz.ui.sidebar import Data
+
+       @cached()
+       def fit_heads(data: Data, heads: int) -> kv.FitResult:
+           return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
+
+   Results that hold weight matrices use ``@cached(heavy=True)`` (fewer entries), so the server's memory
+   stays bounded however many views its visitors explore.
+3. Write ``pages/N_name.py``::
+
        import kernelviz as kv
        from kernelviz import figures as kf
        from kernelviz import ui
-
-       @st.cache_data(max_entries=ui.CACHE_ENTRIES, show_spinner=False, hash_funcs=ui.DATA_HASH_FUNCS)
-       def fit_heads(data: ui.Data, heads: int) -> kv.FitResult:
-           return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
+       from kernelviz.ui import cache_name
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
        ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post, …")
        heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
                           max_value=kv.HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
        with ui.busy(f"Training {heads} heads by masked training…"):
-           result = fit_heads(data, heads)
+           result = cache_name.fit_heads(data, heads)
        ui.show(kf.fit_figure(...), key="mh.fit", filename="kernelviz-multihead-fit")
        ui.try_this(["…", "…"])
 
    Widget keys start with a short page prefix ("kr.", "masked.", "mh.", "attn."); the key is also the URL
-   query parameter. ``control`` validates and clamps whatever the URL says and ignores junk. Results that
-   hold weight matrices use ``max_entries=ui.HEAVY_CACHE_ENTRIES``, so the server's memory stays bounded
-   however many views its visitors explore.
-3. Register the file in ``kernelviz/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
+   query parameter. ``control`` validates and clamps whatever the URL says and ignores junk.
+4. Register the file in ``kernelviz/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
    ``":material/show_chart:"``, one-line summary, preview builder).
-4. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
+5. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
    page is added to its table).
 """
 
@@ -58,6 +68,7 @@ from kernelviz.ui.cache import (
     HEATMAP_QUERIES,
     HEAVY_CACHE_ENTRIES,
     Heat,
+    cached,
     fit,
     fit_parametric,
     fit_seeds,
@@ -76,6 +87,7 @@ from kernelviz.ui.controls import (
     lengthscale_options,
     log_options,
     picture_control,
+    show_table,
     sync_url,
     to_url,
 )
@@ -123,6 +135,7 @@ __all__ = [
     "_Spec",
     "apply_upload",
     "busy",
+    "cached",
     "chapter_header",
     "control",
     "csv_preview",
@@ -151,6 +164,7 @@ __all__ = [
     "show",
     "show_code",
     "show_status",
+    "show_table",
     "sync_url",
     "to_url",
     "training_work",

@@ -1,40 +1,40 @@
 """Cached calls into the backend for the home page and chapters 1 and 2, keyed by the data set's key and
 the scalar arguments.
 
-Every cached function takes the ``Data`` itself as its first argument and is decorated with
-``st.cache_data(max_entries=…, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)``: Streamlit hashes a
-``Data`` by its key tuple (a CSV by its SHA-256), never by its arrays. Inside, ``data.ds`` is the whole data
-set and ``data.train`` the training subsample (at most ``kv.TRAIN_MAX_POINTS`` points). Results go through
-pickle, so callers get their own copy: NumPy arrays, views (``kernelviz.views``) or dataclasses of them.
+Every cached function of kernelviz is decorated with ``cached`` (defined here, used by every ``cache_*``
+module): ``st.cache_data(max_entries=…, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)``. Streamlit
+hashes a ``Data`` by its key tuple (a CSV by its SHA-256), never by its arrays. A cached function takes the
+``Data`` first, with the other arguments in the order of the backend function it wraps. Inside,
+``data.ds`` is the whole data set and ``data.train`` the training subsample (at most
+``kv.TRAIN_MAX_POINTS`` points). Results go through pickle, so callers get their own copy: NumPy arrays,
+views (``kernelviz.views``, ``kernelviz.views_training``) or dataclasses of them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz import figures as kf
 from kernelviz.parametric import batch_count
-from kernelviz.post import post_holdouts as _post_holdouts
+from kernelviz.post import post_holdouts
 from kernelviz.shapes import bucket
 from kernelviz.ui.controls import lengthscale_options, log_options
 from kernelviz.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.views import HoldoutPanel, MaskedView, SeedSpread
+from kernelviz.views_training import ParametricView
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
-    "HoldoutPanel", "MaskedView", "ParametricView", "SeedSpread", "attention_preview", "average", "cached",
-    "d2l_source", "default_lengthscale", "empty_share", "fit", "fit_parametric", "fit_seeds",
+    "attention_preview", "average", "cached", "d2l_source", "default_lengthscale", "empty_share", "fit",
+    "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
-    "loo_curve", "loo_figure", "loo_optimum", "masked_view", "parametric_view", "post_holdouts", "predict",
+    "loo_curve", "loo_optimum", "masked_view", "panel_holdouts", "parametric_view", "predict",
     "seed_spread", "start_lengthscale", "training_work",
 ]
 
@@ -53,11 +53,12 @@ D2L_QUERIES = np.arange(0.0, 5.0, 0.1)  # d2l's test inputs x_test = arange(0, 5
 DATA_HASH_FUNCS: dict[type, Callable[[Any], Any]] = {Data: lambda d: d.key}
 
 
-def cached(heavy: bool = False) -> Callable:
-    """``st.cache_data`` for a call that takes a ``Data`` first (hashed by its key); ``heavy`` for results
-    that hold weight matrices (``HEAVY_CACHE_ENTRIES`` of them, not ``CACHE_ENTRIES``)."""
-    return st.cache_data(max_entries=HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES, show_spinner=False,
-                         hash_funcs=DATA_HASH_FUNCS)
+def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
+    """``st.cache_data`` without a spinner, a ``Data`` argument hashed by its key: at most ``CACHE_ENTRIES``
+    results, ``HEAVY_CACHE_ENTRIES`` when ``heavy`` (results that hold weight matrices), or no limit when
+    not ``bounded`` (a call whose arguments take a handful of values, e.g. a fixed catalogue)."""
+    entries = (HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES) if bounded else None
+    return st.cache_data(max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
 
 
 def default_lengthscale(data: Data) -> float:
@@ -124,7 +125,7 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-@st.cache_data(show_spinner=False)
+@cached(bounded=False)
 def kernel_shapes(points: int = 241) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """u on [−3, 3] and K(u) of every kernel of the zoo, by label."""
     u = np.linspace(-3.0, 3.0, points)
@@ -146,7 +147,7 @@ def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
 
 
 @cached()
-def loo_curve(data: Data, kernel: str, lengthscales: tuple[float, ...]) -> np.ndarray:
+def loo_curve(data: Data, lengthscales: tuple[float, ...], kernel: str) -> np.ndarray:
     """CV(ℓ) at each of ``lengthscales`` on the training points (+∞ where some window is empty)."""
     return kv.loo_curve(data.train.x, data.train.y, np.asarray(lengthscales), kernel)
 
@@ -172,7 +173,7 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
     path = traj[np.unique(np.round(np.linspace(0, traj.shape[0] - 1, min(PATH_POINTS, traj.shape[0]))))
                 .astype(int)]
     learned = float(result.lengthscales[0])
-    *path_cv, learned_cv = loo_curve(data, kernel, (*map(float, path), learned))
+    *path_cv, learned_cv = loo_curve(data, (*map(float, path), learned), kernel)
     best = loo_optimum(data, kernel)
     s = predict(data, learned, kernel)
     tail = result.losses[-TAIL:]
@@ -180,22 +181,16 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
         fit=result, status=views.training_status(result, hi - lo), mean=s.mean, std=s.std, best=best,
         best_mean=None if best is None else predict(data, best, kernel).mean,
         tail_loss=float(np.mean(tail)) if tail.size else float("nan"),
-        ells=np.asarray(ells), cv=loo_curve(data, kernel, ells), path=path, path_cv=np.asarray(path_cv),
+        ells=np.asarray(ells), cv=loo_curve(data, ells, kernel), path=path, path_cv=np.asarray(path_cv),
         learned_cv=float(learned_cv),
     )
 
 
-def post_holdouts(n: int) -> tuple[int, ...]:
+def panel_holdouts(n: int) -> tuple[int, ...]:
     """The post's hold-out sizes 1, 10, n // 2 and int(0.8 n) for n training points, each clipped to the
     sizes allowed (1 … n − 2), repeats dropped."""
     lo, hi = kv.holdout_range(n)
-    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in _post_holdouts(n)))
-
-
-def loo_figure(view: MaskedView) -> go.Figure:
-    """``kf.loo_figure`` of ``view``: the leave-one-out curve, the exact optimum and where training went."""
-    return kf.loo_figure(view.ells, view.cv, optimum=view.best, trajectory=view.path,
-                         trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
+    return tuple(dict.fromkeys(min(max(k, lo), hi) for k in post_holdouts(n)))
 
 
 @cached()
@@ -221,8 +216,8 @@ def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
 
 
 @cached()
-def fit_seeds(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
-              seeds: tuple[int, ...]) -> list[kv.FitResult]:
+def fit_seeds(data: Data, seeds: tuple[int, ...], kernel: str, holdout: int, steps: int,
+              learning_rate: float) -> list[kv.FitResult]:
     """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed."""
     train = data.train
     return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout, steps=steps,
@@ -246,8 +241,8 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
             size //= 2
         if size != k:
             capped.append(k)
-        runs = fit_seeds(data, kernel, size, run_steps, learning_rate,
-                         tuple(range(first_seed, first_seed + seeds)))
+        runs = fit_seeds(data, tuple(range(first_seed, first_seed + seeds)), kernel, size, run_steps,
+                         learning_rate)
         groups[f"hold-out {size}"] = np.array([r.lengthscales[0] for r in runs])
     return SeedSpread(groups, run_steps, tuple(capped))
 
@@ -265,32 +260,6 @@ def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0
 def d2l_source() -> Data:
     """d2l's own data set: 50 points, x ~ U(0, 5) sorted, y = 2 sin x + x^0.8 + N(0, 0.5²)."""
     return make_data(("d2l", 50, 0), kv.d2l_data())
-
-
-@dataclass(frozen=True)
-class ParametricView:
-    """d2l's parametric pooling after training: the training pairs (keys, values), the queries (d2l's test
-    inputs) with the truth, the fits with the learned w and with w = 1 (d2l's nonparametric pooling), both
-    weight matrices as one heatmap (w = 1, learned), w at the start and after every step and every epoch,
-    the loss per epoch, the weight a training point gives its own pair, w* = 1/ℓ* and how the run went."""
-
-    x: np.ndarray
-    y: np.ndarray
-    queries: np.ndarray
-    truth: np.ndarray | None
-    learned: np.ndarray
-    fixed: np.ndarray
-    heatmap: views.Heatmap
-    w_path: np.ndarray
-    w_epochs: np.ndarray
-    epoch_losses: np.ndarray
-    self_weight: float
-    w_star: float | None
-    status: views.Status
-
-    @property
-    def w(self) -> float:
-        return float(self.w_path[-1])
 
 
 def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,

@@ -1,117 +1,66 @@
-"""Chapter 4's cached calls (attention) and the one figure only this chapter draws.
+"""Chapter 4's cached calls (attention).
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
-from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's
-``Settings``; the layer is trained once per settings (``train``) and everything drawn from it comes from
-``view`` and ``comparison``, both cached.
+from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
+(``kernelviz.views_training``, with ``Comparison`` and its table); the layer is trained once per settings
+(``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import NamedTuple
-
 import numpy as np
-import plotly.graph_objects as go
-import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults, views
-from kernelviz import figures as kf
 from kernelviz.attention import attention_loo_error, attention_predict, gaussian_layer
-from kernelviz.figures.styling import subplot_grid
-from kernelviz.ui.cache import CACHE_ENTRIES, DATA_HASH_FUNCS, HEAVY_CACHE_ENTRIES, loo_optimum
+from kernelviz.ui.cache import cached, loo_optimum
 from kernelviz.ui.sidebar import Data
+from kernelviz.views_training import Comparison, Settings
 
 __all__ = [
-    "Comparison",
-    "Settings",
     "comparison",
-    "comparison_sentence",
-    "comparison_table",
+    "fit_attention",
     "gaussian_check",
-    "maps_table",
     "notes_check",
-    "sequence_figure",
-    "train",
     "view",
-    "y_weights_figure",
 ]
 
 MH = defaults.MULTIHEAD
-TOKEN_NAMES = ("1", "x̃ᵢ", "x̃ᵢ²")  # the position part of a token, drawn as lines
 
 
-class Settings(NamedTuple):
-    """The controls of the trained layer (a tuple, so that caches hash it by value)."""
-
-    heads: int
-    d_qk: int
-    d_v: int
-    holdout: int
-    steps: int
-    learning_rate: float
-    seed: int
-    start: str
-
-
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
     """``views.gaussian_check``: the Gaussian smoother and the attention head that is it, on the same keys."""
     return views.gaussian_check(data.ds, lengthscale)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
-def train(data: Data, s: Settings) -> kv.AttentionFit:
+@cached()
+def fit_attention(data: Data, s: Settings) -> kv.AttentionFit:
     """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
     return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
                             steps=s.steps, learning_rate=s.learning_rate, seed=s.seed, d_v=s.d_v,
                             start=s.start)
 
 
-@st.cache_data(max_entries=HEAVY_CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached(heavy=True)
 def view(data: Data, s: Settings) -> views.AttentionView:
-    """``views.attention_view`` of the layer ``train`` trains with the same settings (trained once)."""
-    return views.attention_view(data.ds, train(data, s))
+    """``views.attention_view`` of the layer ``fit_attention`` trains with the same settings (trained
+    once)."""
+    return views.attention_view(data.ds, fit_attention(data, s))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
     the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
-    fit, points = train(data, s), data.train
+    fit, points = fit_attention(data, s), data.train
     w = kv.as_self_attention(fit, points.x, points.y)
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
     heads = np.stack([kv.self_attention(w.x, *maps) for maps in zip(w.w_q, w.w_k, w.w_v, strict=True)])
     joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
     return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
-
-
-def maps_table(check: views.GaussianCheck) -> dict[str, list]:
-    """The Gaussian head's W_q, W_k (their ỹ row is 0: they read the position part) and W_v, one row per
-    token component."""
-    table: dict[str, list] = {"token component": ["1", "x̃", "x̃²", "ỹ"]}
-    for name, m in (("W_q", check.w_q), ("W_k", check.w_k), ("W_v", check.w_v)):
-        for j in range(m.shape[1]):
-            column = np.zeros(4)
-            column[: m.shape[0]] = m[:, j]
-            table[f"{name} column {j + 1}"] = [float(f"{v:.4g}") for v in column]
-    return table
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The trained layer beside the kernels it generalises: ``names`` of the models, their leave-one-out
-    errors on the training points (``loo``), errors against the true mean on the grid (``truth``, NaN for
-    user data) and mean band widths 4s̄ (``band``); ``ell`` the Gaussian's leave-one-out optimum ℓ*."""
-
-    names: tuple[str, ...]
-    loo: np.ndarray
-    truth: np.ndarray
-    band: np.ndarray
-    ell: float
 
 
 def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
@@ -125,7 +74,7 @@ def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
             float(np.mean(4.0 * p.std)))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
     """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ* (chapter 2's cached
     ``loo_optimum``): depends on the data only, so a move of the layer's controls does not recompute it."""
@@ -133,7 +82,7 @@ def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
     return ell, _scores(data, gaussian_layer([ell], [1.0], data.train.x, data.train.y))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, float]:
     """``_scores`` of chapter 3's model with ``heads`` heads, trained as chapter 3 trains it with ``seed``:
     depends on the data, the number of heads and the seed only."""
@@ -143,68 +92,16 @@ def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, f
     return _scores(data, gaussian_layer(ch3.lengthscales, ch3.mixing, tr.x, tr.y))
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+@cached()
 def comparison(data: Data, s: Settings) -> Comparison:
-    """Attention (``train``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and chapter 3's
-    model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2, the same
-    seed), all three as attention layers (``gaussian_layer``), scored on the one core (``_scores``): the
-    leave-one-out error (``attention_loo_error``), the error against the true mean and the band width, on
-    ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
+    """Attention (``fit_attention``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and
+    chapter 3's model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2,
+    the same seed), all three as attention layers (``gaussian_layer``), scored on the one core
+    (``_scores``): the leave-one-out error (``attention_loo_error``), the error against the true mean and
+    the band width, on ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
     ell, gaussian = _gaussian_scores(data)
-    rows = (_scores(data, train(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
+    rows = (_scores(data, fit_attention(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
     loo, err, band = (np.array(column) for column in zip(*rows, strict=True))
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
     return Comparison(names, loo, err, band, ell)
-
-
-def comparison_table(c: Comparison) -> dict[str, list]:
-    """The comparison as table columns (the truth column only when the true mean is known)."""
-    table = {"model": list(c.names), "leave-one-out error": [float(f"{v:.4g}") for v in c.loo]}
-    if np.all(np.isfinite(c.truth)):
-        table["error against the true mean"] = [float(f"{v:.4g}") for v in c.truth]
-    table["band width 4s̄"] = [float(f"{v:.4g}") for v in c.band]
-    return table
-
-
-def comparison_sentence(c: Comparison) -> str:
-    """One line: the trained layer's leave-one-out error against the best Gaussian's (and the truth's)."""
-    def versus(a: float, b: float) -> str:
-        pct = 100.0 * (a / b - 1.0)
-        return f"{abs(pct):.1f} % {'below' if pct < 0 else 'above'}"
-
-    text = (f"Here the trained layer's leave-one-out error is **{versus(c.loo[0], c.loo[1])}** the best "
-            "Gaussian's")
-    if np.all(np.isfinite(c.truth)):
-        text += f", and its error against the true mean **{versus(c.truth[0], c.truth[1])}** the Gaussian's"
-    return text + "."
-
-
-def y_weights_figure(v: views.AttentionView) -> go.Figure:
-    """One bar per head: (W_v^h U_h)_y, the weight the layer gives head h's average of y (chapter 3's u_h
-    for Gaussian heads), titled with their sum."""
-    fig = kf.mixing_figure(v.y_weights, y_title="(W<sub>v</sub><sup>h</sup> U<sub>h</sub>)<sub>y</sub>")
-    return fig.update_layout(title_text=f"Σₕ (W<sub>v</sub><sup>h</sup> U<sub>h</sub>)<sub>y</sub> = "
-                                        f"{float(np.sum(v.y_weights)):.3g}")
-
-
-def sequence_figure(v: views.AttentionView, head: int, x_title: str) -> go.Figure:
-    """Self-attention as a map of the sequence: the input tokens t_i (left; ỹ_i as points, the position
-    part as lines) and head ``head``'s values v_i = t_i W_v (dotted) and outputs x′_i = Σ_j w_ij v_j (solid),
-    each of its d_v components against x_i (right), one y axis in token units."""
-    x, t = v.seq_x, v.seq_tokens
-    fig = subplot_grid(1, 2, ["input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)",
-                              f"head {head + 1}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ"],
-                       horizontal_spacing=0.06, vertical_spacing=0.1)
-    fig.add_trace(kf.data_trace(x, t[:, 3], "ỹᵢ = yᵢ / max|y|", size=4), row=1, col=1)
-    for f, (name, dash) in enumerate(zip(TOKEN_NAMES, ("solid", "dash", "dot"), strict=True)):
-        fig.add_trace(kf.line_trace(x, t[:, f], name, kf.COLORS["data"], dash=dash, width=1.5), row=1, col=1)
-    for c in range(v.seq_values.shape[2]):
-        value = kf.line_trace(x, v.seq_values[head, :, c], f"value vᵢ, component {c + 1}", kf.head_color(c),
-                              width=1.0).update(mode="markers", marker={"size": 4, "symbol": "circle-open"})
-        fig.add_trace(value, row=1, col=2)
-        fig.add_trace(kf.line_trace(x, v.seq_outputs[head, :, c], f"output x′ᵢ, component {c + 1}",
-                                    kf.head_color(c)), row=1, col=2)
-    return kf.style(fig, x_title=x_title, y_title="", height=440,
-                    layout={"yaxis": {"title": {"text": "token units"}}, "margin": {"t": 90},
-                            "legend": {"y": 1.16}})

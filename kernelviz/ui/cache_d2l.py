@@ -5,11 +5,10 @@ chapter 1. Every call takes the ``Data`` first, hashed by its key (``cache.DATA_
 from __future__ import annotations
 
 import numpy as np
-import streamlit as st
 
 from kernelviz import defaults, views
 from kernelviz.parametric import validation_losses
-from kernelviz.ui.cache import CACHE_ENTRIES, cached, parametric_view
+from kernelviz.ui.cache import cached, parametric_view
 from kernelviz.ui.sidebar import POINT_CHOICES, Data
 
 __all__ = ["CONSISTENCY_SIZES", "consistency", "kotlin_validation", "nonparametric"]
@@ -38,7 +37,7 @@ def nonparametric(data: Data) -> views.D2lPooling:
     return views.d2l_pooling(data.ds)
 
 
-@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+@cached()
 def consistency(seed: int) -> views.Consistency:
     """``views.d2l_consistency`` over ``CONSISTENCY_SIZES`` for the noise seed ``seed``: d2l's exercise 1."""
     return views.d2l_consistency(CONSISTENCY_SIZES, int(seed))

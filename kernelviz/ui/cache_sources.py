@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import streamlit as st
 
 import kernelviz as kv
 from kernelviz import defaults
@@ -63,7 +62,7 @@ def _blog_holdouts() -> list[float]:
     default seed): the learned ℓ of each hold-out size 1, 10, n/2, 0.8 n in the post's convention √2 ℓ."""
     data, m = blog_source(), defaults.MASKED
     return [cache.holdout_panel(data, "gaussian", k, m.steps, m.learning_rate, m.seed).lengthscale
-            * math.sqrt(2.0) for k in cache.post_holdouts(len(data.train))]
+            * math.sqrt(2.0) for k in cache.panel_holdouts(len(data.train))]
 
 
 def _blog_heads() -> list[dict[str, list[float]]]:
@@ -92,7 +91,7 @@ OURS = {"blog_holdouts": _blog_holdouts, "blog_heads": _blog_heads, "d2l_average
         "d2l_w": _d2l_w}
 
 
-@st.cache_data(show_spinner=False)
+@cache.cached(bounded=False)
 def ours(key: str) -> Any:
     """kernelviz's own numbers for the catalogue entry ``key`` (one of ``OURS``)."""
     return OURS[key]()

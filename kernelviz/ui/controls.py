@@ -8,19 +8,18 @@ anything unreadable is ignored.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import streamlit as st
 
-if TYPE_CHECKING:
-    from kernelviz.ui.sidebar import Data
+from kernelviz.ui.page_data import Data
 
 __all__ = [
-    "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options", "sync_url",
-    "to_url",
+    "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options", "show_table",
+    "sync_url", "to_url",
 ]
 
 # session_state keys that are not widgets
@@ -314,3 +313,13 @@ def picture_control(key: str, pictures: dict[str, str]) -> str:
     sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
     return control("segmented", "Picture", key, default=next(iter(pictures)), options=tuple(pictures),
                    format_func=pictures.get)
+
+
+def show_table(table: dict[str, list], height: int | str = "auto",
+               two_decimals: Collection[str] = ()) -> None:
+    """``st.dataframe`` without the index, every numeric column with 4 significant digits (so that a
+    lengthscale that ran away, 1e+259, shows as such instead of as hundreds of digits), the columns named in
+    ``two_decimals`` (e.g. a source's printed numbers, ``views_training.PRINTED``) with two decimals."""
+    numbers = {c: st.column_config.NumberColumn(format="%.2f" if c in two_decimals else "%.4g")
+               for c, v in table.items() if v and not isinstance(v[0], str)}
+    st.dataframe(table, hide_index=True, height=height, column_config=numbers)

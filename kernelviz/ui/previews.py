@@ -34,7 +34,7 @@ def masked_training(data: Data) -> go.Figure:
     m = defaults.MASKED
     holdout = min(m.holdout, kv.holdout_range(len(data.train))[1])
     view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
-    return kf.thumbnail(cache.loo_figure(view))
+    return kf.thumbnail(kf.masked_loo_figure(view))
 
 
 def multihead(data: Data) -> go.Figure:

@@ -8,12 +8,11 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults
 from kernelviz.ui.controls import control
+from kernelviz.ui.page_data import GRID_POINTS, Data
 from kernelviz.ui.text import md_escape
 
 __all__ = [
@@ -32,7 +31,6 @@ __all__ = [
     "native_sample",
 ]
 
-GRID_POINTS = defaults.GRID_POINTS  # query grid of every fit figure (kv.warmup compiles for it)
 POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
 
 # session_state keys that are not widgets
@@ -58,46 +56,6 @@ class CsvUpload:
     digest: str
     columns: tuple[str, ...]
     n_rows_read: int
-
-
-@dataclass(frozen=True)
-class Data:
-    """The data set every page works on.
-
-    ``key`` identifies it for caches (("blog", n, seed) or ("csv", sha256, x column, y column)): cached
-    functions hash a ``Data`` by its key alone (``DATA_HASH_FUNCS`` in kernelviz/ui/cache.py), never by
-    its arrays. ``ds`` is the whole set (predictions and plots use all of it); ``train`` is at most
-    ``kv.TRAIN_MAX_POINTS`` points (``kv.subsample``) for training and leave-one-out.
-    """
-
-    key: tuple
-    ds: kv.Dataset
-    train: kv.Dataset
-
-    @property
-    def n(self) -> int:
-        return len(self.ds)
-
-    @property
-    def subsampled(self) -> bool:
-        """True when training uses fewer points than the data set has."""
-        return len(self.train) < len(self.ds)
-
-    @property
-    def synthetic(self) -> bool:
-        """True when the true mean f(x) and noise n(x) are known (the built-in data sets)."""
-        return self.ds.true_mean is not None and self.ds.noise_sd is not None
-
-    def grid(self, num: int = GRID_POINTS) -> np.ndarray:
-        """``num`` query points over the data's x-range."""
-        return self.ds.grid(num)
-
-    def truth(self, num: int = GRID_POINTS) -> tuple[np.ndarray, np.ndarray] | None:
-        """(f, n) on ``grid(num)`` for synthetic data, None for user data."""
-        if not self.synthetic:
-            return None
-        g = self.grid(num)
-        return np.asarray(self.ds.true_mean(g)), np.asarray(self.ds.noise_sd(g))
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -1,0 +1,107 @@
+"""The package's layers, read from the source with ``ast``: views and figures never import streamlit, views
+never import the figures, every cached call goes through ``ui.cache.cached``, and the modules of
+``kernelviz.ui`` import each other without a cycle. Also the view models' tables, built without Streamlit."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from kernelviz import views, views_training
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "kernelviz"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def _imports(path: Path) -> set[str]:
+    """The kernelviz modules (and other top-level packages) ``path`` imports, anywhere in the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            subs = {f"{node.module}.{a.name}" for a in node.names} & MODULES.keys()
+            found.update(subs or {node.module})
+    return found
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, or None."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node):], node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            if (found := visit(nxt, [*path, node])) is not None:
+                return found
+        done.add(node)
+        return None
+
+    return next((c for start in sorted(graph) if (c := visit(start, [])) is not None), None)
+
+
+def test_views_and_figures_do_not_import_streamlit_and_views_not_figures():
+    pure = [m for m in MODULES if m.startswith(("kernelviz.views", "kernelviz.figures"))]
+    assert {"kernelviz.views", "kernelviz.views_training", "kernelviz.figures.heads"} <= set(pure)
+    for name in pure:
+        imported = _imports(MODULES[name])
+        assert not any(i.split(".")[0] == "streamlit" for i in imported), name
+        if name.startswith("kernelviz.views"):
+            assert not any(i.startswith("kernelviz.figures") for i in imported), name
+    code = "import sys, kernelviz.views_training, kernelviz.figures; print('streamlit' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
+
+
+def test_every_cached_call_goes_through_the_one_decorator():
+    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
+        tree = ast.parse(path.read_text())
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "cache_data"]
+        allowed = 1 if path == PACKAGE / "ui" / "cache.py" else 0  # the body of ``cached``
+        assert len(calls) == allowed, path
+
+
+def test_the_ui_modules_import_each_other_without_a_cycle():
+    ui = {m for m in MODULES if m.startswith("kernelviz.ui.")}
+    graph = {m: {i for i in _imports(MODULES[m]) if i in ui} for m in ui}
+    assert graph["kernelviz.ui.sidebar"] >= {"kernelviz.ui.controls", "kernelviz.ui.page_data"}
+    assert _cycle(graph) is None
+
+
+def test_comparison_table_and_sentence_without_streamlit():
+    c = views_training.Comparison(("a", "b", "c"), np.array([0.9, 1.0, 1.1]), np.array([np.nan] * 3),
+                                  np.array([1.0, 2.0, 3.0]), 0.5)
+    table = views_training.comparison_table(c)
+    assert list(table) == ["model", "leave-one-out error", "band width 4s̄"]  # no truth for user data
+    assert views_training.comparison_sentence(c) == (
+        "Here the trained layer's leave-one-out error is **10.0 % below** the best Gaussian's.")
+
+
+def test_post_table_and_panels_status_from_panels():
+    mh = views_training.MH
+    note = views.Status("note", "")
+    shown = [views_training.Panel(h, np.ones(h), np.full(h, 0.5), np.full(h, 1.0 / h), np.zeros(3), note)
+             for h in mh.panels]
+    table = views_training.post_table(shown)
+    assert list(table) == list(views_training.POST_COLUMNS)
+    assert len(table["H"]) == sum(mh.panels)
+    assert views_training.panels_status(shown) == note
+    bad = views.Status("warning", "diverged")
+    status = views_training.panels_status([shown[0], dataclasses.replace(shown[1], status=bad)])
+    assert status.level == "warning" and "H = 2" in status.message
