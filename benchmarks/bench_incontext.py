@@ -9,7 +9,7 @@ Prints:
 * compile: the pretraining program lowered and compiled with the persistent cache off (seconds, and the
   growth of the process's resident memory and of its peak across it), after XLA's start-up and beside
   chapter 4's training program compiled the same way; then the first call;
-* warm pretraining at the defaults (``incontext.pretrain()``: 2000 Adam steps × 64 sine prompts of 32
+* warm pretraining at the defaults (``incontext.pretrain()``: 1500 Adam steps × 64 sine prompts of 32
   points), median of ``--repeats`` calls with other seeds; then the GP family;
 * recompiles: ``_pretrain``'s cache size and the compilations counted while pretraining at other controls
   (family, roughness, noise, n, heads, steps, softmax/linear); both must stay 1 and 0;
