@@ -16,8 +16,8 @@ import kernelviz as kv
 from kernelviz import defaults
 from kernelviz.ui import cache, cache_heads, cache_sources
 
-SOURCES = "pages/5_sources.py"
-CH = "5_sources"  # its prose: pages/prose/5_sources.md
+SOURCES = "pages/6_sources.py"
+CH = "6_sources"  # its prose: pages/prose/6_sources.md
 ROOT = Path(__file__).resolve().parents[1]
 
 

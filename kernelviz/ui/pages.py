@@ -58,7 +58,7 @@ CHAPTERS = (
         previews.attention,
     ),
 )
-SOURCES = Chapter("pages/5_sources.py", "sources", "Sources", ":material/menu_book:")
+SOURCES = Chapter("pages/6_sources.py", "sources", "Sources", ":material/menu_book:")
 PAGE_URLS = {c.path: c.url for c in (*CHAPTERS, SOURCES)}
 
 

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.browser
 
 PAGES = list(enumerate(app_pages()))  # (position in the sidebar, name): 0 is the overview
 PAGE_IDS = [name for _, name in PAGES]
-REFERENCE = {"5_sources"}  # pages without controls of their own: a catalogue of links into the chapters
+REFERENCE = {"6_sources"}  # pages without controls of their own: a catalogue of links into the chapters
 CONTROLLED = [(i, name) for i, name in PAGES if name not in REFERENCE]  # the overview and the chapters
 CONTROLLED_IDS = [name for _, name in CONTROLLED]
 CHAPTERS = CONTROLLED[1:]
@@ -215,7 +215,7 @@ def test_a_sources_link_opens_its_chapter_with_the_controls_set(
     """On the Sources page, the link of d2l's nonparametric pooling (the Gaussian with ℓ = 1 on d2l's data)
     opens chapter 1 with that lengthscale and d2l's own sample (50 points, seed 0), although the session
     was on the blog post's data."""
-    index = next(i for i, name in PAGES if name == "5_sources")
+    index = next(i for i, name in PAGES if name == "6_sources")
     open_page(page, warm_server, site_nav, index)
     link = page.locator('a[href*="data.source=d2l&kr.kernel=gaussian&kr.lengthscale=1&"]')
     link.first.click()

@@ -9,7 +9,7 @@ from kernelviz.ui import cache_sources, pages
 
 KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:",
          "text": ":material/article:"}
-CHAPTER = "5_sources"
+CHAPTER = "6_sources"
 
 
 def show_ours(item: dict) -> None:
