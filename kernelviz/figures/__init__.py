@@ -27,7 +27,8 @@ The builders live in modules by what they draw, and every public name is availab
 * ``heatmaps``: weight matrices, thinned by ``thin_heatmap`` (from ``kernelviz.shapes``, which views use too);
 * ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes;
 * ``heads``: the post's multi-head panels, the attention heads' weights on y, self-attention over a
-  sequence.
+  sequence;
+* ``incontext``: chapter 5's learned windows, the error of every fixed window, the window sweep.
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
@@ -56,6 +57,7 @@ from kernelviz.figures.heatmaps import (
     score_transpose_figure,
     self_cross_figure,
 )
+from kernelviz.figures.incontext import learned_kernel_figure, lengthscale_error_figure, window_sweep_figure
 from kernelviz.figures.log_axes import log_props, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.figures.styling import (
@@ -104,6 +106,8 @@ __all__ = [
     "heatmap_figure",
     "heatmap_pair_figure",
     "kernel_shape_figure",
+    "learned_kernel_figure",
+    "lengthscale_error_figure",
     "line_trace",
     "log_props",
     "log_ticks",
@@ -121,5 +125,6 @@ __all__ = [
     "style",
     "thin_heatmap",
     "thumbnail",
+    "window_sweep_figure",
     "y_weights_figure",
 ]

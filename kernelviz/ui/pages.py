@@ -57,6 +57,12 @@ CHAPTERS = (
         "smoother with a learned kernel.",
         previews.attention,
     ),
+    Chapter(
+        "pages/5_in_context.py", "in-context", "5 · In context", ":material/school:",
+        "Pretrain one attention layer on many small regression tasks: on a new task it predicts from the "
+        "prompt alone, as Nadaraya–Watson with the window the family needs.",
+        previews.in_context,
+    ),
 )
 SOURCES = Chapter("pages/6_sources.py", "sources", "Sources", ":material/menu_book:")
 PAGE_URLS = {c.path: c.url for c in (*CHAPTERS, SOURCES)}

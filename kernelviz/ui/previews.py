@@ -5,12 +5,13 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 import kernelviz as kv
-from kernelviz import defaults
+from kernelviz import defaults, incontext
 from kernelviz import figures as kf
-from kernelviz.ui import cache
+from kernelviz.ui import cache, cache_incontext
 from kernelviz.ui.sidebar import Data
+from kernelviz.views_incontext import Settings
 
-__all__ = ["attention", "kernel_regression", "masked_training", "multihead"]
+__all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead"]
 
 
 def kernel_regression(data: Data) -> go.Figure:
@@ -51,3 +52,15 @@ def attention(data: Data) -> go.Figure:
     fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
     fig.update_layout(coloraxis_showscale=False)
     return kf.thumbnail(fig)
+
+
+DEFAULT_IN_CONTEXT = Settings("sine", 3.0, 0.1, 32, 1, incontext.STEPS, "softmax", 0)  # as chapter 5 opens
+
+
+def in_context(data: Data) -> go.Figure:
+    """Chapter 5 as it opens (its own tasks, whatever the data): the learned window at three queries beside
+    Nadaraya–Watson's best fixed window, from the chapter's cached pretraining."""
+    s = DEFAULT_IN_CONTEXT
+    view = cache_incontext.kernels(s)
+    best = cache_incontext.best_lengthscale(s.family, s.roughness, s.noise, s.n).best
+    return kf.thumbnail(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best))

@@ -1,0 +1,191 @@
+"""Chapter 5 · In context: one attention layer pretrained on a family of small regression tasks becomes
+Nadaraya–Watson with the window that family needs."""
+
+import numpy as np
+import streamlit as st
+
+from kernelviz import figures as kf
+from kernelviz import incontext, incontext_eval, tasks, ui
+from kernelviz import views_incontext as vi
+from kernelviz.smoothing import HEADS_MAX
+from kernelviz.training import STEPS_MAX
+from kernelviz.ui import cache_incontext as ci
+
+CHAPTER = "5_in_context"
+FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
+KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
+TASKS_MAX = 999
+
+
+def next_task() -> None:
+    """The "New task" button: the next fresh task (before the rerun draws the controls)."""
+    st.session_state["icl.task"] = (int(st.session_state.get("icl.task", 0)) + 1) % (TASKS_MAX + 1)
+
+
+def controls() -> vi.Settings:
+    """The family's and the pretraining's eight controls, in two rows (the backend's defaults)."""
+    c0, c1, c2, c3 = st.columns([1.4, 1.2, 1.0, 1.0])
+    c4, c5, c6, c7 = st.columns([1.4, 1.2, 1.0, 1.0])
+    family = ui.control("segmented", "Family", "icl.family", default="sine", options=tuple(FAMILIES),
+                        format_func=FAMILIES.get, container=c0,
+                        help="Sines of random frequency, phase and amplitude, or Gaussian-process draws.")
+    rough = ui.control("slider", "Task roughness", "icl.roughness", default=3.0,
+                       min_value=tasks.ROUGHNESS_RANGE[0], max_value=tasks.ROUGHNESS_RANGE[1], step=0.5,
+                       container=c1, help="The typical frequency r of f in radians per unit of x.")
+    noise = ui.control("slider", "Label noise σ", "icl.noise", default=0.1, min_value=0.0,
+                       max_value=tasks.NOISE_MAX, step=0.05, container=c2,
+                       help="yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1).")
+    n = ui.control("slider", "Context size n", "icl.n", default=32, min_value=tasks.N_MIN,
+                   max_value=tasks.N_MAX, container=c3, help="Points (xᵢ, yᵢ) in every prompt.")
+    kind = ui.control("segmented", "Attention", "icl.kind", default="softmax", options=tuple(KINDS),
+                      format_func=KINDS.get, container=c4,
+                      help="Softmax weights, or the scores divided by n with no normalisation.")
+    steps = ui.control("slider", "Pretraining steps", "icl.steps", default=incontext.STEPS, min_value=50,
+                       max_value=STEPS_MAX, step=50, container=c5,
+                       help=f"Adam steps, each on {incontext.BATCH} fresh prompts.")
+    heads = ui.control("slider", "Number of heads", "icl.heads", default=1, min_value=1, max_value=HEADS_MAX,
+                       container=c6, help="Heads with their own score matrix A_h, mixed by learned u_h.")
+    seed = ui.control("slider", "Seed", "icl.seed", default=0, min_value=0, max_value=99, container=c7,
+                      help="The start of the layer and the prompts drawn during pretraining.")
+    return vi.Settings(family, float(rough), float(noise), int(n), int(heads), int(steps), kind, int(seed))
+
+
+def pretrained(s: vi.Settings) -> incontext.Pretrained:
+    """The layer pretrained with these settings (cached), with a status line while it runs."""
+    text = ui.prose(CHAPTER, "pretrain_status", steps=f"{s.steps:,}", n=s.n, family=FAMILIES[s.family],
+                    roughness=f"{s.roughness:g}", noise=f"{s.noise:g}")
+    with ui.busy(text):
+        fit = ci.pretrain(s)
+    if fit.diverged:
+        st.warning(f"Pretraining diverged after {fit.steps_run:,} steps: the layer shown is where it "
+                   "stopped.", icon=":material/warning:")
+    return fit
+
+
+def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
+    """The learned kernels as windows, the three widths and the error curve over ℓ."""
+    st.header("The window pretraining learned")
+    with ui.busy("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…"):
+        view = ci.kernels(s)
+        best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
+        loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Learned window", f"{view.window:.3g}" if np.isfinite(view.window) else "none",
+              help="ℓ = (−2c₂)^(−1/2) of the pretrained layer, in x units.")
+    m2.metric("Best fixed ℓ (Nadaraya–Watson)", f"{best.best:.3g}")
+    m3.metric("Mean leave-one-out ℓ*", f"{loo:.3g}")
+    st.caption(ui.prose(CHAPTER, "metrics_caption"))
+    ui.say(CHAPTER, "kernels")
+    ui.show(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best), key="icl.kernel",
+            filename="kernelviz-in-context-kernel")
+    if s.kind == "linear":
+        st.caption(ui.prose(CHAPTER, "kernels_linear"))
+    ui.show(kf.lengthscale_error_figure(best.lengthscales, best.errors, best.best, view.window, loo),
+            key="icl.lengthscales", filename="kernelviz-in-context-lengthscales")
+    st.caption(ui.prose(CHAPTER, "error_curve"))
+    ui.show_code(incontext_eval.learned_window, incontext_eval.learned_kernel,
+                 incontext_eval.best_fixed_lengthscale)
+    return best
+
+
+def task_section(s: vi.Settings) -> None:
+    """A fresh task: the prompt, the in-context prediction, Nadaraya–Watson, the truth and the weights."""
+    st.header("A task the layer never saw")
+    ui.say(CHAPTER, "task", n=s.n)
+    c0, c1 = st.columns([1, 3])
+    number = ui.control("number", "Task number", "icl.task", default=0, min_value=0, max_value=TASKS_MAX,
+                        container=c0, help="Which fresh task to draw; the button draws the next one.")
+    c1.button("New task", icon=":material/casino:", on_click=next_task)
+    with ui.busy("Predicting in context and with Nadaraya–Watson…"):
+        t = ci.task(s, int(number))
+    curves = [kf.Curve("in-context f̂(x)", t.mean, kf.COLORS["fit"], std=t.std, band_name="f̂(x) ± 2s(x)"),
+              kf.Curve(f"Nadaraya–Watson, ℓ = {t.lengthscale:.3g}", t.nw_mean, kf.COLORS["knn"], dash="dash")]
+    ui.show(kf.fit_figure(t.x, t.y, t.queries, curves, truth=t.truth, x_title="x", y_title="y",
+                          legend_rows=2), key="icl.prediction", filename="kernelviz-in-context-task")
+    st.caption(ui.prose(CHAPTER, "task_caption", ell=f"{t.lengthscale:.3g}", task=int(number)))
+    names = [f"head {h + 1}: u = {u:+.2f}" for h, u in enumerate(t.mixing)]
+    ui.show(kf.head_heatmaps_figure(t.weights, t.queries, t.x, names, x_title="context points xᵢ (keys)",
+                                    y_title="queries x", panel_height=380 if s.heads == 1 else 250),
+            key="icl.heatmap", filename="kernelviz-in-context-weights")
+    st.caption(ui.prose(CHAPTER, "heatmap_caption"))
+    ui.show_code(incontext.in_context_predict, incontext.layer_output)
+
+
+def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> None:
+    """The layer's in-context error beside Nadaraya–Watson's at the best ℓ, and linear attention's."""
+    st.header("How well it predicts in context")
+    with ui.busy("Scoring the layer on 256 fresh tasks…"):
+        err = ci.in_context_error(s)
+    e1, e2, e3 = st.columns(3)
+    e1.metric("In-context error", f"{err:.4g}", help=f"The {s.kind} layer, on 256 fresh tasks.")
+    e2.metric("Nadaraya–Watson at best ℓ", f"{best.error:.4g}")
+    e3.metric("Ratio", f"{err / best.error:.3g}×")
+    st.caption(ui.prose(CHAPTER, "errors_caption"))
+    other = s.other_kind()
+    ui.say(CHAPTER, "linear")
+    with ui.busy(f"Pretraining the {other.kind} layer with the same controls…"):
+        other_err = ci.in_context_error(other)
+    soft, lin = (err, other_err) if s.kind == "softmax" else (other_err, err)
+    l1, l2, l3 = st.columns(3)
+    l1.metric("Softmax attention", f"{soft:.4g}")
+    l2.metric("Linear attention", f"{lin:.4g}")
+    l3.metric("Linear ÷ softmax", f"{lin / soft:.3g}×")
+    ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
+
+
+def loss_section(fit: incontext.Pretrained) -> None:
+    st.subheader("Pretraining loss")
+    ui.loss_chart(fit.losses, "icl.loss", "kernelviz-in-context-loss", ui.prose(CHAPTER, "loss_caption"),
+                  y_title="query mean squared error")
+    ui.show_code(incontext.pretrain)
+
+
+def sweep_section(s: vi.Settings) -> None:
+    """The learned window against roughness and noise, pretrained only when the student asks."""
+    st.header("Rough, smooth and noisy families")
+    ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=FAMILIES[s.family])
+    if not ui.control("toggle", "Run the sweep", "icl.sweep", default=False):
+        st.info(ui.prose(CHAPTER, "sweep_off"), icon=":material/info:")
+        return
+    with ui.busy(f"Pretraining seven softmax layers of {ci.SWEEP_STEPS} steps on {FAMILIES[s.family]}…"):
+        rows = ci.sweep(s.family, s.n, s.heads, s.seed)
+    narrows, widens = vi.direction(rows, *ci.SWEEP_BASE)
+    ui.say(CHAPTER, "sweep_result", narrows="yes" if narrows else "no", widens="yes" if widens else "no")
+    by_r = [r for r in rows if r.noise == ci.SWEEP_BASE[1]]
+    by_s = sorted((r for r in rows if r.roughness == ci.SWEEP_BASE[0]), key=lambda r: r.noise)
+    c0, c1 = st.columns(2)
+    with c0:
+        ui.show(kf.window_sweep_figure([r.roughness for r in by_r], [r.window for r in by_r],
+                                       [r.best_lengthscale for r in by_r], "task roughness r", s.roughness),
+                key="icl.sweep_roughness", filename="kernelviz-window-against-roughness")
+    with c1:
+        ui.show(kf.window_sweep_figure([r.noise for r in by_s], [r.window for r in by_s],
+                                       [r.best_lengthscale for r in by_s], "label noise σ", s.noise),
+                key="icl.sweep_noise", filename="kernelviz-window-against-noise")
+    st.caption(ui.prose(CHAPTER, "sweep_caption"))
+    ui.show_code(incontext_eval.window_sweep)
+
+
+ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
+st.info(ui.prose(CHAPTER, "sidebar"), icon=":material/info:")
+
+st.header("Prompts, a layer, and pretraining")
+ui.say(CHAPTER, "prompt")
+st.latex(ui.prose(CHAPTER, "prompt_formula"))
+ui.say(CHAPTER, "layer")
+st.latex(ui.prose(CHAPTER, "score_formula"))
+ui.say(CHAPTER, "pretraining")
+ui.say(CHAPTER, "compare")
+ui.say(CHAPTER, "window")
+st.latex(ui.prose(CHAPTER, "window_formula"))
+ui.say(CHAPTER, "window_text")
+
+settings = controls()
+layer = pretrained(settings)
+best_search = window_section(settings, layer)
+task_section(settings)
+errors_section(settings, best_search)
+loss_section(layer)
+sweep_section(settings)
+
+ui.try_this([ui.prose(CHAPTER, "try_rough"), ui.prose(CHAPTER, "try_linear"), ui.prose(CHAPTER, "try_steps")])
