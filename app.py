@@ -34,8 +34,8 @@ def home() -> None:
     st.markdown(
         "Attention, the heart of the transformer, is a **kernel smoother**: a prediction at a query x is a "
         "weighted average of values yᵢ, with weights that say how similar x is to each key xᵢ. kernelviz "
-        "grows attention out of Nadaraya–Watson kernel regression in four steps. Every control retrains the "
-        "model live, so you can see what each idea changes."
+        "grows attention out of Nadaraya–Watson kernel regression in four steps, then pretrains it on whole "
+        "families of tasks. Every control retrains the model live, so you can see what each idea changes."
     )
     st.latex(
         r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i, \qquad "
@@ -46,8 +46,10 @@ def home() -> None:
         "**In order:** (1) kernel regression with a hand-picked lengthscale ℓ; (2) learning ℓ by masked "
         "training, predicting held-out points from the others (a little like BERT's masked tokens), and "
         "d2l's parametric pooling with a learnable w = 1/ℓ; (3) several heads with their own ℓ, mixed by "
-        "learned weights; (4) dot-product attention, where the kernel itself is learned. Pick a data set in "
-        "the sidebar (or upload your own CSV): every chapter uses it."
+        "learned weights; (4) dot-product attention, where the kernel itself is learned; (5) one attention "
+        "layer pretrained on a whole family of small regression tasks, which then predicts a new task in "
+        "context. Pick a data set in the sidebar (or upload your own CSV): chapters 1 to 4 use it, "
+        "chapter 5 draws its own tasks."
     )
     data = ui.current_data()
     ui.data_summary(data)
@@ -65,7 +67,8 @@ def home() -> None:
     st.caption(
         "Sources: Paweł Czyż, “From kernel regression to the transformer” (blog post); “Attention as a "
         "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel "
-        "regression” and “Attention pooling”; lecture notes “Attention / Kernel Regression”."
+        "regression” and “Attention pooling”; lecture notes “Attention / Kernel Regression”. Chapter 5, "
+        "kernelviz's own: Collins et al., NeurIPS 2024 (arXiv 2402.11639); Garg et al., NeurIPS 2022."
     )
 
 

@@ -102,13 +102,13 @@ class TaskView(NamedTuple):
 
 def task_view(fit: Pretrained, lengthscale: float, task: int = 0) -> TaskView:
     """Task number ``task`` of the family ``fit`` was pretrained on (drawn from keys pretraining never used,
-    ``TASK_SEED`` + task), with ``fit.n`` context points and ``TASK_QUERIES`` query points on which the
-    true f is known: the layer's in-context prediction (``in_context_predict``) beside Nadaraya–Watson at
-    ``lengthscale`` on the same context."""
-    p = tasks.sample_prompts(fit.family, fit.roughness, fit.noise, fit.n, 1, TASK_SEED + int(task),
-                             queries=TASK_QUERIES)
-    order, qorder = np.argsort(p.x[0]), np.argsort(p.xq[0])
-    x, y, q, f = p.x[0][order], p.y[0][order], p.xq[0][qorder], p.fq[0][qorder]
+    ``TASK_SEED`` + task): the first ``fit.n`` of ``tasks.N_MAX`` points drawn as the context, and
+    ``TASK_QUERIES`` query points on which the true f is known; the layer's in-context prediction
+    (``in_context_predict``) beside Nadaraya–Watson at ``lengthscale`` on the same context."""
+    p = tasks.sample_prompts(fit.family, fit.roughness, fit.noise, tasks.N_MAX, 1, TASK_SEED + int(task),
+                             queries=TASK_QUERIES)  # the first n of N_MAX points: n is no shape to compile
+    order, qorder = np.argsort(p.x[0, : fit.n]), np.argsort(p.xq[0])
+    x, y, q, f = p.x[0, : fit.n][order], p.y[0, : fit.n][order], p.xq[0][qorder], p.fq[0][qorder]
     pred = in_context_predict(fit, x, y, q)
     nw = nadaraya_watson(q, x, y, lengthscale, with_weights=False)
     return TaskView(x, y, q, f, pred.mean, np.sqrt(np.maximum(pred.var, 0.0)), np.asarray(nw.mean),

@@ -188,15 +188,43 @@ def _d2l_views() -> None:
     validation_losses(ds.x, ds.y, view.queries, view.truth, [1.0], batch_size=10)
 
 
+def _in_context_views() -> list[Callable[[], object]]:
+    """Chapter 5 at its default controls (its own tasks, whatever the data): the pretraining program (one
+    step; one program serves every control), the learned kernel, the fresh task's prediction beside
+    Nadaraya–Watson, the family's best fixed ℓ and leave-one-out ℓ*, and the in-context errors of the
+    softmax and the linear layer, each at the page's shapes (n = 32 padded, 96 task queries)."""
+    from kernelviz import incontext_eval as ev  # the views below pull in the page's helpers: not at import
+    from kernelviz.incontext import pretrain
+    from kernelviz.views_incontext import kernel_view, task_view
+
+    state: dict[str, object] = {}
+
+    def layer(kind: str) -> None:
+        state[kind] = pretrain(steps=1, kind=kind)
+
+    return [
+        partial(layer, "softmax"),
+        lambda: kernel_view(state["softmax"]),
+        lambda: ev.best_fixed_lengthscale(),
+        lambda: task_view(state["softmax"], 0.1),  # type: ignore[arg-type]
+        lambda: ev.in_context_error(state["softmax"]),  # type: ignore[arg-type]
+        partial(layer, "linear"),
+        lambda: ev.in_context_error(state["linear"]),  # type: ignore[arg-type]
+        lambda: ev.loo_window(),
+    ]
+
+
 def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
     """The warm-up's calls in priority order: the default views for each size (the first size first),
-    then everything else for each size. Calls already compiled (or in the persistent cache) cost little."""
+    chapter 5's default views (``_in_context_views``), then everything else for each size. Calls already
+    compiled (or in the persistent cache) cost little."""
     sizes = _sizes(n_points)
     tasks: list[Callable[[], object]] = []
     for i, n in enumerate(sizes):
         tasks.extend(_default_views(n))
         if i == 0:
             tasks.extend((_kernel_shapes, _d2l_views))
+    tasks.extend(_in_context_views())
     for n in sizes:
         tasks.extend(_other_views(n))
     return tasks

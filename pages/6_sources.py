@@ -1,5 +1,5 @@
-"""Sources: every figure, printed result and exercise of the five sources, each one link away, and what
-kernelviz does not show, with the reason."""
+"""Sources: every figure, printed result and exercise of the five sources, and the passages of chapter 5's
+two papers, each one link away, and what kernelviz does not show, with the reason."""
 
 import streamlit as st
 

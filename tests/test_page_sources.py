@@ -26,12 +26,12 @@ def _control_keys(page: str) -> set[str]:
     text = (ROOT / page).read_text() + (ROOT / "kernelviz/ui/sidebar.py").read_text()
     for extra in ("kernelviz/ui/cache.py", "kernelviz/ui/cache_heads.py", "kernelviz/ui/cache_attention.py"):
         text += (ROOT / extra).read_text()
-    return set(re.findall(r'"((?:kr|masked|mh|attn|data)\.[a-z_0-9]+)"', text))
+    return set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))
 
 
-def test_catalogue_covers_the_five_sources_and_links_to_real_controls():
+def test_catalogue_covers_the_sources_and_links_to_real_controls():
     sources = cache_sources.catalogue()
-    assert [s["id"] for s in sources] == ["blog", "smoothing", "d2l", "notes", "kotlin"]
+    assert [s["id"] for s in sources] == ["blog", "smoothing", "d2l", "notes", "kotlin", "collins", "garg"]
     for source in sources:
         for item in source["item"]:
             assert item["kind"] in ("figure", "printed", "exercise", "text")
