@@ -28,7 +28,7 @@ MASKED = "pages/2_masked_training.py"
 KR_CH, MASKED_CH = Path(KR).stem, Path(MASKED).stem  # their prose: pages/prose/<stem>.md
 CHAPTERS = [
     p
-    for p in (KR, MASKED, "pages/3_multihead.py", "pages/4_attention.py")
+    for p in (KR, MASKED, "pages/3_multihead.py", "pages/4_attention.py", "pages/5_in_context.py")
     if (ROOT / p).exists()
 ]
 

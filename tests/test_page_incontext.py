@@ -1,0 +1,139 @@
+"""Chapter 5's page (in context) under AppTest: it runs at the defaults with its maths, metrics and charts,
+every control at its minimum and at its maximum, roughness moves the learned window, the New task button
+draws another task, the sweep runs on request, and the URL sets the controls."""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+import pytest
+from prosetools import shown
+from test_app import charts, ok, start
+
+from kernelviz import tasks
+from kernelviz.smoothing import HEADS_MAX
+from kernelviz.training import STEPS_MAX
+
+PAGE = "pages/5_in_context.py"
+CH = "5_in_context"  # its prose: pages/prose/5_in_context.md
+CHARTS = {"icl.kernel", "icl.lengthscales", "icl.prediction", "icl.heatmap", "icl.loss"}
+SWEEP = {"icl.sweep_roughness", "icl.sweep_noise"}
+FAST = {"icl.steps": "50"}  # a short pretraining, so that a run at other ends stays quick
+SLIDERS = {  # key: (minimum, maximum)
+    "icl.roughness": tasks.ROUGHNESS_RANGE,
+    "icl.noise": (0.0, tasks.NOISE_MAX),
+    "icl.n": (tasks.N_MIN, tasks.N_MAX),
+    "icl.heads": (1, HEADS_MAX),
+    "icl.seed": (0, 99),
+}
+CHOICES = {"icl.family": ("sine", "gp"), "icl.kind": ("softmax", "linear")}
+
+
+def metric(at, label: str) -> float:
+    value = next(m.value for m in at.metric if m.label == label)
+    return float(str(value).rstrip("×"))
+
+
+def set_controls(at, values: dict[str, object]) -> None:
+    """Set sliders, segmented controls and the task number at once; the caller runs the app."""
+    for key, value in values.items():
+        if key in CHOICES:
+            at.segmented_control(key=key).set_value(value)
+        elif key == "icl.task":
+            at.number_input(key=key).set_value(value)
+        else:
+            at.slider(key=key).set_value(value)
+
+
+def test_page_runs_at_the_defaults_with_maths_metrics_and_charts():
+    at = start(PAGE)
+    assert at.title[0].value.startswith("5 ·")
+    assert len(at.latex) >= 3  # the prompt, the score and softmax weights, the Gaussian window
+    follows = next(c.value for c in at.caption if c.value.startswith("Follows:"))
+    assert "kernelviz's own chapter" in follows and "2402.11639" in follows and "Garg" in follows
+    shown((i.value for i in at.info), CH, "sidebar")
+    for label in ("Learned window", "Best fixed ℓ (Nadaraya–Watson)", "Mean leave-one-out ℓ*",
+                  "In-context error", "Nadaraya–Watson at best ℓ", "Ratio", "Linear attention"):
+        assert any(m.label == label for m in at.metric), label
+    window, best = metric(at, "Learned window"), metric(at, "Best fixed ℓ (Nadaraya–Watson)")
+    assert 0.5 * best < window < 2.0 * best  # the softmax layer learned a window near the best fixed one
+    assert metric(at, "Ratio") < 1.2
+    assert metric(at, "Linear attention") > 1.5 * metric(at, "Softmax attention")
+    assert set(charts(at)) == CHARTS
+    assert at.slider(key="icl.steps").value == 1500 and at.slider(key="icl.roughness").value == 3.0
+
+
+def test_every_chart_is_valid_plotly_with_axis_titles():
+    at = start(PAGE, {"icl.sweep": "true", **FAST})
+    assert set(charts(at)) == CHARTS | SWEEP
+    for c in at.get("plotly_chart"):
+        fig = json.loads(c.proto.spec)
+        go.Figure(fig)
+        axes = [v for k, v in fig["layout"].items() if k.startswith(("xaxis", "yaxis"))]
+        titled = [a.get("title", {}).get("text") for a in axes]
+        assert any(titled), f"{c.proto.id} has no axis title"
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_every_control_at_its_minimum_and_maximum(which):
+    at = start(PAGE, FAST)
+    ends = {key: bounds[which] for key, bounds in SLIDERS.items()}
+    ends |= {key: options[which] for key, options in CHOICES.items()}
+    ends["icl.task"] = (0, 999)[which]
+    set_controls(at, ends)
+    at.run()
+    ok(at)
+    assert set(charts(at)) == CHARTS
+    assert at.slider(key="icl.n").value == ends["icl.n"]
+
+
+def test_pretraining_steps_at_both_ends():
+    at = start(PAGE, {"icl.steps": str(STEPS_MAX)})
+    ok(at)
+    assert at.slider(key="icl.steps").value == STEPS_MAX
+    at.slider(key="icl.steps").set_value(50).run()
+    ok(at)
+    assert set(charts(at)) == CHARTS
+
+
+def test_roughness_moves_the_learned_window():
+    at = start(PAGE)
+    smooth = metric(at, "Learned window")
+    at.slider(key="icl.roughness").set_value(8.0).run()
+    ok(at)
+    rough = metric(at, "Learned window")
+    assert rough < 0.8 * smooth, (smooth, rough)
+
+
+def test_new_task_draws_another_task():
+    at = start(PAGE, FAST)
+    before = charts(at)["icl.prediction"]
+    at.button[0].click().run()
+    ok(at)
+    assert at.number_input(key="icl.task").value == 1
+    assert charts(at)["icl.prediction"] != before
+    assert at.query_params["icl.task"] in ("1", ["1"])
+
+
+def test_the_sweep_runs_on_request_and_shows_the_predicted_direction():
+    at = start(PAGE)
+    assert not SWEEP & set(charts(at))
+    shown((i.value for i in at.info), CH, "sweep_off")
+    at.toggle(key="icl.sweep").set_value(True).run()
+    ok(at)
+    assert set(charts(at)) >= SWEEP
+    found = shown((m.value for m in at.markdown), CH, "sweep_result")
+    assert found == {"narrows": "yes", "widens": "yes"}
+
+
+def test_query_params_set_the_controls():
+    at = start(PAGE, {"icl.family": "gp", "icl.roughness": "6", "icl.kind": "linear", "icl.n": "12",
+                      "icl.steps": "5000", "icl.noise": "junk"})
+    assert at.segmented_control(key="icl.family").value == "gp"
+    assert at.segmented_control(key="icl.kind").value == "linear"
+    assert at.slider(key="icl.roughness").value == 6.0
+    assert at.slider(key="icl.n").value == 12
+    assert at.slider(key="icl.steps").value == STEPS_MAX  # clamped
+    assert at.slider(key="icl.noise").value == 0.1  # junk ignored
+    shown((c.value for c in at.caption), CH, "kernels_linear")
