@@ -16,6 +16,7 @@ from kernelviz.ui.pages import CHAPTERS
 
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 _memory.release_after_compiles()  # each compilation's scratch memory goes back to the OS when it ends
+_memory.share_ir_context()  # one MLIR context for every program's IR, not one each
 
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",

@@ -9,8 +9,9 @@ process and all its children every 20 ms. Prints the RSS after each page and the
 
     PYTHONPATH=. python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
 
-``--ablate`` walks twice in one run, with the server's heap tuning (``kernelviz/_memory.py``) and without
-it (``KERNELVIZ_HEAP_TUNING=0``), and prints both peaks.
+``--ablate`` walks three times in one run: with everything in ``kernelviz/_memory.py``, without the heap
+tuning (``KERNELVIZ_HEAP_TUNING=0``) and without the shared MLIR context (``KERNELVIZ_SHARED_IR_CONTEXT=0``),
+and prints the three peaks.
 """
 
 from __future__ import annotations
@@ -161,10 +162,11 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="print the time and peak memory of every control moved")
     parser.add_argument("--ablate", action="store_true",
-                        help="walk again without the heap tuning of kernelviz/_memory.py and print both")
+                        help="walk again without the heap tuning, and again without the shared IR context")
     args = parser.parse_args()
-    runs = [("with heap tuning", {})] + ([("without heap tuning", {"KERNELVIZ_HEAP_TUNING": "0"})]
-                                          if args.ablate else [])
+    ablations = [("without heap tuning", {"KERNELVIZ_HEAP_TUNING": "0"}),
+                 ("without the shared IR context", {"KERNELVIZ_SHARED_IR_CONTEXT": "0"})]
+    runs = [("with heap tuning", {})] + (ablations if args.ablate else [])
     results, errors = [], []
     for name, extra in runs:
         with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache:

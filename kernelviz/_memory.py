@@ -9,6 +9,8 @@ difference between fitting and being restarted (``benchmarks/bench_memory.py`` p
 
 The heap functions are no-ops where the C library is not glibc (macOS, Windows, musl), and where the
 environment sets ``KERNELVIZ_HEAP_TUNING=0`` (``benchmarks/bench_memory.py --ablate`` measures both).
+Two more hold down what compiling costs: the scratch memory of each compilation goes back at once
+(``release_after_compiles``), and all programs' IR is built in one MLIR context (``share_ir_context``).
 
 Streamlit runs a full garbage collection after every script run. With JAX, Plotly and Streamlit loaded
 that walks some 280,000 objects (about 0.1 s, a large part of a slider's repaint); almost all of them
@@ -25,6 +27,7 @@ import functools
 import gc
 import os
 import sys
+import threading
 
 import jax.monitoring
 
@@ -94,6 +97,35 @@ def release_after_compiles() -> bool:
     if _glibc() is None:
         return False
     jax.monitoring.register_event_duration_secs_listener(_after_compile)
+    return True
+
+
+@functools.cache
+def share_ir_context() -> bool:
+    """Build every program's IR in one MLIR context instead of a new one per program.
+
+    JAX lowers each program in a fresh MLIR context with all its dialects loaded, and the context lives as
+    long as the program's lowering is cached, that is as long as the server: about 2.8 MB a program, some
+    250 MB for the programs one visitor's walk needs. One shared context holds them all for a few MB (the
+    types and attributes they share are stored once). Lowerings then take turns (a lock; each takes well
+    under a second), so two threads never build IR in the context at once. Off where
+    ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (``benchmarks/bench_memory.py --ablate`` measures both) or where JAX
+    no longer has these functions; returns whether it is on.
+    """
+    from jax._src.interpreters import mlir
+
+    make, lower = getattr(mlir, "make_ir_context", None), getattr(mlir, "lower_jaxpr_to_module", None)
+    if os.environ.get("KERNELVIZ_SHARED_IR_CONTEXT") == "0" or make is None or lower is None:
+        return False
+    shared, turn = make(), threading.RLock()
+
+    @functools.wraps(lower)
+    def lower_in_turn(*args: object, **kwargs: object) -> object:
+        with turn:
+            return lower(*args, **kwargs)
+
+    mlir.make_ir_context = lambda: shared
+    mlir.lower_jaxpr_to_module = lower_in_turn
     return True
 
 

@@ -59,3 +59,34 @@ def test_freezing_takes_long_lived_objects_out_of_collections():
         assert gc.collect() >= 1
     finally:
         gc.unfreeze()
+
+
+def test_programs_share_one_ir_context_and_lower_from_two_threads():
+    import threading
+
+    import jax
+    import jax.numpy as jnp
+    from jax._src.interpreters import mlir
+
+    def contexts() -> int:
+        gc.collect()
+        return sum(isinstance(o, mlir.JaxIrContext) for o in gc.get_objects())
+
+    assert _memory.share_ir_context() is True
+    before = contexts()
+    results: dict[int, np.ndarray] = {}
+
+    def work(k: int) -> None:  # programs no other test compiles, lowered by two threads at once
+        for n in range(3, 9):
+            program = jax.jit(lambda a, k=k: jnp.cos(a) * (k + 1.5))
+            results[k * 10 + n] = np.asarray(program(jnp.arange(float(n))))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in (1, 2):
+        for n in range(3, 9):
+            np.testing.assert_allclose(results[k * 10 + n], np.cos(np.arange(float(n))) * (k + 1.5))
+    assert contexts() == before  # twelve programs, no new context
