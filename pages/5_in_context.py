@@ -75,7 +75,9 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
     m2.metric("Best fixed ℓ (Nadaraya–Watson)", f"{best.best:.3g}")
     m3.metric("Mean leave-one-out ℓ*", f"{loo:.3g}")
     st.caption(ui.prose(CHAPTER, "metrics_caption"))
-    ui.say(CHAPTER, "kernels")
+    dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,
+                                                            strict=False))
+    ui.say(CHAPTER, "kernels", queries=dashes)
     ui.show(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best), key="icl.kernel",
             filename="kernelviz-in-context-kernel")
     if s.kind == "linear":
@@ -103,10 +105,8 @@ def task_section(s: vi.Settings) -> None:
     ui.show(kf.fit_figure(t.x, t.y, t.queries, curves, truth=t.truth, x_title="x", y_title="y",
                           legend_rows=2), key="icl.prediction", filename="kernelviz-in-context-task")
     st.caption(ui.prose(CHAPTER, "task_caption", ell=f"{t.lengthscale:.3g}", task=int(number)))
-    names = [f"head {h + 1}: u = {u:+.2f}" for h, u in enumerate(t.mixing)]
-    ui.show(kf.head_heatmaps_figure(t.weights, t.queries, t.x, names, x_title="context points xᵢ (keys)",
-                                    y_title="queries x", panel_height=380 if s.heads == 1 else 250),
-            key="icl.heatmap", filename="kernelviz-in-context-weights")
+    ui.show(kf.in_context_weights_figure(t.weights, t.queries, t.x, t.mixing), key="icl.heatmap",
+            filename="kernelviz-in-context-weights")
     st.caption(ui.prose(CHAPTER, "heatmap_caption"))
     ui.show_code(incontext.in_context_predict, incontext.layer_output)
 

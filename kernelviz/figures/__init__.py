@@ -57,7 +57,12 @@ from kernelviz.figures.heatmaps import (
     score_transpose_figure,
     self_cross_figure,
 )
-from kernelviz.figures.incontext import learned_kernel_figure, lengthscale_error_figure, window_sweep_figure
+from kernelviz.figures.incontext import (
+    in_context_weights_figure,
+    learned_kernel_figure,
+    lengthscale_error_figure,
+    window_sweep_figure,
+)
 from kernelviz.figures.log_axes import log_props, log_ticks
 from kernelviz.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.figures.styling import (
@@ -105,6 +110,7 @@ __all__ = [
     "heads_panels_figure",
     "heatmap_figure",
     "heatmap_pair_figure",
+    "in_context_weights_figure",
     "kernel_shape_figure",
     "learned_kernel_figure",
     "lengthscale_error_figure",

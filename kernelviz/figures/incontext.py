@@ -9,10 +9,13 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.figures.fits import line_trace
+from kernelviz.figures.heatmaps import head_heatmaps_figure
 from kernelviz.figures.styling import COLORS, head_color, style, vec
 from kernelviz.figures.training import _marker
 
-__all__ = ["learned_kernel_figure", "lengthscale_error_figure", "window_sweep_figure"]
+__all__ = [
+    "in_context_weights_figure", "learned_kernel_figure", "lengthscale_error_figure", "window_sweep_figure",
+]
 
 QUERY_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 
@@ -20,8 +23,8 @@ QUERY_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 def learned_kernel_figure(offsets: object, queries: Sequence[float], kernels: object,
                           reference: float | None = None, *, height: int = 400) -> go.Figure:
     """Each head's kernel K_h(x, x + δ)/K_h(x, x) against the offset δ = x′ − x (``kernels`` (H, q, g)),
-    one colour per head and one dash per query x; ``reference`` adds the Gaussian window exp(−δ²/2ℓ²) of
-    that ℓ (Nadaraya–Watson's) for comparison."""
+    one colour per head (one legend entry each) and one dash per query x (``QUERY_DASHES``, in the hover);
+    ``reference`` adds the Gaussian window exp(−δ²/2ℓ²) of that ℓ (Nadaraya–Watson's) for comparison."""
     d, k = vec(offsets), np.asarray(kernels, dtype=np.float64)
     fig = go.Figure()
     if reference is not None:
@@ -30,11 +33,24 @@ def learned_kernel_figure(offsets: object, queries: Sequence[float], kernels: ob
                                  width=2.0, dash="dot"))
     for h in range(k.shape[0]):
         for j, x in enumerate(queries):
-            fig.add_trace(line_trace(d, k[h, j], f"head {h + 1}, query x = {x:+.1f}", head_color(h),
-                                     dash=QUERY_DASHES[j % len(QUERY_DASHES)], width=2.0))
+            fig.add_trace(line_trace(d, k[h, j], f"head {h + 1}", head_color(h),
+                                     dash=QUERY_DASHES[j % len(QUERY_DASHES)], width=2.0,
+                                     hover_name=f"head {h + 1}, query x = {x:+.1f}", legendgroup=f"head {h}",
+                                     showlegend=j == 0))
     return style(fig, x_title="offset x′ − x (key minus query)", y_title="weight K(x, x′) / K(x, x)",
-                 height=height, legend_rows=2 if k.shape[0] * len(queries) > 4 else 1,
+                 height=height, legend_rows=1 if k.shape[0] <= 4 else 3,
                  y_axes={"range": [0.0, 1.1]})
+
+
+def in_context_weights_figure(weights: object, queries: object, keys: object, mixing: Sequence[float]
+                              ) -> go.Figure:
+    """Every head's attention weights on one prompt (``head_heatmaps_figure``: queries down, the sorted
+    context points across), titled with its mixing weight u_h; one head gets a taller panel, and the left
+    margin holds the y axis's title beside its signed ticks (−0.5) without Plotly widening it."""
+    names = [f"head {h + 1}: u = {u:+.2f}" for h, u in enumerate(mixing)]
+    fig = head_heatmaps_figure(weights, queries, keys, names, x_title="context points xᵢ (keys)",
+                               y_title="queries x", panel_height=380 if len(names) == 1 else 250)
+    return fig.update_layout(margin={"l": 96})
 
 
 def lengthscale_error_figure(lengthscales: object, errors: object, best: float, window: float | None,
