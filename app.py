@@ -17,6 +17,7 @@ from kernelviz.ui.pages import CHAPTERS
 _memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
 _memory.release_after_compiles()  # each compilation's scratch memory goes back to the OS when it ends
 _memory.share_ir_context()  # one MLIR context for every program's IR, not one each
+_memory.one_compilation_at_a_time()  # the warm-up's and a page's compilations never overlap
 
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",

@@ -10,7 +10,8 @@ difference between fitting and being restarted (``benchmarks/bench_memory.py`` p
 The heap functions are no-ops where the C library is not glibc (macOS, Windows, musl), and where the
 environment sets ``KERNELVIZ_HEAP_TUNING=0`` (``benchmarks/bench_memory.py --ablate`` measures both).
 Two more hold down what compiling costs: the scratch memory of each compilation goes back at once
-(``release_after_compiles``), and all programs' IR is built in one MLIR context (``share_ir_context``).
+(``release_after_compiles``), all programs' IR is built in one MLIR context (``share_ir_context``), and
+compilations take turns (``one_compilation_at_a_time``).
 
 Streamlit runs a full garbage collection after every script run. With JAX, Plotly and Streamlit loaded
 that walks some 280,000 objects (about 0.1 s, a large part of a slider's repaint); almost all of them
@@ -28,6 +29,7 @@ import gc
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 import jax.monitoring
 
@@ -107,7 +109,7 @@ def share_ir_context() -> bool:
     JAX lowers each program in a fresh MLIR context with all its dialects loaded, and the context lives as
     long as the program's lowering is cached, that is as long as the server: about 2.8 MB a program, some
     250 MB for the programs one visitor's walk needs. One shared context holds them all for a few MB (the
-    types and attributes they share are stored once). Lowerings then take turns (a lock; each takes well
+    types and attributes they share are stored once). Lowerings then take turns (``_TURN``; each takes well
     under a second), so two threads never build IR in the context at once. Off where
     ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (``benchmarks/bench_memory.py --ablate`` measures both) or where JAX
     no longer has these functions; returns whether it is on.
@@ -117,15 +119,40 @@ def share_ir_context() -> bool:
     make, lower = getattr(mlir, "make_ir_context", None), getattr(mlir, "lower_jaxpr_to_module", None)
     if os.environ.get("KERNELVIZ_SHARED_IR_CONTEXT") == "0" or make is None or lower is None:
         return False
-    shared, turn = make(), threading.RLock()
-
-    @functools.wraps(lower)
-    def lower_in_turn(*args: object, **kwargs: object) -> object:
-        with turn:
-            return lower(*args, **kwargs)
-
+    shared = make()
     mlir.make_ir_context = lambda: shared
-    mlir.lower_jaxpr_to_module = lower_in_turn
+    mlir.lower_jaxpr_to_module = _in_turn(lower)
+    return True
+
+
+_TURN = threading.RLock()  # held while a program is lowered or compiled
+
+
+def _in_turn(fn: Callable) -> Callable:
+    @functools.wraps(fn)
+    def in_turn(*args: object, **kwargs: object) -> object:
+        with _TURN:
+            return fn(*args, **kwargs)
+
+    return in_turn
+
+
+@functools.cache
+def one_compilation_at_a_time() -> bool:
+    """Let XLA compilations take turns across threads (the warm-up's and the pages').
+
+    Compiling a training program needs some 200 MB of scratch memory for a few seconds; two at once, the
+    warm-up's and a page's, can take a 690 MB server over its limit. A page that needs a program while the
+    warm-up compiles another waits for it, as it would wait for the shared cores anyway. Off where
+    ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (with the shared context) or where JAX no longer has the function;
+    returns whether it is on.
+    """
+    from jax._src import compiler
+
+    compile_ = getattr(compiler, "compile_or_get_cached", None)
+    if os.environ.get("KERNELVIZ_SHARED_IR_CONTEXT") == "0" or compile_ is None:
+        return False
+    compiler.compile_or_get_cached = _in_turn(compile_)
     return True
 
 

@@ -90,3 +90,26 @@ def test_programs_share_one_ir_context_and_lower_from_two_threads():
         for n in range(3, 9):
             np.testing.assert_allclose(results[k * 10 + n], np.cos(np.arange(float(n))) * (k + 1.5))
     assert contexts() == before  # twelve programs, no new context
+
+
+def test_a_compilation_waits_for_the_one_in_progress():
+    import threading
+
+    import jax
+    import jax.numpy as jnp
+
+    assert _memory.one_compilation_at_a_time() is True
+    a = jnp.arange(5.0)
+    done = threading.Event()
+
+    def compile_new() -> None:
+        jax.jit(lambda v: jnp.tanh(v) * 4.75 - 0.125)(a).block_until_ready()  # a program no test compiles
+        done.set()
+
+    with _memory._TURN:  # as if another thread were compiling
+        thread = threading.Thread(target=compile_new)
+        thread.start()
+        thread.join(timeout=1.5)
+        assert not done.is_set()
+    thread.join()
+    assert done.is_set()
