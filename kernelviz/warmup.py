@@ -254,10 +254,10 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
     Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
     (Nadaraya–Watson on ``QUERY_POINTS`` queries, on the data and on the heatmap rows, the leave-one-out
     curve, ``fit``/``fit_seeds`` (one program serves every hold-out size), d2l's leave-one-out fit,
-    multi-head prediction, attention: training and prediction),
-    then the search over ℓ (kernels without a useful gradient). Each call runs one step, so the time is
-    compilation (or loading from the persistent cache). The counts cover every compilation in the
-    process while it runs (any thread).
+    multi-head prediction, attention: training and prediction), then chapter 5's pretraining and readouts
+    at its defaults, then the search over ℓ (kernels without a useful gradient). Each call runs one step,
+    so the time is compilation (or loading from the persistent cache). The counts cover every compilation
+    in the process while it runs (any thread).
 
     Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
     results are unaffected). Setting ``stop`` ends it between two calls (``complete=False``); everything

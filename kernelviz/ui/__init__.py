@@ -15,8 +15,9 @@ Modules
 * ``cache``: ``cached`` (the one decorator of every cached call), ``DATA_HASH_FUNCS`` and the cached
   backend calls of chapters 1 and 2 (``predict``, ``heatmap_weights``, ``knn``, ``loo_curve``,
   ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``), and ``training_work``, a size estimate of
-  masked training that keeps pages live. ``cache_heads``, ``cache_attention``, ``cache_d2l``,
-  ``cache_scrub`` and ``cache_sources`` hold the other chapters' cached calls.
+  masked training that keeps pages live. ``cache_heads``, ``cache_attention``, ``cache_incontext``,
+  ``cache_d2l``, ``cache_scrub`` and ``cache_sources`` hold the other chapters' cached calls
+  (``cache_incontext`` keyed by chapter 5's controls alone: that chapter draws its own tasks).
 
 How to add a chapter
 --------------------
