@@ -84,7 +84,7 @@ page = st.navigation([st.Page(home, title="Overview", icon=":material/home:", de
 with server.Runs.running():
     server.warm_up()  # its thread starts its compilations after this run (see server.Runs)
     ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
-    data = ui.data_sidebar()
+    data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
     ui.data_messages(data)
     page.run()
     ui.sync_url()

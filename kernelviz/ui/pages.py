@@ -16,13 +16,13 @@ import streamlit as st
 from kernelviz.ui import previews
 from kernelviz.ui.sidebar import Data
 
-__all__ = ["CHAPTERS", "PAGE_URLS", "SOURCES", "Chapter", "page"]
+__all__ = ["CHAPTERS", "OWN_DATA_URLS", "PAGE_URLS", "SOURCES", "Chapter", "page"]
 
 
 @dataclass(frozen=True)
 class Chapter:
-    """One page: its file, URL path, title, Material icon, and for a chapter a one-line summary and the
-    builder of its home-page preview."""
+    """One page: its file, URL path, title, Material icon, and for a chapter a one-line summary, the
+    builder of its home-page preview and whether it uses the sidebar's data set."""
 
     path: str
     url: str
@@ -30,6 +30,7 @@ class Chapter:
     icon: str
     summary: str = ""
     preview: Callable[[Data], go.Figure] | None = None
+    uses_data: bool = True
 
 
 CHAPTERS = (
@@ -62,10 +63,12 @@ CHAPTERS = (
         "Pretrain one attention layer on many small regression tasks: on a new task it predicts from the "
         "prompt alone, as Nadaraya–Watson with the window the family needs.",
         previews.in_context,
+        uses_data=False,
     ),
 )
 SOURCES = Chapter("pages/6_sources.py", "sources", "Sources", ":material/menu_book:")
 PAGE_URLS = {c.path: c.url for c in (*CHAPTERS, SOURCES)}
+OWN_DATA_URLS = frozenset(c.url for c in CHAPTERS if not c.uses_data)  # pages whose sidebar data is disabled
 
 
 def page(path: str, **kwargs: object) -> st.Page:

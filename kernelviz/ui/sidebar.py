@@ -121,21 +121,23 @@ def _native_size() -> None:
         st.session_state["data.n"], st.session_state["data.seed"] = native_sample(name)
 
 
-def _csv_data(upload: CsvUpload) -> Data:
+def _csv_data(upload: CsvUpload, disabled: bool) -> Data:
     """The uploaded CSV as a ``Data``; with more than two numeric columns, x and y are chosen here."""
     xcol = ycol = None
     if len(upload.columns) > 2:
         cols = upload.columns
-        xcol = control("selectbox", "x column", "data.xcol", default=cols[0], options=cols, format_func=str)
+        xcol = control("selectbox", "x column", "data.xcol", default=cols[0], options=cols, format_func=str,
+                       disabled=disabled)
         others = tuple(c for c in cols if c != xcol)
         ycol = control(
-            "selectbox", "y column", "data.ycol", default=others[0], options=others, format_func=str
+            "selectbox", "y column", "data.ycol", default=others[0], options=others, format_func=str,
+            disabled=disabled,
         )
     ds = _from_csv(upload.digest, xcol, ycol, upload.content)
     return make_data(("csv", upload.digest, ds.x_label, ds.y_label), ds)
 
 
-def _builtin_data(source: str) -> Data:
+def _builtin_data(source: str, disabled: bool) -> Data:
     """A built-in data set as a ``Data``, with its number of points and noise seed chosen here."""
     native, native_seed = native_sample(source)
     n = control(
@@ -145,6 +147,7 @@ def _builtin_data(source: str) -> Data:
         default=native,
         options=tuple(sorted({*POINT_CHOICES, native})),
         help="How many (x, y) pairs to draw from the data set's formula.",
+        disabled=disabled,
     )
     seed = control(
         "number",
@@ -155,15 +158,17 @@ def _builtin_data(source: str) -> Data:
         max_value=99_999,
         step=1,
         help="Seed of the random noise: another seed is another sample of the same curve.",
+        disabled=disabled,
     )
     return make_data((source, int(n), int(seed)), _builtin(source, int(n), int(seed)))
 
 
-def data_sidebar() -> Data:
+def data_sidebar(used: bool = True) -> Data:
     """Draw the shared sidebar (data set, number of points, noise seed, CSV upload) and return the data.
 
     A choice that cannot be loaded keeps the last good data set; the message is shown by
-    ``data_messages`` in the page.
+    ``data_messages`` in the page. On a page that draws its own data (``used`` False) the controls are
+    shown disabled, keeping their values for the other pages.
     """
     state = st.session_state
     upload: CsvUpload | None = state.get(_UPLOAD)
@@ -178,9 +183,13 @@ def data_sidebar() -> Data:
             format_func=lambda s: SOURCES[s],
             on_change=_native_size,
             help="The two synthetic sets come from the sources; upload a CSV below to use your own data.",
+            disabled=not used,
         )
+        if not used:
+            st.caption("This page draws its own data; these controls apply to chapters 1 to 4.")
         try:
-            data = _csv_data(upload) if source == "csv" and upload is not None else _builtin_data(source)
+            csv = source == "csv" and upload is not None
+            data = _csv_data(upload, not used) if csv else _builtin_data(source, not used)
             state[_LAST_GOOD] = data
             state[_DATA_ERROR] = None
         except kv.DataError as exc:
@@ -192,6 +201,7 @@ def data_sidebar() -> Data:
             key="data.upload",
             on_change=_on_upload,
             help=f"Two numeric columns (x, y); with more, choose them above. Up to {kv.MAX_CSV_MB} MB.",
+            disabled=not used,
         )
         if upload is not None and source == "csv":
             st.caption(f"File: {md_escape(upload.filename)} · {upload.n_rows_read:,} rows read")
