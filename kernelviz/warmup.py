@@ -13,6 +13,7 @@ loads them.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -248,7 +249,7 @@ def _wait_while(busy: Callable[[], bool] | None) -> None:
 
 
 def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event | None = None,
-           yield_to: Callable[[], bool] | None = None) -> WarmupReport:
+           yield_to: Callable[[], bool] | None = None, gate: threading.Lock | None = None) -> WarmupReport:
     """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
 
     Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
@@ -262,8 +263,9 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
     Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
     results are unaffected). Setting ``stop`` ends it between two calls (``complete=False``); everything
     compiled so far stays in the persistent cache. Before each call it waits while ``yield_to()`` is true
-    (app.py: while a page is running), so its compilations do not overlap a page's: two compilations at
-    once can need more memory than a 690 MB server has.
+    (app.py: while a page is running), and it holds ``gate`` while a call runs (app.py: a page run waits
+    for it before it starts), so a page's run and the warm-up's compilation do not overlap: together they
+    can need more memory than a 690 MB server has.
     """
     sizes = _sizes(n_points)
     start = time.perf_counter()
@@ -274,7 +276,8 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
             if stop is not None and stop.is_set():
                 complete = False
                 break
-            task()
+            with gate or contextlib.nullcontext():
+                task()
     return WarmupReport(
         n_points=sizes,
         seconds=time.perf_counter() - start,

@@ -1,9 +1,11 @@
 """Server plumbing: one compile warm-up per server process, out of the way of the pages.
 
-``Runs`` counts the script runs in progress (of any session), and the warm-up waits while one is, so two
-compilations never overlap (two at once can need more memory than a 690 MB server has). ``warm_up`` starts
-the warm-up once per process in a background thread; when the interpreter exits, the thread is told to
-stop and is joined, so a compilation is never cut off halfway (XLA aborts the process then).
+``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
+that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
+the warm-up's compilation never overlap (together they can need more memory than a 690 MB server has).
+``warm_up`` starts the warm-up once per process in a background thread; when the interpreter exits, the
+thread is told to stop and is joined, so a compilation is never cut off halfway (XLA aborts the process
+then).
 """
 
 from __future__ import annotations
@@ -22,20 +24,27 @@ from kernelviz import _memory
 __all__ = ["Runs", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
+GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
 _STOP = threading.Event()
 
 
 class Runs:
-    """How many script runs (of any session) are in progress: the warm-up waits while one is."""
+    """How many script runs (of any session) are in progress or waiting: the warm-up waits while one is.
+
+    The warm-up holds ``gate`` while it compiles; a run waits for it (at most ``GATE_WAIT_S``) before it
+    starts, counted meanwhile, so the warm-up does not take the gate again first."""
 
     count = 0
     lock = threading.Lock()
+    gate = threading.Lock()
 
     @classmethod
     @contextmanager
     def running(cls) -> Iterator[None]:
         with cls.lock:
             cls.count += 1
+        if cls.gate.acquire(timeout=GATE_WAIT_S):
+            cls.gate.release()
         try:
             yield
         finally:
@@ -50,7 +59,7 @@ class Runs:
 def _compile_all() -> None:
     """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
     try:
-        kv.warmup(stop=_STOP, yield_to=Runs.busy)
+        kv.warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
     except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
     finally:
