@@ -63,4 +63,5 @@ def in_context(data: Data) -> go.Figure:
     s = DEFAULT_IN_CONTEXT
     view = cache_incontext.kernels(s)
     best = cache_incontext.best_lengthscale(s.family, s.roughness, s.noise, s.n).best
-    return kf.thumbnail(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best))
+    fig = kf.thumbnail(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best))
+    return fig.update_layout(margin={"r": 24})  # room for the last x tick label at the right edge
