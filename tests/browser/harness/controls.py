@@ -10,8 +10,10 @@ from .probes import WIDGETS_JS
 
 
 def sliders(page: Any) -> Any:
-    """Every slider thumb on the page (main area and sidebar), as a Playwright locator."""
-    return page.locator('[data-testid="stApp"] [role="slider"], [data-testid="stApp"] input[type="range"]')
+    """Every slider thumb a visitor can move on the page (main area and sidebar; not the disabled ones), as a
+    Playwright locator."""
+    return page.locator('[data-testid="stApp"] [role="slider"]:not([aria-disabled="true"]),'
+                        ' [data-testid="stApp"] input[type="range"]:not([disabled])')
 
 
 def slider_by_label(page: Any, label: str) -> Any:
