@@ -147,7 +147,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
                  training.run, kv.predict_heads, pooling.mix)
     ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
-    ui.show_table(vt.post_table(panels), height="content", two_decimals=vt.PRINTED)
+    ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)
 
 
 @st.fragment

@@ -38,7 +38,7 @@ def gaussian_section(data: ui.Data) -> None:
     )
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
     ui.say(CHAPTER, "check_maps")
-    st.dataframe(vt.maps_table(check), hide_index=True)
+    ui.show_table(vt.maps_table(check))
     ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
 
 
@@ -111,7 +111,7 @@ def layer_scores(data: ui.Data, s: vt.Settings) -> None:
     with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
         comp = cache_attention.comparison(data, s)
     ui.say(CHAPTER, "compare")
-    st.dataframe(vt.comparison_table(comp), hide_index=True)
+    ui.show_table(vt.comparison_table(comp))
     st.markdown(vt.comparison_sentence(comp))
     ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention.attention_layer)
 

@@ -22,16 +22,18 @@ def show_ours(item: dict) -> None:
     if key == "blog_holdouts":
         ui.say(CHAPTER, "blog_holdouts")
         sizes = (1, 10, 75, 120)  # the post's 1, 10, n/2 and 0.8 n for its 150 points
-        st.dataframe([{"hold-out": k, "ℓ_post (post)": f"{p:.2f}", "ℓ_post (kernelviz)": f"{o:.2f}"}
-                      for k, p, o in zip(sizes, item["theirs_l"], ours, strict=True)], hide_index=True)
+        post, here = "ℓ_post (post)", "ℓ_post (kernelviz)"
+        ui.show_table({"hold-out": list(sizes), post: list(item["theirs_l"]), here: list(ours)},
+                      two_decimals=(post, here))
     elif key == "blog_heads":
         ui.say(CHAPTER, "blog_heads")
-        rows = [
-            {"heads": len(u), "u_h (post)": fmt(u), "u_h (kernelviz)": fmt(o["u"]),
-             "ℓ_post (post)": fmt(ell), "ℓ_post (kernelviz)": fmt(o["l_post"])}
-            for u, ell, o in zip(item["theirs_u"], item["theirs_l"], ours, strict=True)
-        ]
-        st.dataframe(rows, hide_index=True)
+        ui.show_table({
+            "heads": [len(u) for u in item["theirs_u"]],
+            "u_h (post)": [fmt(u) for u in item["theirs_u"]],
+            "u_h (kernelviz)": [fmt(o["u"]) for o in ours],
+            "ℓ_post (post)": [fmt(ell) for ell in item["theirs_l"]],
+            "ℓ_post (kernelviz)": [fmt(o["l_post"]) for o in ours],
+        })
     elif key == "d2l_average":
         theirs = item.get("theirs")
         st.markdown(f"kernelviz's sample: average pooling predicts **{ours:.4f}** everywhere"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import numpy as np
 import pytest
@@ -63,13 +64,54 @@ def names(spec: dict) -> list[str]:
     return [t.get("name") for t in spec["data"]]
 
 
-def dataframe_with(at, column: str):
-    """The (first) table of the page that has ``column``, as a pandas DataFrame."""
-    for d in at.dataframe:
-        if column in d.value.columns:
-            return d.value
-    tables = [list(d.value.columns) for d in at.dataframe]
-    raise AssertionError(f"no table with a column {column!r}: {tables}")
+_CELL = re.compile(r"\|((?:\\.|[^\\|])*)(?=\|)")  # "|" then text up to the next unescaped "|"
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one Markdown table row, unescaped: "| a | b\\|c |" → ["a", "b|c"]."""
+    return [_ESCAPED.sub(r"\1", c.strip()) for c in _CELL.findall(line.strip())]
+
+
+def markdown_tables(text: str) -> list[dict[str, list[str]]]:
+    """Every Markdown table in ``text`` (a header row, a ``---`` rule, body rows), column → cells."""
+    found, lines = [], text.splitlines()
+    for i in range(len(lines) - 1):
+        starts = lines[i].lstrip().startswith("|") and (i == 0 or not lines[i - 1].lstrip().startswith("|"))
+        if not (starts and re.fullmatch(r"\s*\|(\s*:?-+:?\s*\|)+\s*", lines[i + 1])):
+            continue
+        header, rows = _cells(lines[i]), []
+        for line in lines[i + 2:]:
+            if not line.lstrip().startswith("|"):
+                break
+            rows.append(_cells(line))
+        found.append({c: [r[j] for r in rows] for j, c in enumerate(header)})
+    return found
+
+
+def tables(at) -> list[dict[str, list[str]]]:
+    """Every table the page draws as Markdown (``ui.show_table``), in order: column → the cells as shown."""
+    return [t for m in at.markdown for t in markdown_tables(m.value)]
+
+
+def table_with(at, column: str) -> dict[str, list[str]]:
+    """The (first) table of the page that has ``column``."""
+    found = tables(at)
+    for t in found:
+        if column in t:
+            return t
+    raise AssertionError(f"no table with a column {column!r}: {[list(t) for t in found]}")
+
+
+def numbers(cells: list[str]) -> np.ndarray:
+    """A table column's cells as floats."""
+    return np.asarray([float(c) for c in cells])
+
+
+def rows_where(table: dict[str, list[str]], column: str, value: str) -> dict[str, list[str]]:
+    """The rows of ``table`` whose ``column`` shows ``value``."""
+    keep = [i for i, v in enumerate(table[column]) if v == value]
+    return {c: [cells[i] for i in keep] for c, cells in table.items()}
 
 
 def panel_titles(spec: dict) -> list[str]:

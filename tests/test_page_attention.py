@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pagetools import array, control, heatmap_panels, set_all
+from pagetools import array, control, heatmap_panels, numbers, set_all, table_with
 from test_app import charts, ok, start
 
 import kernelviz as kv
@@ -20,8 +20,8 @@ SLIDERS = ["attn.lengthscale", "attn.heads", "attn.dqk", "attn.dv", "attn.holdou
            "attn.seed"]
 
 
-def comparison(at):
-    return next(d.value for d in at.dataframe if "leave-one-out error" in d.value.columns)
+def comparison(at) -> dict[str, list[str]]:
+    return table_with(at, "leave-one-out error")
 
 
 def show(at, picture: str) -> dict[str, dict]:
@@ -64,20 +64,22 @@ def test_attention_page_verifies_the_gaussian_and_tells_the_story():
     assert not np.allclose(array(right["z"]), array(left["z"]))  # a learned kernel is not symmetric
     for words in ("W_O", "self-attention", "cross-attention", "W_v", "kernelviz's choice", "leave-one-out"):
         assert words in text, words
-    maps = next(d.value for d in at.dataframe if "token component" in d.value.columns)
-    assert list(maps["W_v column 1"]) == [0, 0, 0, 1]  # the Gaussian head's W_v projects onto y
+    maps = table_with(at, "token component")
+    assert list(numbers(maps["W_v column 1"])) == [0, 0, 0, 1]  # the Gaussian head's W_v projects onto y
 
 
 def test_the_trained_layer_beats_the_gaussian_on_the_page():
     at = start(ATTN)
     table = comparison(at)
-    assert len(table) == 3 and "Gaussian smoother" in table["model"][1] and "chapter 3" in table["model"][2]
-    loo = table["leave-one-out error"].to_numpy()
+    models = table["model"]
+    assert len(models) == 3 and "Gaussian smoother" in models[1] and "chapter 3" in models[2]
+    loo = numbers(table["leave-one-out error"])
     assert loo[0] < loo[1], loo  # attention below the best Gaussian, at the defaults on the blog data
-    assert table["band width 4s̄"][0] <= table["band width 4s̄"][2]  # no wider than chapter 3's
+    band = numbers(table["band width 4s̄"])
+    assert band[0] <= band[2]  # no wider than chapter 3's
     sentence = next(m.value for m in at.markdown if "the best Gaussian's" in m.value)
     assert "below** the best Gaussian" in sentence
-    truth = table["error against the true mean"]  # the sentence says which way the truth goes
+    truth = numbers(table["error against the true mean"])  # the sentence says which way the truth goes
     said = sentence.split("error against the true mean")[1]
     assert f"% {'below' if truth[0] < truth[1] else 'above'}**" in said, sentence
     sequence = show(at, "sequence")["attn.sequence"]
@@ -128,7 +130,7 @@ def test_each_start_runs_and_says_where_it_starts(which):
     assert at.selectbox(key="attn.start").value == which
     assert set(charts(at)) == ATTN_CHARTS
     table = comparison(at)
-    assert np.all(np.isfinite(table["leave-one-out error"].to_numpy()))
+    assert np.all(np.isfinite(numbers(table["leave-one-out error"])))
     if which == "post":
         ells = kv.initial_lengthscales(4, kv.blog_data().x)
         assert any(f"{ells[0]:.3g}" in m.value for m in at.markdown)

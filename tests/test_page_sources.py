@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pagetools import table_with
 from prosetools import shown, shown_count
 from test_app import ok, start
 
@@ -72,11 +73,10 @@ def test_page_prints_the_sources_numbers_beside_kernelviz_own():
     at = start(SOURCES)
     items = [item for s in cache_sources.catalogue() for item in s["item"]]
     post = {item["ours"]: item for item in items if item.get("ours", "").startswith("blog_")}
-    tables = [d.value for d in at.dataframe]
-    holdouts = next(t for t in tables if "hold-out" in t.columns)
+    holdouts = table_with(at, "hold-out")
     assert list(holdouts["ℓ_post (post)"]) == [f"{v:.2f}" for v in post["blog_holdouts"]["theirs_l"]]
     assert list(holdouts["ℓ_post (kernelviz)"]) == [f"{v:.2f}" for v in cache_sources.ours("blog_holdouts")]
-    heads = next(t for t in tables if "u_h (post)" in t.columns)
+    heads = table_with(at, "u_h (post)")
     assert list(heads["ℓ_post (post)"]) == [two_decimals(v) for v in post["blog_heads"]["theirs_l"]]
     assert list(heads["u_h (post)"]) == [two_decimals(v) for v in post["blog_heads"]["theirs_u"]]
     assert list(heads["u_h (kernelviz)"]) == [two_decimals(r["u"]) for r in cache_sources.ours("blog_heads")]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from kernelviz.mdtable import markdown_table
 from kernelviz.ui.page_data import Data
 
 __all__ = [
@@ -315,11 +316,8 @@ def picture_control(key: str, pictures: dict[str, str]) -> str:
                    format_func=pictures.get)
 
 
-def show_table(table: dict[str, list], height: int | str = "auto",
-               two_decimals: Collection[str] = ()) -> None:
-    """``st.dataframe`` without the index, every numeric column with 4 significant digits (so that a
-    lengthscale that ran away, 1e+259, shows as such instead of as hundreds of digits), the columns named in
-    ``two_decimals`` (e.g. a source's printed numbers, ``views_training.PRINTED``) with two decimals."""
-    numbers = {c: st.column_config.NumberColumn(format="%.2f" if c in two_decimals else "%.4g")
-               for c, v in table.items() if v and not isinstance(v[0], str)}
-    st.dataframe(table, hide_index=True, height=height, column_config=numbers)
+def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
+    """A small table as Markdown (``mdtable.markdown_table``: numbers right-aligned with 4 significant
+    digits, the columns named in ``two_decimals``, e.g. a source's printed numbers,
+    ``views_training.PRINTED``, with two decimals), so that drawing it imports neither pandas nor pyarrow."""
+    st.markdown(markdown_table(table, two_decimals))

@@ -15,20 +15,13 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz import figures as kf
+from kernelviz.mdtable import md_escape
 
 __all__ = ["busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "try_this"]
 
 PROSE_DIR = Path(__file__).resolve().parents[2] / "pages" / "prose"
 _SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
-
-_MD_SPECIAL = set("\\`*_{}[]()<>#+-.!|$~:")
-
-
-def md_escape(text: object) -> str:
-    """``text`` with every Markdown/LaTeX/HTML special character backslash-escaped, for user strings."""
-    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
-
 
 def chapter_header(title: str, *, lead: str, source: str) -> None:
     """Page title, one paragraph saying what the chapter shows, and which source it follows."""
