@@ -9,9 +9,10 @@ process and all its children every 20 ms. Prints the RSS after each page and the
 
     PYTHONPATH=. python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
 
-``--ablate`` walks three times in one run: with everything in ``kernelviz/_memory.py``, without the heap
-tuning (``KERNELVIZ_HEAP_TUNING=0``) and without the shared MLIR context (``KERNELVIZ_SHARED_IR_CONTEXT=0``),
-and prints the three peaks.
+``--ablate`` walks four times in one run: with everything in ``kernelviz/_memory.py`` and
+``kernelviz._jax.lean_jit``, without the heap tuning (``KERNELVIZ_HEAP_TUNING=0``), without the shared MLIR
+context (``KERNELVIZ_SHARED_IR_CONTEXT=0``) and without lean compilation (``KERNELVIZ_LEAN_COMPILE=0``), and
+prints the four peaks.
 """
 
 from __future__ import annotations
@@ -162,10 +163,11 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="print the time and peak memory of every control moved")
     parser.add_argument("--ablate", action="store_true",
-                        help="walk again without the heap tuning, and again without the shared IR context")
+                        help="walk again without the heap tuning, the shared IR context and lean compilation")
     args = parser.parse_args()
     ablations = [("without heap tuning", {"KERNELVIZ_HEAP_TUNING": "0"}),
-                 ("without the shared IR context", {"KERNELVIZ_SHARED_IR_CONTEXT": "0"})]
+                 ("without the shared IR context", {"KERNELVIZ_SHARED_IR_CONTEXT": "0"}),
+                 ("without lean compilation", {"KERNELVIZ_LEAN_COMPILE": "0"})]
     runs = [("with heap tuning", {})] + (ablations if args.ablate else [])
     results, errors = [], []
     for name, extra in runs:

@@ -1,5 +1,5 @@
-"""JAX set-up shared by every module: float64 arithmetic, one compute thread and the persistent
-compilation cache.
+"""JAX set-up shared by every module: float64 arithmetic, one compute thread, the persistent compilation
+cache, and lean compilation for the large programs (``lean_jit``).
 
 Imported first by ``kernelviz/__init__.py`` so the settings hold before any array is made.
 """
@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import jax
+import jaxlib
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
@@ -79,3 +84,37 @@ def enable_compilation_cache() -> Path | None:
 
 CACHE_DIR = enable_compilation_cache()
 ONE_COMPUTE_THREAD = one_compute_thread()
+
+
+LEAN_ENV = "KERNELVIZ_LEAN_COMPILE"  # "0": compile the large programs with XLA's defaults
+LEAN_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+LEAN_SINCE = (0, 10)  # the jaxlib release these options were measured on (older ones may not know them)
+
+
+def _release(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
+
+
+def lean_options() -> dict[str, object] | None:
+    """XLA options for ``lean_jit``'s programs: ``LEAN_OPTIONS``, or None with ``KERNELVIZ_LEAN_COMPILE=0``
+    or a jaxlib older than ``LEAN_SINCE``.
+
+    XLA:CPU emits each fused loop through MLIR by default. For a program with a loop of training steps (a
+    few hundred fusions) that takes 170–250 MB of scratch memory while it compiles; XLA's classic emitters
+    compile the same program with 35–75 MB, a third faster, into code that runs as fast (0.7–1.07x the
+    time). ``benchmarks/bench_lean.py`` prints these figures; ``benchmarks/bench_memory.py --ablate``, the
+    server's peak both ways. On a 690 MB server that is the difference between fitting and being restarted.
+    """
+    if os.environ.get(LEAN_ENV) == "0" or _release(jaxlib.__version__) < LEAN_SINCE:
+        return None
+    return dict(LEAN_OPTIONS)
+
+
+def lean_jit(fun: Callable | None = None, **kwargs: Any) -> Callable:
+    """``jax.jit`` with ``lean_options()``, for the largest programs: the training loops of chapters 2–5 and
+    the search for ℓ*. (d2l's SGD run keeps XLA's defaults: it compiles in some 80 MB either way and runs
+    1.6x slower lean.) Use like ``jax.jit``, with or without keyword arguments."""
+    if fun is None:
+        return partial(lean_jit, **kwargs)
+    options = lean_options()
+    return jax.jit(fun, **kwargs) if options is None else jax.jit(fun, compiler_options=options, **kwargs)

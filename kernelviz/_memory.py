@@ -9,9 +9,10 @@ difference between fitting and being restarted (``benchmarks/bench_memory.py`` p
 
 The heap functions are no-ops where the C library is not glibc (macOS, Windows, musl), and where the
 environment sets ``KERNELVIZ_HEAP_TUNING=0`` (``benchmarks/bench_memory.py --ablate`` measures both).
-Two more hold down what compiling costs: the scratch memory of each compilation goes back at once
+Three more hold down what compiling costs: the scratch memory of each compilation goes back at once
 (``release_after_compiles``), all programs' IR is built in one MLIR context (``share_ir_context``), and
-compilations take turns (``one_compilation_at_a_time``).
+compilations take turns (``one_compilation_at_a_time``). The largest programs also compile lean, with
+XLA's classic emitters (``kernelviz._jax.lean_jit``, everywhere, not only in the app).
 
 Streamlit runs a full garbage collection after every script run. With JAX, Plotly and Streamlit loaded
 that walks some 280,000 objects (about 0.1 s, a large part of a slider's repaint); almost all of them
@@ -92,9 +93,10 @@ def _after_compile(event: str, duration: float, **kwargs: object) -> None:
 def release_after_compiles() -> bool:
     """Hand the C heap's free pages back to the OS after every XLA compilation, in whichever thread it ran.
 
-    Compiling one training program takes some 200 MB of scratch memory that XLA frees at the end, but in
-    small blocks that stay in the heap; released at once, the next compilation (the warm-up's next, or a
-    page's) starts from the memory the programs really keep. Once per process; returns whether it is on.
+    Compiling one training program takes 35–75 MB of scratch memory (``kernelviz._jax.lean_jit``; 170–250
+    MB with XLA's defaults) that XLA frees at the end, but in small blocks that stay in the heap; released
+    at once, the next compilation (the warm-up's next, or a page's) starts from the memory the programs
+    really keep. Once per process; returns whether it is on.
     """
     if _glibc() is None:
         return False
@@ -141,11 +143,11 @@ def _in_turn(fn: Callable) -> Callable:
 def one_compilation_at_a_time() -> bool:
     """Let XLA compilations take turns across threads (the warm-up's and the pages').
 
-    Compiling a training program needs some 200 MB of scratch memory for a few seconds; two at once, the
-    warm-up's and a page's, can take a 690 MB server over its limit. A page that needs a program while the
-    warm-up compiles another waits for it, as it would wait for the shared cores anyway. Off where
-    ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (with the shared context) or where JAX no longer has the function;
-    returns whether it is on.
+    Compiling a training program needs 35–75 MB of scratch memory for a few seconds (170–250 MB with XLA's
+    defaults, ``kernelviz._jax.lean_jit``); two at once, the warm-up's and a page's, add up. A page that
+    needs a program while the warm-up compiles another waits for it, as it would wait for the shared cores
+    anyway. Off where ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (with the shared context) or where JAX no longer
+    has the function; returns whether it is on.
     """
     from jax._src import compiler
 

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
 from kernelviz import post, training
+from kernelviz._jax import lean_jit
 from kernelviz.attention import (
     D_QK_MAX,
     D_V_MAX,
@@ -121,7 +121,7 @@ def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: in
                              "learning_rate": lr, "seed": int(seed), "start": start, "ells": ells})
 
 
-@partial(jax.jit, static_argnums=0)
+@partial(lean_jit, static_argnums=0)
 def _train(model, x, toks, y, mask, trainable, d_qk, params0, holdout, steps, learning_rate, decay, key):
     """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training of ``model``, its step at step t
     learning_rate · (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data

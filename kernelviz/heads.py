@@ -30,6 +30,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling, post, training
+from kernelviz._jax import lean_jit
 from kernelviz.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.loo import loo_bounds
 from kernelviz.shapes import check_int, check_positive, pad, vector
@@ -129,7 +130,7 @@ def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") 
 LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
 
 
-@partial(jax.jit, static_argnames=("arithmetic",))
+@partial(lean_jit, static_argnames=("arithmetic",))
 def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, keys, n_seeds,
               arithmetic="kernelviz"):
     """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
@@ -147,7 +148,7 @@ def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_r
     return training.each_seed(one, keys, n_seeds)
 
 
-@jax.jit
+@lean_jit
 def _search_run(x, y, mask, candidates, kernel, holdout, sets, keys, n_seeds):
     """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
 

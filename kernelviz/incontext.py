@@ -35,6 +35,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling, tasks, training
+from kernelviz._jax import lean_jit
 from kernelviz.attention import dot_scores, gaussian_attention_params
 from kernelviz.shapes import bucket, check_int, check_positive, pad, vector
 from kernelviz.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
@@ -159,7 +160,7 @@ def _step_branch(points: int):
 _STEPS = tuple(_step_branch(m) for m in POINT_BUCKETS)
 
 
-@jax.jit
+@lean_jit
 def _pretrain(params0: ICLParams, trainable: ICLParams, key: Array, task: Array, sizes: Array,
               branches: Array, steps: Array, learning_rate: Array) -> training.Trained:
     """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: task = (family,

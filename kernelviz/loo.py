@@ -24,6 +24,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz import pooling
+from kernelviz._jax import lean_jit
 from kernelviz.kernels import get_kernel, kernel_index, kernel_scores, log_kernel
 from kernelviz.shapes import bucket, pad, paired, vector
 
@@ -202,7 +203,7 @@ def _refined(cv_grid: Callable[[Array], Array], cv: Callable[[Array], Array], bo
     return t, cv(t)
 
 
-@partial(jax.jit, static_argnames=("smooth",))
+@partial(lean_jit, static_argnames=("smooth",))
 def _optimum(x: Array, y: Array, mask: Array, nn: Array, bounds: Array, kernel: Array, *,
              smooth: bool) -> tuple[Array, Array]:
     """(log ℓ*, CV(ℓ*)) by ``_refined``: the grid's CV in ``GRID_DTYPE``, the pairs in blocks of

@@ -221,7 +221,8 @@ def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[],
     else for each size. Calls already compiled (or in the persistent cache) cost little.
 
     The pretraining program comes first because its compilation needs the most scratch memory (some
-    220 MB): compiled while the server holds the fewest programs, it sets no peak."""
+    75 MB, ``benchmarks/bench_lean.py``): compiled while the server holds the fewest programs, it sets no
+    peak."""
     sizes = _sizes(n_points)
     pretraining, *in_context = _in_context_views()
     tasks: list[Callable[[], object]] = [pretraining]

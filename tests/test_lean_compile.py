@@ -1,0 +1,87 @@
+"""Lean compilation of the large programs (``kernelviz._jax.lean_jit``): what it asks of XLA, where it
+applies, and that it saves memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from kernelviz import _jax, attention_training, heads, incontext, loo, parametric
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_options_are_on_by_default_and_off_by_switch(monkeypatch):
+    monkeypatch.delenv(_jax.LEAN_ENV, raising=False)
+    assert _jax.lean_options() == {"xla_cpu_use_fusion_emitters": False}
+    monkeypatch.setenv(_jax.LEAN_ENV, "0")
+    assert _jax.lean_options() is None
+
+
+def test_older_jaxlib_gets_no_options(monkeypatch):
+    monkeypatch.delenv(_jax.LEAN_ENV, raising=False)
+    monkeypatch.setattr(_jax.jaxlib, "__version__", "0.4.30")
+    assert _jax.lean_options() is None
+
+
+@pytest.mark.parametrize("release, expected", [("0.10.2", (0, 10)), ("0.4.30", (0, 4)), ("1.0.0rc1", (1, 0))])
+def test_release_numbers_compare_as_numbers(release, expected):
+    assert _jax._release(release) == expected
+
+
+def test_lean_jit_gives_the_same_numbers_as_jit():
+    def f(a):
+        return jnp.sum(jnp.exp(-0.5 * jnp.square(a[:, None] - a[None, :])), axis=1)
+
+    a = jnp.linspace(-3.0, 3.0, 37)
+    assert jnp.allclose(_jax.lean_jit(f)(a), jax.jit(f)(a), rtol=1e-14, atol=0)
+    assert _jax.lean_jit(static_argnums=1)(lambda a, k: a * k)(a, 3).shape == (37,)
+
+
+@pytest.mark.parametrize("program", [
+    heads._adam_run, heads._search_run, loo._optimum, attention_training._train, incontext._pretrain,
+])
+def test_every_training_and_search_program_compiles_lean(program):
+    """The options sit on the program's jit wrapper (JAX's record of them, ``_jit_info``)."""
+    assert dict(program._jit_info.compiler_options_kvs) == _jax.LEAN_OPTIONS
+
+
+def test_d2l_parametric_run_keeps_xla_defaults():
+    """Its compilation adds some 80 MB either way, and lean code runs it 1.6x slower
+    (``benchmarks/bench_lean.py``)."""
+    assert not parametric._parametric_run._jit_info.compiler_options_kvs
+
+
+PEAK = """
+import json, resource, sys
+import kernelviz as kv
+ds = kv.blog_data()
+kv.nadaraya_watson([0.0], ds.x, ds.y, 0.3)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+kv.fit(ds.x, ds.y, holdout=10, steps=1, arithmetic="post")
+print(json.dumps([before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))
+"""
+
+
+def _compile_peak_kib(lean: bool, cache: Path) -> int:
+    env = {**os.environ, _jax.LEAN_ENV: "1" if lean else "0", "KERNELVIZ_JAX_CACHE": str(cache)}
+    out = subprocess.run([sys.executable, "-c", PEAK], cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=300, check=True)
+    before, after = json.loads(out.stdout.strip().splitlines()[-1])
+    return after - before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss is in KiB on Linux only")
+def test_compiling_a_training_program_lean_needs_far_less_memory(tmp_path):
+    """The blog post's training program, compiled in a fresh process with an empty cache: the peak it
+    adds is some 250 MB with XLA's defaults and some 60 MB lean."""
+    lean = _compile_peak_kib(True, tmp_path / "lean")
+    default = _compile_peak_kib(False, tmp_path / "default")
+    assert lean < default / 2, f"lean {lean / 1024:.0f} MiB against {default / 1024:.0f} MiB"
