@@ -7,8 +7,8 @@ Imported first by ``kernelviz/__init__.py`` so the settings hold before any arra
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import re
 import threading
 from collections.abc import Callable
 from functools import partial
@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jaxlib
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_platforms", "cpu")
@@ -88,16 +87,12 @@ ONE_COMPUTE_THREAD = one_compute_thread()
 
 LEAN_ENV = "KERNELVIZ_LEAN_COMPILE"  # "0": compile the large programs with XLA's defaults
 LEAN_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
-LEAN_SINCE = (0, 10)  # the jaxlib release these options were measured on (older ones may not know them)
 
 
-def _release(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", text)[:2])
-
-
+@functools.cache
 def lean_options() -> dict[str, object] | None:
     """XLA options for ``lean_jit``'s programs: ``LEAN_OPTIONS``, or None with ``KERNELVIZ_LEAN_COMPILE=0``
-    or a jaxlib older than ``LEAN_SINCE``.
+    or where this JAX or XLA does not take them (checked once, by compiling a one-line program with them).
 
     XLA:CPU emits each fused loop through MLIR by default. For a program with a loop of training steps (a
     few hundred fusions) that takes 170–250 MB of scratch memory while it compiles; XLA's classic emitters
@@ -105,7 +100,11 @@ def lean_options() -> dict[str, object] | None:
     time). ``benchmarks/bench_lean.py`` prints these figures; ``benchmarks/bench_memory.py --ablate``, the
     server's peak both ways. On a 690 MB server that is the difference between fitting and being restarted.
     """
-    if os.environ.get(LEAN_ENV) == "0" or _release(jaxlib.__version__) < LEAN_SINCE:
+    if os.environ.get(LEAN_ENV) == "0":
+        return None
+    try:
+        jax.jit(lambda a: a + 1.0, compiler_options=LEAN_OPTIONS).lower(1.0).compile()
+    except Exception:  # an older jax without compiler_options, or an XLA without the option
         return None
     return dict(LEAN_OPTIONS)
 
