@@ -95,10 +95,11 @@ def lean_options() -> dict[str, object] | None:
     or where this JAX or XLA does not take them (checked once, by compiling a one-line program with them).
 
     XLA:CPU emits each fused loop through MLIR by default. For a program with a loop of training steps (a
-    few hundred fusions) that takes 170–250 MB of scratch memory while it compiles; XLA's classic emitters
-    compile the same program with 35–75 MB, a third faster, into code that runs as fast (0.7–1.07x the
-    time). ``benchmarks/bench_lean.py`` prints these figures; ``benchmarks/bench_memory.py --ablate``, the
-    server's peak both ways. On a 690 MB server that is the difference between fitting and being restarted.
+    few hundred fusions) that takes 170–260 MB of scratch memory while it compiles; XLA's classic emitters
+    compile the same program with 30–75 MB and a quarter faster, into code that runs about 10 % slower
+    (0.8–1.4x the time). ``benchmarks/bench_lean.py`` prints these figures; ``benchmarks/bench_memory.py
+    --ablate``, the server's peak both ways (578 against 722 MB). On a 690 MB server that is the difference
+    between fitting and being restarted.
     """
     if os.environ.get(LEAN_ENV) == "0":
         return None

@@ -93,7 +93,7 @@ def _after_compile(event: str, duration: float, **kwargs: object) -> None:
 def release_after_compiles() -> bool:
     """Hand the C heap's free pages back to the OS after every XLA compilation, in whichever thread it ran.
 
-    Compiling one training program takes 35–75 MB of scratch memory (``kernelviz._jax.lean_jit``; 170–250
+    Compiling one training program takes 30–75 MB of scratch memory (``kernelviz._jax.lean_jit``; 170–260
     MB with XLA's defaults) that XLA frees at the end, but in small blocks that stay in the heap; released
     at once, the next compilation (the warm-up's next, or a page's) starts from the memory the programs
     really keep. Once per process; returns whether it is on.
@@ -143,7 +143,7 @@ def _in_turn(fn: Callable) -> Callable:
 def one_compilation_at_a_time() -> bool:
     """Let XLA compilations take turns across threads (the warm-up's and the pages').
 
-    Compiling a training program needs 35–75 MB of scratch memory for a few seconds (170–250 MB with XLA's
+    Compiling a training program needs 30–75 MB of scratch memory for a few seconds (170–260 MB with XLA's
     defaults, ``kernelviz._jax.lean_jit``); two at once, the warm-up's and a page's, add up. A page that
     needs a program while the warm-up compiles another waits for it, as it would wait for the shared cores
     anyway. Off where ``KERNELVIZ_SHARED_IR_CONTEXT=0`` (with the shared context) or where JAX no longer
