@@ -11,7 +11,6 @@ import functools
 import os
 import threading
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +114,6 @@ def lean_jit(fun: Callable | None = None, **kwargs: Any) -> Callable:
     the search for ℓ*. (d2l's SGD run keeps XLA's defaults: it compiles in some 80 MB either way and runs
     1.6x slower lean.) Use like ``jax.jit``, with or without keyword arguments."""
     if fun is None:
-        return partial(lean_jit, **kwargs)
+        return functools.partial(lean_jit, **kwargs)
     options = lean_options()
     return jax.jit(fun, **kwargs) if options is None else jax.jit(fun, compiler_options=options, **kwargs)

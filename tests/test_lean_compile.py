@@ -67,30 +67,17 @@ def test_d2l_parametric_run_keeps_xla_defaults():
 
 
 PEAK = """
-import json, threading, time
-from pathlib import Path
+import json
 import kernelviz as kv
+from benchmarks._measure import peak_rss
 from kernelviz import _memory
-
-def rss():
-    return int(Path("/proc/self/statm").read_text().split()[1]) * 4096
 
 ds = kv.blog_data()
 kv.nadaraya_watson([0.0], ds.x, ds.y, 0.3)
 _memory.release_native_heap()
-before, peak, done = rss(), [0], threading.Event()
-
-def sample():
-    while not done.is_set():
-        peak[0] = max(peak[0], rss())
-        time.sleep(0.002)
-
-thread = threading.Thread(target=sample)
-thread.start()
-kv.fit(ds.x, ds.y, holdout=10, steps=1, arithmetic="post")
-done.set()
-thread.join()
-print(json.dumps(peak[0] - before))
+with peak_rss() as mem:
+    kv.fit(ds.x, ds.y, holdout=10, steps=1, arithmetic="post")
+print(json.dumps(mem["peak"] - mem["start"]))
 """
 
 
