@@ -10,14 +10,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from kernelviz import _memory, ui
+from kernelviz import _memory, devices, ui
 from kernelviz.ui import pages, server
 from kernelviz.ui.pages import CHAPTERS
 
-_memory.limit_native_heap()  # before any program runs: a small, unfragmented C heap (see _memory)
-_memory.release_after_compiles()  # each compilation's scratch memory goes back to the OS when it ends
-_memory.share_ir_context()  # one MLIR context for every program's IR, not one each
-_memory.one_compilation_at_a_time()  # the warm-up's and a page's compilations never overlap
+# Before any program runs: the heap settings, the shared IR context, the compile lock, ... (once per
+# process; a device the installed JAX leaves off is logged with what it costs: kernelviz/devices.py).
+devices.set_up_server()
 
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",

@@ -30,7 +30,12 @@ from tests.browser.harness import (
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skips browser tests where Chromium or Playwright is missing, unless CI=true (then they fail)."""
+    """Marks every test in this folder ``browser`` (so ``-m "not browser"`` leaves them all out), and skips
+    them where Chromium or Playwright is missing, unless CI=true (then they fail)."""
+    here = REPO_ROOT / "tests" / "browser"
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.browser)
     reason = browser_unavailable_reason()
     if reason is None or in_ci():
         return

@@ -108,12 +108,15 @@ def start_streamlit(
 
     ``env`` adds to (and overrides) the current environment, e.g. ``{"KERNELVIZ_JAX_CACHE": tmp}``;
     ``launcher`` replaces ``-m streamlit`` (a benchmark's timed server, ``benchmarks/timed_streamlit.py``).
+    ``KERNELVIZ_SERVER_PYTHON`` names another Python to serve with (a benchmark on another stack, such as
+    ``.ci/py313 python ROOT``'s, which runs the server in CI's Python 3.13 root).
     The server runs in its own process group so that ``stop()`` also ends anything it spawned.
     """
     port = port or free_port()
     log = Path(tempfile.mkstemp(prefix="kernelviz-streamlit-", suffix=".log")[1])
+    python = os.environ.get("KERNELVIZ_SERVER_PYTHON", sys.executable)
     cmd = [
-        sys.executable, *launcher, "run", script,
+        python, *launcher, "run", script,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
