@@ -9,9 +9,10 @@ the softmax over the keys (the last axis). ``nn.Linear`` stores its weight as (o
 X weightᵀ, so the W_q here is ``self.W_q.weight.T`` there. The notes' maps are square, so √embed_dim is √d
 with d the width of a query; ``attention_weights`` divides by √d, as equinox's ``dot_product_attention``
 does, and so also covers query/key maps narrower than the embedding. Multi-head attention runs H such
-heads and multiplies their concatenation by W_O (``multihead_self_attention``). The notes'
-``nn.MultiheadAttention(embed_dim, num_heads, bias=False)`` computes the same with every head's query, key
-and value width embed_dim/num_heads and a square W_O; here each width is free and W_O may be narrow.
+heads and multiplies their concatenation by W_O (``multihead_self_attention``). The notes end by naming
+PyTorch's ``torch.nn.MultiheadAttention(embed_dim, num_heads)``; built with ``bias=False`` (kernelviz's
+addition, not the notes'), it computes the same with every head's query, key and value width
+embed_dim/num_heads and a square W_O; here each width is free and W_O may be narrow.
 
 kernelviz's layer is this computation on the tokens t = (1, x̃, x̃², ỹ), with W_q and W_k reading only the
 position part φ(x̃) = (1, x̃, x̃²): ``as_self_attention`` writes its maps as 4-row matrices (a zero row for

@@ -263,7 +263,8 @@ def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
         "masked.d2l_sidebar",
         default=False,
         container=c1,
-        help="Off: d2l's own data set (50 points, seed 0), as d2l trains on it.",
+        help="Off: d2l's data set (50 points from d2l's formula; kernelviz draws them with seed 0, "
+        "d2l sets no seed), as d2l trains on it.",
     )
     kotlin = ui.control(
         "toggle",

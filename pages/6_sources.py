@@ -22,7 +22,7 @@ def show_ours(item: dict) -> None:
     if key == "blog_holdouts":
         ui.say(CHAPTER, "blog_holdouts")
         sizes = (1, 10, 75, 120)  # the post's 1, 10, n/2 and 0.8 n for its 150 points
-        post, here = "ℓ_post (post)", "ℓ_post (kernelviz)"
+        post, here = "ℓ_post (re-run of the post's code)", "ℓ_post (kernelviz)"
         ui.show_table({"hold-out": list(sizes), post: list(item["theirs_l"]), here: list(ours)},
                       two_decimals=(post, here))
     elif key == "blog_heads":
