@@ -74,7 +74,8 @@ def test_page_prints_the_sources_numbers_beside_kernelviz_own():
     items = [item for s in cache_sources.catalogue() for item in s["item"]]
     post = {item["ours"]: item for item in items if item.get("ours", "").startswith("blog_")}
     holdouts = table_with(at, "hold-out")
-    assert list(holdouts["ℓ_post (re-run of the post's code)"]) == [f"{v:.2f}" for v in post["blog_holdouts"]["theirs_l"]]
+    rerun = "ℓ_post (re-run of the post's code)"
+    assert list(holdouts[rerun]) == [f"{v:.2f}" for v in post["blog_holdouts"]["theirs_l"]]
     assert list(holdouts["ℓ_post (kernelviz)"]) == [f"{v:.2f}" for v in cache_sources.ours("blog_holdouts")]
     heads = table_with(at, "u_h (post)")
     assert list(heads["ℓ_post (post)"]) == [two_decimals(v) for v in post["blog_heads"]["theirs_l"]]

@@ -213,8 +213,8 @@ def test_a_sources_link_opens_its_chapter_with_the_controls_set(
     warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
 ) -> None:
     """On the Sources page, the link of d2l's nonparametric pooling (the Gaussian with ℓ = 1 on d2l's data)
-    opens chapter 1 with that lengthscale and d2l's sample (50 points; the seed 0 is kernelviz's, d2l sets none), although the session
-    was on the blog post's data."""
+    opens chapter 1 with that lengthscale and d2l's sample (50 points; the seed 0 is kernelviz's, d2l sets
+    none), although the session was on the blog post's data."""
     index = next(i for i, name in PAGES if name == "6_sources")
     open_page(page, warm_server, site_nav, index)
     link = page.locator('a[href*="data.source=d2l&kr.kernel=gaussian&kr.lengthscale=1&"]')
