@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -45,14 +46,16 @@ class Device(NamedTuple):
 
 
 def compute_threads() -> int | None:
-    """How many threads XLA's CPU client runs programs on (its intra-op pool, threads named ``tf_XLA…``),
-    after one small program has run; None where the OS does not list a process's threads (not Linux)."""
+    """How many threads the largest of XLA's CPU thread pools has (threads named ``tf_XLA…``: the intra-op
+    pool ``tf_XLAEigen``, and from jaxlib 0.12 on ``tf_XLAExecute`` and ``tf_XLACompile`` too), after one
+    small program has run; None where the OS does not list a process's threads (not Linux)."""
     jnp.zeros(8).sum().block_until_ready()
     try:
         names = [(t / "comm").read_text().strip() for t in Path("/proc/self/task").iterdir()]
     except OSError:
         return None
-    return sum(name.startswith("tf_XLA") for name in names)
+    pools = Counter(name for name in names if name.startswith("tf_XLA"))
+    return max(pools.values(), default=0)
 
 
 def _env_off(variable: str, off_value: str) -> str:
@@ -107,7 +110,7 @@ def _threads() -> Device:
     elif not _jax.ONE_COMPUTE_THREAD:
         why = "JAX's CPU client was made before kernelviz was imported"
     else:
-        why = f"jax {jax.__version__} made {threads} compute threads on one core"
+        why = f"jax {jax.__version__} made a pool of {threads} compute threads"
     return Device(name, False, why)
 
 

@@ -19,9 +19,11 @@ import kernelviz as kv
 import jax.numpy as jnp
 (jnp.arange(1000.0) ** 2).sum().block_until_ready()
 tasks = [t for t in Path("/proc/self/task").iterdir()]
+names = [(t / "comm").read_text().strip() for t in tasks]
 print(json.dumps({
     "made": kv._jax.ONE_COMPUTE_THREAD,
-    "pool": sum((t / "comm").read_text().strip().startswith("tf_XLA") for t in tasks),
+    "pool": names.count("tf_XLAEigen"),  # the intra-op pool (jaxlib 0.12 adds tf_XLAExecute, tf_XLACompile)
+    "pools": [name for name in names if name.startswith("tf_XLA")],
     "cores": sorted(os.sched_getaffinity(0)),
     "pinned": [t.name for t in tasks if os.sched_getaffinity(int(t.name)) != os.sched_getaffinity(0)],
 }))
@@ -48,6 +50,7 @@ def test_one_compute_thread_by_default_and_every_thread_keeps_every_core():
     seen = probe(None)
     assert seen["made"] is True
     assert seen["pool"] == 1
+    assert all(seen["pools"].count(name) == 1 for name in seen["pools"])  # every pool of XLA's: one thread
     assert seen["cores"] == sorted(os.sched_getaffinity(0))  # the process was not left on one core
     assert seen["pinned"] == []  # nor any of its threads
 
