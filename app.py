@@ -11,17 +11,20 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz import _memory, devices, ui
-from kernelviz.ui import pages, server
+from kernelviz.ui import pages, presenter, scene_copy, server
+from kernelviz.ui.lesson_files import lesson_names
 from kernelviz.ui.pages import CHAPTERS
 
 # Before any program runs: the heap settings, the shared IR context, the compile lock, ... (once per
 # process; a device the installed JAX leaves off is logged with what it costs: kernelviz/devices.py).
 devices.set_up_server()
 
+lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/presenter.py)
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",
     page_icon=str(Path(__file__).parent / "docs" / "favicon.png"),  # a local file: no icon fetched from a CDN
     layout="wide",
+    initial_sidebar_state="collapsed" if lesson else "auto",
 )
 
 
@@ -38,6 +41,21 @@ def home() -> None:
         "grows attention out of Nadaraya–Watson kernel regression in four steps, then pretrains it on whole "
         "families of tasks. Every control retrains the model live, so you can see what each idea changes."
     )
+    lessons()
+    data = ui.current_data()
+    ui.data_summary(data)
+    for row in range(0, len(CHAPTERS), 2):
+        cols = st.columns(2)
+        for col, ch in zip(cols, CHAPTERS[row : row + 2], strict=False):
+            with col, st.container(border=True):
+                st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
+                st.caption(ch.summary)
+                ui.show(
+                    ch.preview(data),
+                    key=f"home.preview.{Path(ch.path).stem}",
+                    filename=f"kernelviz-{Path(ch.path).stem}",
+                )
+    st.subheader("The story")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{\ell}\right)}{\sum_{j} K\!\left(\frac{x - x_j}{\ell}\right)}"
@@ -52,19 +70,12 @@ def home() -> None:
         "context. Pick a data set in the sidebar (or upload your own CSV): chapters 1 to 4 use it, "
         "chapter 5 draws its own tasks."
     )
-    data = ui.current_data()
-    ui.data_summary(data)
-    for row in range(0, len(CHAPTERS), 2):
-        cols = st.columns(2)
-        for col, ch in zip(cols, CHAPTERS[row : row + 2], strict=False):
-            with col, st.container(border=True):
-                st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
-                st.caption(ch.summary)
-                ui.show(
-                    ch.preview(data),
-                    key=f"home.preview.{Path(ch.path).stem}",
-                    filename=f"kernelviz-{Path(ch.path).stem}",
-                )
+    st.markdown(
+        "**Lessons** play a prepared sequence of views, one scene at a time, in large type for a projector: "
+        "← and → (or a clicker's PageUp and PageDown) step through them. Write your own in `lessons/` "
+        "(`lessons/README.md`); on any chapter, *Copy this view as a lesson scene* in the sidebar writes a "
+        "scene for you."
+    )
     st.caption(
         "Sources: Paweł Czyż, “From kernel regression to the transformer” (blog post); “Attention as a "
         "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel "
@@ -73,18 +84,44 @@ def home() -> None:
     )
 
 
+def lessons() -> None:
+    """One line: the lessons in ``lessons/``, each a link that plays it in the presenter view."""
+    found = [f for f in map(presenter.lesson, lesson_names()) if f is not None]
+    if not found:
+        return
+    cols = st.columns([1.2] + [2.0] * len(found), vertical_alignment="center")
+    cols[0].markdown("**Lessons for the room:**")
+    for col, lesson_ in zip(cols[1:], found, strict=True):
+        col.page_link(HOME, label=f"{lesson_.title} ({len(lesson_.scenes)} scenes)",
+                      icon=":material/slideshow:", query_params={"lesson": lesson_.name},
+                      help=lesson_.summary or None)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The app
 # ---------------------------------------------------------------------------------------------------------
 
 PAGES = {c.path: pages.page(c.path, title=c.title, icon=c.icon) for c in (*CHAPTERS, pages.SOURCES)}
-page = st.navigation([st.Page(home, title="Overview", icon=":material/home:", default=True), *PAGES.values()])
+HOME = st.Page(home, title="Overview", icon=":material/home:", default=True)
+page = st.navigation([HOME, *PAGES.values()])
+
+
+def run_page() -> None:
+    """The page as it draws on its own: the shared data sidebar, its messages, then the page."""
+    data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
+    ui.data_messages(data)
+    page.run()
+
 
 with server.Runs.running():
     server.warm_up()  # its thread starts its compilations after this run (see server.Runs)
     ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
-    data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
-    ui.data_messages(data)
-    page.run()
+    if lesson is not None:
+        presenter.play(lesson, page, PAGES, HOME, run_page)
+    else:
+        presenter.leave()
+        scene_copy.start_run()
+        run_page()
+        scene_copy.copy_button(page.url_path)
     ui.sync_url()
 _memory.release_native_heap()  # XLA's temporaries of this run, freed but still held by the C heap

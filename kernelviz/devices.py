@@ -62,17 +62,8 @@ def _env_off(variable: str, off_value: str) -> str:
     return f"{variable}={off_value} is set" if os.environ.get(variable) == off_value else ""
 
 
-def _heap() -> Device:
-    name = "heap settings"
-    if _memory.limit_native_heap():
-        return Device(name, True)
-    why = _env_off("KERNELVIZ_HEAP_TUNING", "0") or "the C library is not glibc (macOS, Windows or musl)"
-    return Device(name, False, why)
-
-
-def _release() -> Device:
-    name = "heap release after compile"
-    if _memory.release_after_compiles():
+def _heap(name: str, turn_on: Callable[[], bool]) -> Device:
+    if turn_on():
         return Device(name, True)
     why = _env_off("KERNELVIZ_HEAP_TUNING", "0") or "the C library is not glibc (macOS, Windows or musl)"
     return Device(name, False, why)
@@ -129,8 +120,8 @@ def check() -> tuple[Device, ...]:
     internal_ir = "jax._src.interpreters.mlir.make_ir_context to share"
     internal_compile = "jax._src.compiler.compile_or_get_cached to take turns"
     return (
-        _heap(),
-        _release(),
+        _heap("heap settings", _memory.limit_native_heap),
+        _heap("heap release after compile", _memory.release_after_compiles),
         _internal("shared IR context", _memory.share_ir_context, internal_ir),
         _internal("compile lock", _memory.one_compilation_at_a_time, internal_compile),
         _lean(),

@@ -5,7 +5,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz import defaults, smoothing, ui, views
 from kernelviz import figures as kf
-from kernelviz.ui import cache, cache_d2l, cache_scrub
+from kernelviz.ui import cache, cache_d2l, cache_scrub, question_bank
 
 CH = "1_kernel_regression"
 
@@ -65,7 +65,6 @@ ds = data.ds
 lo, hi = ds.domain
 
 ui.chapter_header("1 · Kernel regression", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
-st.latex(ui.prose(CH, "formula"))
 
 c1, c2, c3 = st.columns([1.2, 2.2, 1.6])
 kernel = ui.control(
@@ -107,12 +106,7 @@ with c3:
         help="kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ.",
     )
     baselines = ui.control("toggle", "Baselines: average and k-NN", "kr.baselines", default=False)
-c2.caption(
-    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}")
-)
-
 K = kv.get_kernel(kernel)
-st.latex(K.latex + (r"\quad\text{on } |u| \le 1,\ 0 \text{ outside}" if K.compact else ""))
 
 with ui.busy(f"Kernel regression with the {K.label} kernel, ℓ = {ell:g}, on {data.n:,} points…"):
     s = cache.predict(data, ell, kernel)
@@ -165,8 +159,15 @@ kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds
              titles=[fit_title(v) for v in path.lengthscales])
 ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression")
 st.caption(ui.prose(CH, "scrub"))
+st.caption(
+    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}")
+)
+left, right = st.columns([3, 2])
+left.latex(ui.prose(CH, "formula"))
+right.latex(K.latex + (r"\quad\text{on } |u| \le 1,\ 0 \text{ outside}" if K.compact else ""))
 ui.show_code(kv.nadaraya_watson, smoothing.kernel_scores)
 ui.data_summary(data)
+question_bank.wide_window(data)
 
 empty = cache.empty_share(data, ell, kernel)
 if empty > 0:

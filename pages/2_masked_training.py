@@ -10,7 +10,7 @@ import kernelviz as kv
 from kernelviz import defaults, heads, parametric, pooling, training, ui, views
 from kernelviz import figures as kf
 from kernelviz import views_training as vt
-from kernelviz.ui import cache, cache_d2l
+from kernelviz.ui import cache, cache_d2l, question_bank
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
@@ -228,11 +228,13 @@ def training_section(data: ui.Data) -> None:
     label = kv.get_kernel(kernel).label
     with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
         view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
+    masked_fit(data, view, kernel, steps)
+    st.latex(ui.prose(CH, "formula"))
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
-    masked_fit(data, view, kernel, steps)
     loss_and_loo(view, kernel)
     holdout_pictures(data, kernel, steps, lr, seed)
+    question_bank.largest_holdout(data, kernel, steps, lr, seed)
     ui.say(CH, "caveats")
 
 
@@ -387,7 +389,6 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
 
 data = ui.current_data()
 ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
-st.latex(ui.prose(CH, "formula"))
 training_section(data)
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])

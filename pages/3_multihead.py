@@ -6,7 +6,7 @@ import kernelviz as kv
 from kernelviz import defaults, heads, pooling, training, ui, views
 from kernelviz import figures as kf
 from kernelviz import views_training as vt
-from kernelviz.ui import cache_heads
+from kernelviz.ui import cache_heads, question_bank
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
@@ -141,6 +141,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
                                     y_title=data.ds.y_label)
     ui.show(figure, key="mh.panels", filename="kernelviz-multihead-post-panels")
     st.caption(ui.prose(CHAPTER, "post_caption"))
+    ui.say(CHAPTER, "post_intro")
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
     ui.show_code(kv.fit, heads.initial_lengthscales, training.holdout_split, pooling.masked_softmax,
@@ -165,27 +166,27 @@ def own_model(data: ui.Data, kernel: str) -> None:
     own_fit(data, result, view, kernel, steps)
     learned(result)
     heads_pictures(result, view)
+    question_bank.largest_mixing(result)
 
 
 data = ui.current_data()
 
 ui.chapter_header("3 · Multi-head kernel regression", lead=ui.prose(CHAPTER, "lead"),
                   source=ui.prose(CHAPTER, "source"))
-st.latex(ui.prose(CHAPTER, "formula"))
-ui.say(CHAPTER, "training")
-
-ui.say(CHAPTER, "shared_controls")
 kernel = ui.control(
     "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
     format_func=lambda k: kv.get_kernel(k).label, container=st.columns(3)[0],
     help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian; "
     "the other kernels are kernelviz's.",
 )
-ui.data_summary(data, training=True)
 
 st.subheader("The blog post's experiment: 1, 2, 4 and 8 heads")
-ui.say(CHAPTER, "post_intro")
 post_experiment(data, kernel)
+st.subheader("The model")
+st.latex(ui.prose(CHAPTER, "formula"))
+ui.say(CHAPTER, "training")
+ui.say(CHAPTER, "shared_controls")
+ui.data_summary(data, training=True)
 own_model(data, kernel)
 
 st.subheader("Conventions")

@@ -7,7 +7,7 @@ import kernelviz as kv
 from kernelviz import attention, defaults, pooling, selfattention, training, ui, views
 from kernelviz import figures as kf
 from kernelviz import views_training as vt
-from kernelviz.ui import cache_attention, cache_heads
+from kernelviz.ui import cache_attention, cache_heads, question_bank
 
 CHAPTER = "4_attention"
 A = defaults.ATTENTION
@@ -23,13 +23,6 @@ def gaussian_section(data: ui.Data) -> None:
     )
     with ui.busy(f"Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…"):
         check = cache_attention.gaussian_check(data, ell)
-    v1, v2, v3 = st.columns(3)
-    v1.metric("max |Δ weight|", f"{check.weight_diff:.1e}",
-              help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
-    v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
-              help="Largest |Gaussian fit − attention fit| over the query grid.")
-    v3.metric("query/key width d_qk", "2")
-    ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
     ui.show(
         kf.heatmap_pair_figure(*check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
                                (f"Gaussian kernel<br>ℓ = {ell:g}", "attention head<br>softmax(q·k/√2)"),
@@ -37,6 +30,13 @@ def gaussian_section(data: ui.Data) -> None:
         key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
     )
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
+    v1, v2, v3 = st.columns(3)
+    v1.metric("max |Δ weight|", f"{check.weight_diff:.1e}",
+              help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
+    v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
+              help="Largest |Gaussian fit − attention fit| over the query grid.")
+    v3.metric("query/key width d_qk", "2")
+    ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
     ui.say(CHAPTER, "check_maps")
     ui.show_table(vt.maps_table(check))
     ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
@@ -141,6 +141,7 @@ def layer_section(data: ui.Data) -> None:
         view = cache_attention.view(data, s)
     layer_fit(data, s, fit, view)
     layer_scores(data, s)
+    question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label)
 
@@ -236,17 +237,16 @@ data = ui.current_data()
 ds, train = data.ds, data.train
 
 ui.chapter_header("4 · Attention", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
-st.latex(ui.prose(CHAPTER, "formula"))
 
 # ------------------------------------------------------------------------------------------- from kernel
 st.header("From kernel to dot product")
+gaussian_section(data)
+st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "kernel_intro")
 st.latex(ui.prose(CHAPTER, "kernel_formula"))
 ui.say(CHAPTER, "dot_product")
 st.latex(ui.prose(CHAPTER, "dot_formula"))
 st.caption(ui.prose(CHAPTER, "check_caption"))
-
-gaussian_section(data)
 
 
 # ------------------------------------------------------------------------------------------- values

@@ -10,6 +10,7 @@ from kernelviz import views_incontext as vi
 from kernelviz.smoothing import HEADS_MAX
 from kernelviz.training import STEPS_MAX
 from kernelviz.ui import cache_incontext as ci
+from kernelviz.ui import question_bank
 
 CHAPTER = "5_in_context"
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
@@ -64,24 +65,24 @@ def pretrained(s: vi.Settings) -> incontext.Pretrained:
 
 def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
     """The learned kernels as windows, the three widths and the error curve over ℓ."""
-    st.header("The window pretraining learned")
+    st.subheader("The window pretraining learned")
     with ui.busy("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…"):
         view = ci.kernels(s)
         best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
         loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
+    ui.show(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best), key="icl.kernel",
+            filename="kernelviz-in-context-kernel")
+    if s.kind == "linear":
+        st.caption(ui.prose(CHAPTER, "kernels_linear"))
+    dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,
+                                                            strict=False))
+    ui.say(CHAPTER, "kernels", queries=dashes)
     m1, m2, m3 = st.columns(3)
     m1.metric("Learned window", f"{view.window:.3g}" if np.isfinite(view.window) else "none",
               help="ℓ = (−2c₂)^(−1/2) of the pretrained layer, in x units.")
     m2.metric("Best fixed ℓ (Nadaraya–Watson)", f"{best.best:.3g}")
     m3.metric("Mean leave-one-out ℓ*", f"{loo:.3g}")
     st.caption(ui.prose(CHAPTER, "metrics_caption"))
-    dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,
-                                                            strict=False))
-    ui.say(CHAPTER, "kernels", queries=dashes)
-    ui.show(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best), key="icl.kernel",
-            filename="kernelviz-in-context-kernel")
-    if s.kind == "linear":
-        st.caption(ui.prose(CHAPTER, "kernels_linear"))
     ui.show(kf.lengthscale_error_figure(best.lengthscales, best.errors, best.best, view.window, loo),
             key="icl.lengthscales", filename="kernelviz-in-context-lengthscales")
     st.caption(ui.prose(CHAPTER, "error_curve"))
@@ -167,7 +168,12 @@ def sweep_section(s: vi.Settings) -> None:
 
 
 ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
-st.info(ui.prose(CHAPTER, "sidebar"), icon=":material/info:")
+
+settings = controls()
+st.caption(ui.prose(CHAPTER, "sidebar"))
+layer = pretrained(settings)
+best_search = window_section(settings, layer)
+question_bank.rough_window(settings)
 
 st.header("Prompts, a layer, and pretraining")
 ui.say(CHAPTER, "prompt")
@@ -180,9 +186,6 @@ ui.say(CHAPTER, "window")
 st.latex(ui.prose(CHAPTER, "window_formula"))
 ui.say(CHAPTER, "window_text")
 
-settings = controls()
-layer = pretrained(settings)
-best_search = window_section(settings, layer)
 task_section(settings)
 errors_section(settings, best_search)
 loss_section(layer)

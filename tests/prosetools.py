@@ -68,11 +68,18 @@ def shown_count(texts: Iterable[str], chapter: str, section: str) -> int:
     return sum(1 for text in texts if found.search(text))
 
 
+def where_from(at: object) -> list[str]:
+    """The Markdown in the chapter's collapsed "Where this comes from" expander."""
+    return [m.value for e in at.expander if e.label == "Where this comes from" for m in e.markdown]
+
+
 def assert_frame(at: object, chapter: str, prompts: list[str]) -> None:
-    """The chapter's frame: its lead and "Follows: <source>" under the title, and a "Try this" list that is
-    the prompt sections ``prompts``, numbered, as the file has them now."""
+    """The chapter's frame: its lead under the title, "Follows: <source>" in the "Where this comes from"
+    expander, and a "Try this" list that is the prompt sections ``prompts``, numbered, as the file has them
+    now."""
     shown((m.value for m in at.markdown), chapter, "lead")
-    assert f"Follows: {prose(chapter, 'source')}" in [c.value for c in at.caption]
+    (origin,) = [e for e in at.expander if e.label == "Where this comes from"]
+    assert f"Follows: {prose(chapter, 'source')}" in [m.value for m in origin.markdown]
     assert any(s.value == "Try this" for s in at.subheader)
     numbered = "\n".join(f"{i}. {prose(chapter, name)}" for i, name in enumerate(prompts, 1))
     assert numbered in [m.value for m in at.markdown]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pagetools import array, control, heatmap_panels, numbers, set_all, table_with
+from prosetools import where_from
 from test_app import charts, ok, start
 
 import kernelviz as kv
@@ -51,7 +52,7 @@ def test_attention_page_verifies_the_gaussian_and_tells_the_story():
     at = start(ATTN)
     assert at.title[0].value.startswith("4 ·")
     assert len(at.latex) >= 4  # and W_O's formula in its picture
-    assert any(c.value.startswith("Follows:") for c in at.caption)
+    assert any(m.startswith("Follows:") for m in where_from(at))
     assert any(s.value == "Try this" for s in at.subheader)
     figs = charts(at)
     assert set(figs) == ATTN_CHARTS

@@ -8,7 +8,7 @@ import json
 
 import plotly.graph_objects as go
 import pytest
-from prosetools import shown
+from prosetools import shown, where_from
 from test_app import charts, ok, start
 
 from kernelviz import tasks
@@ -50,9 +50,9 @@ def test_page_runs_at_the_defaults_with_maths_metrics_and_charts():
     at = start(PAGE)
     assert at.title[0].value.startswith("5 ·")
     assert len(at.latex) >= 3  # the prompt, the score and softmax weights, the Gaussian window
-    follows = next(c.value for c in at.caption if c.value.startswith("Follows:"))
+    follows = next(m for m in where_from(at) if m.startswith("Follows:"))
     assert "kernelviz's own chapter" in follows and "2402.11639" in follows and "Garg" in follows
-    shown((i.value for i in at.info), CH, "sidebar")
+    shown((c.value for c in at.caption), CH, "sidebar")
     for label in ("Learned window", "Best fixed ℓ (Nadaraya–Watson)", "Mean leave-one-out ℓ*",
                   "In-context error", "Nadaraya–Watson at best ℓ", "Ratio", "Linear attention"):
         assert any(m.label == label for m in at.metric), label
@@ -109,7 +109,7 @@ def test_roughness_moves_the_learned_window():
 def test_new_task_draws_another_task():
     at = start(PAGE, FAST)
     before = charts(at)["icl.prediction"]
-    at.button[0].click().run()
+    next(b for b in at.button if b.label == "New task").click().run()
     ok(at)
     assert at.number_input(key="icl.task").value == 1
     assert charts(at)["icl.prediction"] != before

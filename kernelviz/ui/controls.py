@@ -19,8 +19,8 @@ from kernelviz.mdtable import markdown_table
 from kernelviz.ui.page_data import Data
 
 __all__ = [
-    "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options", "show_table",
-    "sync_url", "to_url",
+    "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options",
+    "present", "rendered_values", "scene_problems", "show_table", "start_scene", "sync_url", "to_url",
 ]
 
 # session_state keys that are not widgets
@@ -29,6 +29,10 @@ _RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors
 _SPECS = "kv._specs"  # label and accepted values each control was last drawn with
 _PAGE = "kv._page"  # the page of the previous run
 _ENTERED = "kv._entered"  # True in the first run on a page after another page (or a new session)
+_SCENE = "kv._scene"  # a lesson scene's control values, in the scene's first run (else None)
+_SCENE_PROBLEMS = "kv._scene_problems"  # what the controls of that run did not accept
+_PRESENTING = "kv._presenting"  # a lesson is playing: the URL names it, not the controls
+LESSON_PARAMS = frozenset({"lesson", "scene"})  # the URL of a lesson playing
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -100,6 +104,34 @@ class _Spec:
             return round(num)
         return float(num)
 
+    def _range(self) -> tuple[float, float] | None:
+        """The smallest and largest value a numeric control accepts (None for text options and toggles)."""
+        numeric = [o for o in self.options if isinstance(o, int | float) and not isinstance(o, bool)]
+        if self.options:
+            return (min(numeric), max(numeric)) if numeric and len(numeric) == len(self.options) else None
+        if self.kind == "toggle":
+            return None
+        lo = self.min_value if self.min_value is not None else -math.inf
+        hi = self.max_value if self.max_value is not None else math.inf
+        return lo, hi
+
+    def problem(self, v: object) -> str | None:
+        """Why ``v`` is not a value of this control (a lesson's, say), or None when it is one (numbers
+        between the ends are snapped to the nearest value without a word)."""
+        span = self._range()
+        if self.kind == "toggle" or (self.options and span is None):
+            if self.coerce(v) is not None and (self.kind == "toggle" or to_url(self.coerce(v)) == to_url(v)):
+                return None
+            allowed = "true or false" if self.kind == "toggle" else ", ".join(map(to_url, self.options))
+            return f"not one of: {allowed}"
+        num = None if isinstance(v, bool) else _as_number(v)
+        if num is None:
+            return "not a number"
+        lo, hi = span
+        if not lo <= num <= hi:
+            return f"outside {to_url(lo)} to {to_url(hi)}; {to_url(self.coerce(num))} is used"
+        return None
+
     def coerce(self, v: object) -> Any:
         """A valid value for this control from a URL string or an old value; None when there is none."""
         if v is None:
@@ -164,6 +196,9 @@ def _set_start_value(key: str, label: str, spec: _Spec, fallback: Any) -> None:
     state = st.session_state
     shadow: dict = state.setdefault(_SHADOW, {})
     specs: dict = state.setdefault(_SPECS, {})
+    if state.get(_SCENE) is not None:
+        _scene_start_value(key, spec, fallback)
+        return
     url = spec.coerce(_query_value(key)) if key not in state or state.get(_ENTERED, False) else None
     if key not in state:
         start = url if url is not None else spec.coerce(shadow.get(key))
@@ -180,6 +215,44 @@ def _set_start_value(key: str, label: str, spec: _Spec, fallback: Any) -> None:
     # the widget to it, losing a key press made while this run was going on.
     if specs.get(key) != (label, spec) or fixed != current or type(fixed) is not type(current):
         state[key] = fixed
+
+
+def _scene_start_value(key: str, spec: _Spec, fallback: Any) -> None:
+    """In the first run of a lesson's scene, control ``key`` starts from the scene's value, or from its
+    default where the scene sets none, whatever the session held; a value it does not accept is noted
+    (``scene_problems``) and the nearest one, or the default, is used."""
+    state = st.session_state
+    raw = state[_SCENE].get(key)
+    value = None if raw is None else spec.coerce(raw)
+    why = None if raw is None else spec.problem(raw)
+    if why:
+        state.setdefault(_SCENE_PROBLEMS, []).append(f"{key} = {to_url(raw)} is {why}")
+    state[key] = fallback if value is None else value
+
+
+def start_scene(values: dict[str, object] | None) -> None:
+    """Make the controls of this run start from a lesson scene's ``values`` (their defaults elsewhere), or,
+    with None, from the session again. The presenter calls it before its scene's first run and after it."""
+    state = st.session_state
+    state[_SCENE] = values
+    if values is not None:
+        state[_SCENE_PROBLEMS] = []
+
+
+def scene_problems() -> list[str]:
+    """The scene values the controls drawn in this run did not accept, each with why."""
+    return list(st.session_state.get(_SCENE_PROBLEMS, []))
+
+
+def rendered_values() -> dict[str, object]:
+    """The value of every control drawn in this run so far, by key (its URL parameter)."""
+    state = st.session_state
+    return {key: state[_SHADOW][key] for key in sorted(state.get(_RENDERED, ())) if key in state[_SHADOW]}
+
+
+def present(on: bool) -> None:
+    """Presenter mode (a lesson is playing): controls keep the URL as the lesson's (``lesson``, ``scene``)."""
+    st.session_state[_PRESENTING] = on
 
 
 def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] | None, **common: Any) -> Any:
@@ -239,7 +312,7 @@ def control(
     state[_SPECS][key] = (label, spec)
     state.setdefault(_RENDERED, set()).add(key)
     text = to_url(value)
-    if _query_value(key) != text:
+    if not state.get(_PRESENTING) and _query_value(key) != text:
         st.query_params[key] = text
     return value
 
@@ -250,6 +323,8 @@ def sync_url() -> None:
     app.py calls it after the page has run, so the URL always names exactly the current view.
     """
     rendered = st.session_state.get(_RENDERED, set())
+    if st.session_state.get(_PRESENTING):
+        rendered = LESSON_PARAMS
     for name in list(st.query_params.keys()):
         if name not in rendered:
             del st.query_params[name]
@@ -286,8 +361,9 @@ def lengthscale_control(
 ) -> float:
     """A select_slider over log-spaced ℓ values scaled to the data's x-range, shown as "ℓ = …".
 
-    ``default`` (snapped to the nearest choice) is span/24 when not given: the blog post's ℓ ≈ 0.25 on its
-    data, in our convention.
+    ``default`` (snapped to the nearest choice) is span/24 when not given: on the blog post's data (span 6)
+    that is ℓ = 0.25 in kernelviz's convention, ℓ_post = √2 · 0.25 ≈ 0.35 in the post's, a little wider than
+    the post's “ℓ ≈ 0.25” (an ℓ_post; ℓ ≈ 0.177 here).
     """
     lo, hi = data.ds.domain
     span = hi - lo

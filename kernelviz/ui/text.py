@@ -3,6 +3,7 @@ the code behind a chart."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
@@ -16,6 +17,7 @@ import streamlit as st
 
 from kernelviz import figures as kf
 from kernelviz.mdtable import md_escape
+from kernelviz.ui import stage
 
 __all__ = ["busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "try_this"]
 
@@ -24,10 +26,14 @@ _SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
 
 def chapter_header(title: str, *, lead: str, source: str) -> None:
-    """Page title, one paragraph saying what the chapter shows, and which source it follows."""
+    """Page title, one paragraph saying what the chapter shows, and, in a collapsed "Where this comes from"
+    expander, which sources it follows and what is kernelviz's own (``docs/sources.md`` has every item)."""
     st.title(title)
     st.markdown(lead)
-    st.caption(f"Follows: {source}")
+    with st.expander("Where this comes from", icon=":material/menu_book:"):
+        st.markdown(f"Follows: {source}")
+        st.caption("The Sources page lists every figure, printed number and exercise of these texts, each "
+                   "with a link to the view that shows it.")
 
 
 def try_this(prompts: Sequence[str]) -> None:
@@ -38,16 +44,32 @@ def try_this(prompts: Sequence[str]) -> None:
 
 @contextmanager
 def busy(text: str) -> Iterator[None]:
-    """A spinner that says what the long-running work is doing (with elapsed time)."""
-    with st.spinner(text, show_time=True):
+    """A spinner that says what the long-running work is doing (with elapsed time); while a lesson scene
+    plays, on its stage."""
+    scene = stage.active()
+    with (scene.status if scene is not None else contextlib.nullcontext()), st.spinner(text, show_time=True):
         yield
 
 
 def show(fig: go.Figure, key: str, filename: str | None = None) -> None:
     """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
-    numbers go as float32 where that changes nothing visible (``kf.compact``)."""
+    numbers go as float32 where that changes nothing visible (``kf.compact``).
+
+    While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
+    slot on the stage, at a height that fits a projector's screen (but for a figure with a scrub slider)."""
+    scene = stage.active()
+    box: object = st
+    stage.note_chart(key)
+    if scene is not None:
+        if key not in scene.slots:
+            return
+        scene.drawn.add(key)
+        box = scene.slots[key]
+        if not fig.layout.sliders:  # a scrub's slider sits at a fixed place below the plot: keep its room
+            height = min(fig.layout.height or stage.CHART_HEIGHT, stage.CHART_HEIGHT)
+            fig = go.Figure(fig).update_layout(height=height)
     config = kf.png_config(filename or key.replace(".", "-"))
-    st.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config)
+    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config)
 
 
 @functools.cache

@@ -1,0 +1,111 @@
+"""Predict, then reveal (kernelviz/ui/questions.py, question_bank.py): every chapter asks a question whose
+answer is computed by the backend at the current data and controls, never written down in advance."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from test_app import ok, start
+
+import kernelviz as kv
+from kernelviz import defaults
+from kernelviz import views_training as vt
+from kernelviz.ui import cache, cache_attention, cache_heads
+from kernelviz.ui import cache_incontext as ci
+from kernelviz.ui.pages import CHAPTERS
+from kernelviz.ui.questions import QUESTION_CHAPTERS
+
+KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
+
+
+def answer(at, name: str, guess: object) -> str:
+    """Guess ``guess`` for question ``name``, press Reveal, and return what the page says."""
+    kind = "slider" if name == "kr.wide_window" else "segmented_control"
+    getattr(at, kind)(key=f"q.{name}.guess").set_value(guess).run()
+    ok(at)
+    at.button(key=f"q.{name}.reveal").click().run()
+    ok(at)
+    said = [e.value for e in (*at.success, *at.info) if "Predict" not in e.value]
+    (text,) = [s for s in said if re.search(r"Right|Not this time|Spot on|Close|Not quite", s)]
+    return re.sub(r"\\(.)", r"\1", text)  # as shown: without Markdown's escapes
+
+
+NUMBER = r"(-?\d+(?:\.\d+)?)"
+
+
+def number(text: str, pattern: str) -> float:
+    return float(re.search(pattern, text).group(1))
+
+
+def nadaraya_watson_at(x: np.ndarray, y: np.ndarray, query: float, ell: float) -> float:
+    """The Gaussian Nadaraya–Watson prediction at one query, in plain NumPy."""
+    w = np.exp(-0.5 * ((query - x) / ell) ** 2)
+    return float(np.sum(w * y) / np.sum(w))
+
+
+def test_every_chapter_asks_a_question():
+    assert sorted(QUESTION_CHAPTERS.values()) == sorted(c.url for c in CHAPTERS)
+
+
+@pytest.mark.parametrize("seed", [2024, 7])
+def test_the_wide_window_answer_is_the_fit_at_that_point(seed):
+    at = start(KR, {"data.seed": str(seed)})
+    text = answer(at, "kr.wide_window", 0.5)
+    ds = kv.blog_data(n=150, seed=seed)
+    expected = nadaraya_watson_at(ds.x, ds.y, 1.0, 3.0)  # x = 1 and ℓ = 3 on the post's x-range
+    assert number(text, r"passes at \*\*" + NUMBER) == pytest.approx(expected, abs=0.006)
+    assert number(text, "mean ȳ = " + NUMBER) == pytest.approx(float(np.mean(ds.y)), abs=0.0006)
+
+
+def test_the_wide_window_answer_moves_with_the_data():
+    texts = [answer(start(KR, {"data.seed": s}), "kr.wide_window", 0.5) for s in ("1", "2")]
+    assert texts[0] != texts[1]
+
+
+def test_the_largest_holdout_is_the_posts_runs_argmax():
+    at = start(MASKED)
+    data = at.session_state["kv._data"]
+    sizes = cache.panel_holdouts(len(data.train))
+    M = defaults.MASKED
+    ells = [cache.holdout_panel(data, M.kernel, k, M.steps, M.learning_rate, M.seed).lengthscale
+            for k in sizes]
+    best = sizes[int(np.argmax(ells))]
+    text = answer(at, "masked.largest_holdout", best)
+    assert text.startswith(f"**Right.** Hold-out {best} learns the largest ℓ")
+    wrong = next(k for k in sizes if k != best)
+    assert answer(at, "masked.largest_holdout", wrong).startswith("**Not this time.**")
+
+
+def test_the_largest_mixing_weight_is_the_pages_own_fit():
+    at = start(MH)
+    data = at.session_state["kv._data"]
+    H = defaults.MULTIHEAD
+    result = cache_heads.fit_multihead(data, H.heads, H.kernel, H.holdout, H.steps, H.learning_rate, H.seed)
+    best = int(np.argmax(np.abs(result.mixing))) + 1
+    text = answer(at, "mh.largest_mixing", best)
+    assert text.startswith(f"**Right.** Head {best} gets the largest")
+    assert f"u = {result.mixing[best - 1]:+.3g}" in text
+
+
+def test_the_layer_against_the_gaussian_is_the_comparison_table():
+    at = start(ATTN)
+    data = at.session_state["kv._data"]
+    A = defaults.ATTENTION
+    s = vt.Settings(A.heads, A.d_qk, A.d_v, min(A.holdout, kv.holdout_range(len(data.train))[1]), A.steps,
+                    A.learning_rate, A.seed, A.start)
+    comp = cache_attention.comparison(data, s)
+    text = answer(at, "attn.beats_gaussian", True)
+    assert f"the trained layer {comp.loo[0]:.4g}, the best Gaussian {comp.loo[1]:.4g}" in text
+    assert text.startswith("**Right.**" if comp.loo[0] < comp.loo[1] else "**Not this time.**")
+
+
+def test_the_window_against_roughness_is_the_sweeps():
+    at = start(ICL)
+    rows = ci.sweep("sine", 32, 1, 0)
+    by_r = sorted((r for r in rows if r.noise == ci.SWEEP_BASE[1]), key=lambda r: r.roughness)
+    truth = "narrower" if by_r[-1].window < by_r[0].window else "wider"
+    text = answer(at, "icl.rough_window", truth)
+    assert text.startswith("**Right.**")
+    assert f"from {by_r[0].window:.3g} at roughness" in text
