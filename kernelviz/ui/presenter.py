@@ -169,7 +169,7 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
         st.session_state[_FOUND] = _found_in_first_run(scene)
         st.session_state[_SHOWN] = (found.name, k)
     for name, asked in the_stage.asked.items():
-        with the_stage.slots[name]:
+        with the_stage.slots[name], st.container(key=questions.box_key(name)):
             questions.draw(name, *asked)
     missing = [f"{key} is not drawn on this page at these values" for key in the_stage.slots
                if key not in the_stage.drawn]

@@ -66,6 +66,12 @@ def _key(name: str, part: str) -> str:
     return f"q.{name}.{part}"
 
 
+def box_key(name: str) -> str:
+    """The key of the container a question stands in (its CSS class ``st-key-kv-question-…``): its guess is
+    not a control of the view, and the browser tests and benchmarks leave it out of the page's sliders."""
+    return "kv-question-" + name.replace(".", "-")
+
+
 def _shown(name: str) -> str:
     return _key(name, "shown")
 
@@ -85,7 +91,7 @@ def ask(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]
     stage takes it if the scene names it (``draw`` then draws it there), and it is left out otherwise."""
     scene = stage.active()
     if scene is None:
-        with st.container(border=True):
+        with st.container(border=True, key=box_key(name)):
             draw(name, prompt, guess, reveal)
     elif name in scene.slots:
         scene.drawn.add(name)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.browser.harness import (
     GROWN_MARGINS_JS,
+    QUESTION,
     SCREENSHOT_DIR,
     BrowserErrors,
     StreamlitServer,
@@ -61,7 +62,8 @@ def assert_clean(page: Any, errors: BrowserErrors) -> None:
 
 def main_sliders(page: Any) -> Any:
     """The sliders of the page itself (not the shared sidebar); the sidebar's when the page has none."""
-    main = page.locator('[data-testid="stMain"]').locator('input[type="range"], [role="slider"]')
+    main = page.locator('[data-testid="stMain"]').locator(
+        f'input[type="range"]:not({QUESTION} *), [role="slider"]:not({QUESTION} *)')
     return main if main.count() else sliders(page)
 
 

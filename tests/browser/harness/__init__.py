@@ -25,6 +25,7 @@ from .chromium import (
     launch_chromium,
 )
 from .controls import (
+    QUESTION,
     choose_option,
     number_input_step_up,
     select_options,
@@ -77,6 +78,7 @@ __all__ = [
     "GROWN_MARGINS_JS",
     "IDLE_AND_CHANGED_JS",
     "PAGE_STATE_JS",
+    "QUESTION",
     "REFERENCE_PATHS",
     "REPO_ROOT",
     "RERUN_TIMEOUT_S",

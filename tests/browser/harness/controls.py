@@ -8,12 +8,14 @@ from typing import Any
 
 from .probes import WIDGETS_JS
 
+QUESTION = '[class*="st-key-kv-question"]'  # a question's box: its guess is not a control of the view
+
 
 def sliders(page: Any) -> Any:
-    """Every slider thumb a visitor can move on the page (main area and sidebar; not the disabled ones), as a
-    Playwright locator."""
-    return page.locator('[data-testid="stApp"] [role="slider"]:not([aria-disabled="true"]),'
-                        ' [data-testid="stApp"] input[type="range"]:not([disabled])')
+    """Every slider thumb a visitor can move on the page to change the view (main area and sidebar; not the
+    disabled ones, nor a question's guess), as a Playwright locator."""
+    return page.locator(f'[data-testid="stApp"] [role="slider"]:not([aria-disabled="true"], {QUESTION} *),'
+                        f' [data-testid="stApp"] input[type="range"]:not([disabled], {QUESTION} *)')
 
 
 def slider_by_label(page: Any, label: str) -> Any:
