@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_attention.py [--seeds 5] [--heads 4] [--steps 1000]
+    python -m benchmarks.bench_attention [--seeds 5] [--heads 4] [--steps 1000]
 
 For the blog post's data (``kv.blog_data()``) and d2l's (``kv.d2l_data()``) it prints one row per model:
 
@@ -33,9 +33,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from reference_attention import fit_plain
 
 import kernelviz as kv
+from benchmarks.reference_attention import fit_plain
 from kernelviz import defaults
 from kernelviz.attention import AttentionFit, attention_loo_error, attention_predict, gaussian_layer
 

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_incontext.py [--repeats 3] [--tasks 256]
+    python -m benchmarks.bench_incontext [--repeats 3] [--tasks 256]
 
 Prints:
 
@@ -32,9 +32,9 @@ from itertools import pairwise
 
 import jax
 import numpy as np
-from _measure import rss_bytes
 
 import kernelviz as kv
+from benchmarks._measure import rss_bytes
 from kernelviz import attention, attention_training
 from kernelviz import incontext as ic
 from kernelviz import incontext_eval as ev

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_lean.py [--rounds 2] [--repeats 7]
+    python -m benchmarks.bench_lean [--rounds 2] [--repeats 7]
 
 The large programs at the pages' settings: chapter 2's fit in kernelviz's and in the post's arithmetic, the
 leave-one-out ℓ*, chapter 3's eight heads (hold-out 10 and 75), chapter 4's attention training and chapter

@@ -2,7 +2,7 @@
 
 Run from the repository root (statsmodels is not a dependency of kernelviz: ``pip install statsmodels``):
 
-    PYTHONPATH=. python benchmarks/bench_loo.py [--sizes 150 600 2000] [--repeat 5]
+    python -m benchmarks.bench_loo [--sizes 150 600 2000] [--repeat 5]
 
 For the blog post's formula at each n it prints, in one run:
 

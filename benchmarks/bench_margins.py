@@ -11,7 +11,7 @@ prints the median time from key press to repainted charts, their ratio, and for 
 Plotly drew with grown margins (a margin drawn more than 4 px wider than asked for,
 ``GROWN_MARGINS_JS`` of the browser tests).
 
-    PYTHONPATH=. python benchmarks/bench_margins.py [--repeat 7]
+    python -m benchmarks.bench_margins [--repeat 7]
 """
 
 from __future__ import annotations

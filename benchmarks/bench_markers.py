@@ -8,7 +8,7 @@ one, until the next animation frame has painted (median of ``--repeat``). The pl
 ``plotly`` Python package ships, not Streamlit's own bundle, so the figures are the chart's own cost without
 Streamlit around it. Prints one row per n and the ratio.
 
-    PYTHONPATH=. python benchmarks/bench_markers.py [--repeat 7] [--sizes 150,300,1000,2000]
+    python -m benchmarks.bench_markers [--repeat 7] [--sizes 150,300,1000,2000]
 """
 
 from __future__ import annotations

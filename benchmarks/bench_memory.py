@@ -7,7 +7,7 @@ picks another kernel where there is a kernel choice. A thread samples the reside
 process and all its children every 20 ms. Prints the RSS after each page and the peak, against the
 690 MB limit of Cloud's smallest container.
 
-    PYTHONPATH=. python benchmarks/bench_memory.py [--warm-cache] [--verbose] [--ablate]
+    python -m benchmarks.bench_memory [--warm-cache] [--verbose] [--ablate]
 
 ``--ablate`` walks four times in one run: with everything in ``kernelviz/_memory.py`` and
 ``kernelviz._jax.lean_jit``, without the heap tuning (``KERNELVIZ_HEAP_TUNING=0``), without the shared MLIR

@@ -15,7 +15,7 @@ In one run this script
 
 It prints the median and the worst of each, and the ratio of the medians (target: at most 1.5).
 
-    PYTHONPATH=. python benchmarks/bench_repaint.py [--repeat 20] [--page "Masked training"] \
+    python -m benchmarks.bench_repaint [--repeat 20] [--page "Masked training"] \
         [--slider "Hold-out size"]
 """
 

@@ -18,7 +18,7 @@ With ``--every 5`` each session presses once every 5 seconds instead, from a ran
 5 seconds (seeded), like a class whose students each move a slider every few seconds; run it with more
 ``--sessions`` to find how many such students one server holds before its reruns take 3x as long.
 
-    PYTHONPATH=. python benchmarks/bench_sessions.py [--sessions 10] [--moves 6] [--every SECONDS] \
+    python -m benchmarks.bench_sessions [--sessions 10] [--moves 6] [--every SECONDS] \
         [--bare] [--pin]
 
 With ``--pin`` (a machine of two cores or more) the server runs on the first core and Chromium on the

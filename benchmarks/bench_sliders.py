@@ -11,7 +11,7 @@ websocket during the rerun are the page's payload. Prints a table (median per sl
 over the same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
 and the worst ratio (target: at most 1.5, aim 1.2).
 
-    PYTHONPATH=. python benchmarks/bench_sliders.py [--repeat 5] [--chapter "Masked"] \
+    python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
         [--slider "Number of points"]
 """
 

@@ -4,7 +4,7 @@ Prints, in one run, the time and the peak memory growth of kernelviz's streaming
 plain NumPy implementation that processes the queries in chunks (so NumPy is not penalised by one huge
 matrix either), and checks that both give the same numbers. One float64 q × n matrix would be 3.2 GB.
 
-    PYTHONPATH=. python benchmarks/bench_streaming.py [--queries 2000] [--keys 200000] [--repeat 3]
+    python -m benchmarks.bench_streaming [--queries 2000] [--keys 200000] [--repeat 3]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    PYTHONPATH=. python benchmarks/bench_training.py [--repeats 5] [--steps 1000] [--cold-warmup]
+    python -m benchmarks.bench_training [--repeats 5] [--steps 1000] [--cold-warmup]
 
 The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8 heads, 1,000 steps. The
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
@@ -29,9 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax import random
-from reference_attention import fit_plain
 
 import kernelviz as kv
+from benchmarks.reference_attention import fit_plain
 from benchmarks.reference_training import reference_fit
 from kernelviz import post, training
 

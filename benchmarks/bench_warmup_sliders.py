@@ -8,7 +8,7 @@ no file has come for 8 s; each press counts as during the warm-up or after it, b
 the median of the app's and of the bare page's presses in each stretch and their ratio (target: at most
 1.5).
 
-    PYTHONPATH=. python benchmarks/bench_warmup_sliders.py [--seconds 40] [--page "Masked training"]
+    python -m benchmarks.bench_warmup_sliders [--seconds 40] [--page "Masked training"]
         [--slider "Hold-out size"]
 """
 
