@@ -12,7 +12,6 @@ import streamlit as st
 
 from kernelviz import _memory, devices, ui
 from kernelviz.ui import pages, presenter, scene_copy, server
-from kernelviz.ui.lesson_files import lesson_names
 from kernelviz.ui.pages import CHAPTERS
 
 # Before any program runs: the heap settings, the shared IR context, the compile lock, ... (once per
@@ -86,14 +85,15 @@ def home() -> None:
 
 def lessons() -> None:
     """One line: the lessons in ``lessons/``, each a link that plays it in the presenter view."""
-    found = [f for f in map(presenter.lesson, lesson_names()) if f is not None]
+    found = presenter.lessons()
     if not found:
         return
-    cols = st.columns([1.2] + [2.0] * len(found), vertical_alignment="center")
+    labels = [f"{lesson_.title} ({len(lesson_.scenes)} scenes)" for lesson_ in found]
+    widths = [22.0] + [len(label) + 6.0 for label in labels]  # columns as wide as their text
+    cols = st.columns(widths, vertical_alignment="center")
     cols[0].markdown("**Lessons for the room:**")
-    for col, lesson_ in zip(cols[1:], found, strict=True):
-        col.page_link(HOME, label=f"{lesson_.title} ({len(lesson_.scenes)} scenes)",
-                      icon=":material/slideshow:", query_params={"lesson": lesson_.name},
+    for col, lesson_, label in zip(cols[1:], found, labels, strict=True):
+        col.page_link(HOME, label=label, icon=":material/slideshow:", query_params={"lesson": lesson_.name},
                       help=lesson_.summary or None)
 
 

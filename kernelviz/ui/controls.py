@@ -120,7 +120,8 @@ class _Spec:
         between the ends are snapped to the nearest value without a word)."""
         span = self._range()
         if self.kind == "toggle" or (self.options and span is None):
-            if self.coerce(v) is not None and (self.kind == "toggle" or to_url(self.coerce(v)) == to_url(v)):
+            got = self.coerce(v)
+            if got is not None and (self.kind == "toggle" or to_url(got) == to_url(v)):
                 return None
             allowed = "true or false" if self.kind == "toggle" else ", ".join(map(to_url, self.options))
             return f"not one of: {allowed}"

@@ -62,24 +62,31 @@ def _load(path: Path, mtime: float) -> Lesson:
     return load_lesson(path, QUESTION_CHAPTERS)
 
 
-def lesson(name: str) -> Lesson | None:
-    """The lesson file ``name``, read again whenever it changes on disk; None where there is no such file."""
+def _read(name: str) -> Lesson:
     path = lesson_path(name)
-    if name not in lesson_names() or not path.is_file():
-        return None
     return _load(path, path.stat().st_mtime)
+
+
+def lesson(name: str) -> Lesson | None:
+    """The lesson file ``name``, read again whenever it changes on disk; None where there is no such file
+    (only the names of ``lessons/*.toml`` are read: a name is never a path)."""
+    return _read(name) if name in lesson_names() else None
+
+
+def lessons() -> list[Lesson]:
+    """Every lesson in ``lessons/``, by name."""
+    return [_read(name) for name in lesson_names()]
 
 
 def no_such_lesson(name: str, home: st.Page) -> None:
     """The page for a lesson name that has no file: what there is instead, each a link."""
     st.title("No such lesson")
     st.error(f"There is no lesson {name!r} (no file lessons/{name}.toml).", icon=":material/error:")
-    names = lesson_names()
-    if not names:
+    found = lessons()
+    if not found:
         st.markdown("There are no lesson files in `lessons/` yet.")
-    for other in names:
-        found = lesson(other)
-        st.page_link(home, label=found.title if found else other, query_params={"lesson": other},
+    for other in found:
+        st.page_link(home, label=other.title, query_params={"lesson": other.name},
                      icon=":material/slideshow:")
 
 

@@ -27,6 +27,11 @@ def _g(v: float) -> str:
     return f"{v:.3g}"
 
 
+def _judged(guess: object, answer: object, why: str) -> Reveal:
+    """The reveal of a question with one right choice: right or not, and why."""
+    return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why)
+
+
 class FitAt(NamedTuple):
     """The fit at one query: m(x), the smallest weight over the largest, and the mean of all y."""
 
@@ -75,7 +80,7 @@ def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, s
         why = prose(P, "largest_holdout.why", answer=best,
                     all=", ".join(f"{k}: {_g(v)}" for k, v in zip(sizes, ells, strict=True)),
                     order=prose(P, "largest_holdout.grows" if grows else "largest_holdout.mixed"))
-        return Reveal(guess == best, "Right." if guess == best else "Not this time.", why)
+        return _judged(guess, best, why)
 
     ask("masked.largest_holdout", prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes))),
         Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
@@ -91,7 +96,7 @@ def largest_mixing(result: kv.FitResult) -> None:
         parts = [f"head {h}: ℓ = {_g(ell)}, u = {u:+.3g}"
                  for h, ell, u in zip(options, result.lengthscales, result.mixing, strict=True)]
         why = prose(P, "largest_mixing.why", answer=best, all="; ".join(parts))
-        return Reveal(guess == best, "Right." if guess == best else "Not this time.", why)
+        return _judged(guess, best, why)
 
     starts = kv.initial_lengthscales(heads)
     ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
@@ -108,7 +113,7 @@ def beats_gaussian(data: Data, s: object) -> None:
         yes = layer < gaussian
         why = prose(P, "beats_gaussian.why", layer=f"{layer:.4g}", gaussian=f"{gaussian:.4g}",
                     reason=prose(P, "beats_gaussian.yes" if yes else "beats_gaussian.no"))
-        return Reveal(guess == yes, "Right." if guess == yes else "Not this time.", why)
+        return _judged(guess, yes, why)
 
     ell = cache.loo_optimum(data, "gaussian")
     ask("attn.beats_gaussian", prose(P, "beats_gaussian.prompt", ell="none" if ell is None else _g(ell)),
@@ -128,7 +133,7 @@ def rough_window(s: vi.Settings) -> None:
         why = prose(P, "rough_window.why", first=_g(first.window), last=_g(last.window),
                     r0=_g(first.roughness), r1=_g(last.roughness), direction=answer,
                     best=f"best fixed ℓ: {best}")
-        return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why)
+        return _judged(guess, answer, why)
 
     ask("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),
         Guess(options=("wider", "narrower"), labels=("Wider", "Narrower")), reveal)
