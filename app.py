@@ -1,7 +1,7 @@
 """kernelviz, the front door: `streamlit run app.py`.
 
-Navigation over a home page and the chapters (their registry: ``kernelviz/ui/pages.py``), the shared data
-sidebar, and one compile warm-up per server (``kernelviz/ui/server.py``).
+Navigation over a home page and the chapters (their registry: ``kernelviz/app/ui/pages.py``), the shared data
+sidebar, and one compile warm-up per server (``kernelviz/app/ui/server.py``).
 """
 
 from __future__ import annotations
@@ -10,12 +10,14 @@ from pathlib import Path
 
 import streamlit as st
 
-from kernelviz import _memory, devices, ui
-from kernelviz.ui import pages, presenter, scene_copy, server
-from kernelviz.ui.pages import CHAPTERS
+from kernelviz.app import ui
+from kernelviz.app.ui import pages, presenter, scene_copy, server
+from kernelviz.app.ui.pages import CHAPTERS
+from kernelviz.runtime import devices
+from kernelviz.runtime import memory as _memory
 
 # Before any program runs: the heap settings, the shared IR context, the compile lock, ... (once per
-# process; a device the installed JAX leaves off is logged with what it costs: kernelviz/devices.py).
+# process; a device the installed JAX leaves off is logged with what it costs: kernelviz/runtime/devices.py).
 devices.set_up_server()
 
 lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/presenter.py)

@@ -9,7 +9,7 @@ For the blog post's data (``kv.blog_data()``) and d2l's (``kv.d2l_data()``) it p
 * the Gaussian smoother at its exact leave-one-out optimum ℓ* (``kv.loo_lengthscale``; its error is also
   printed from ``kv.loo_curve``, which the row's must equal);
 * chapter 3's multi-head kernel regression, ``kv.fit(heads=4, multihead=True, holdout=1, steps=1000)``;
-* the attention layer at chapter 4's defaults (``kernelviz.defaults.ATTENTION``), from each start (random
+* the attention layer at chapter 4's defaults (``kernelviz.app.defaults.ATTENTION``), from each start (random
   maps, Gaussian heads at the post's spread, Gaussian heads around ℓ*), with Adam's step constant or decaying
   along a half cosine;
 * the same layer from chapter 4's default start, trained by the plain float64 reference
@@ -36,8 +36,8 @@ import numpy as np
 
 import kernelviz as kv
 from benchmarks.reference_attention import fit_plain
-from kernelviz import defaults
-from kernelviz.attention import AttentionFit, attention_loo_error, attention_predict, gaussian_layer
+from kernelviz.app import defaults
+from kernelviz.models.attention import AttentionFit, attention_loo_error, attention_predict, gaussian_layer
 
 TRUTH_POINTS = 400
 

@@ -35,9 +35,10 @@ import numpy as np
 
 import kernelviz as kv
 from benchmarks._measure import rss_bytes
-from kernelviz import attention, attention_training
-from kernelviz import incontext as ic
-from kernelviz import incontext_eval as ev
+from kernelviz.models import attention
+from kernelviz.models import incontext as ic
+from kernelviz.models.attention import training as attention_training
+from kernelviz.models.incontext import evaluation as ev
 
 MB = 2**20
 

@@ -1,4 +1,5 @@
-"""Lean compilation (``kernelviz._jax.lean_jit``): what it saves while compiling, what it costs at run time.
+"""Lean compilation (``kernelviz.runtime.jax_setup.lean_jit``): what it saves while compiling, what it costs
+at run time.
 
 Run from the repository root:
 
@@ -8,7 +9,8 @@ The large programs at the pages' settings: chapter 2's fit in kernelviz's and in
 leave-one-out ℓ*, chapter 3's eight heads (hold-out 10 and 75), chapter 4's attention training and chapter
 5's pretraining. Printed per program, with XLA's defaults (``KERNELVIZ_LEAN_COMPILE=0``) and lean:
 
-* compiling: a fresh process with app.py's memory settings (``kernelviz._memory``) compiles each program on
+* compiling: a fresh process with app.py's memory settings (``kernelviz.runtime.memory``) compiles each
+  program on
   an empty cache; the seconds and the peak resident memory the compilation added, median over ``--rounds``
   processes per setting, the two settings alternating;
 * warm: one process holds both compilations of every program and times them in turn, ``--repeats`` calls
@@ -27,7 +29,7 @@ import tempfile
 
 CASES = r"""
 import kernelviz as kv
-from kernelviz import incontext
+from kernelviz.models import incontext
 ds = kv.blog_data()
 x, y = ds.x, ds.y
 kv.nadaraya_watson([0.0], x, y, 0.3)  # XLA's start-up, outside every figure
@@ -45,7 +47,7 @@ CASES = {
 COMPILE = r"""
 import json, time
 from _measure import peak_rss
-from kernelviz import _memory
+from kernelviz.runtime import memory as _memory
 _memory.limit_native_heap(); _memory.release_after_compiles(); _memory.share_ir_context()  # as app.py
 """ + CASES + r"""
 out = {}
@@ -60,7 +62,10 @@ print(json.dumps(out))
 WARM = r"""
 import json, sys, time
 import jax
-from kernelviz import attention_training, heads, incontext, loo
+from kernelviz.models.attention import training as attention_training
+from kernelviz.models import heads
+from kernelviz.models import incontext
+from kernelviz.models import loo
 LEAN = {(heads, "_adam_run"): {"static_argnames": ("arithmetic",)}, (heads, "_search_run"): {},
         (loo, "_optimum"): {"static_argnames": ("smooth",)},
         (attention_training, "_train"): {"static_argnums": 0}, (incontext, "_pretrain"): {}}

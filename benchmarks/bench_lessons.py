@@ -24,8 +24,8 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks._measure import wait_until_idle
 from benchmarks.bench_repaint import press_and_wait
-from kernelviz.ui import lesson_files
-from kernelviz.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui import lesson_files
+from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from tests.browser import harness
 
 TARGET_RATIO = 1.5

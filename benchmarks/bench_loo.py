@@ -12,7 +12,8 @@ For the blog post's formula at each n it prints, in one run:
 * kernelviz's ℓ*, its relative difference to statsmodels' and both leave-one-out errors (``kv.loo_curve``),
   so a difference in ℓ can be read as "who found the lower error";
 * the times: statsmodels, kernelviz once compiled (median of ``--repeat``) and the first call (compiling);
-* ``kernelviz.loo._search`` against its plain reference (``benchmarks/reference_loo.py``), with the speed
+* ``kernelviz.models.loo._search`` against its plain reference (``benchmarks/reference_loo.py``), with the
+  speed
   devices switched off one at a time and both: blocks of 64 × 64 pairs over the real points only (off: one
   block as large as the padded data), the coarse grid in float32 (off: in float64); and the previous
   method, nested grids of ``kv.loo_curve`` (256, then three times 128 points).
@@ -31,7 +32,7 @@ import numpy as np
 
 import kernelviz as kv
 from benchmarks.reference_loo import reference_search
-from kernelviz import loo
+from kernelviz.models import loo
 
 try:
     from statsmodels.nonparametric.kernel_regression import KernelReg

@@ -24,7 +24,7 @@ import plotly.io as pio
 from playwright.sync_api import sync_playwright
 
 import kernelviz as kv
-from kernelviz import figures as kf
+from kernelviz.app import figures as kf
 from tests.browser import harness
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"

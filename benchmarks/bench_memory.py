@@ -9,10 +9,10 @@ process and all its children every 20 ms. Prints the RSS after each page and the
 
     python -m benchmarks.bench_memory [--warm-cache] [--verbose] [--ablate]
 
-``--ablate`` walks four times in one run: with everything in ``kernelviz/_memory.py`` and
-``kernelviz._jax.lean_jit``, without the heap tuning (``KERNELVIZ_HEAP_TUNING=0``), without the shared MLIR
-context (``KERNELVIZ_SHARED_IR_CONTEXT=0``) and without lean compilation (``KERNELVIZ_LEAN_COMPILE=0``), and
-prints the four peaks.
+``--ablate`` walks four times in one run: with everything in ``kernelviz/runtime/memory.py`` and
+``kernelviz.runtime.jax_setup.lean_jit``, without the heap tuning (``KERNELVIZ_HEAP_TUNING=0``), without the
+shared MLIR context (``KERNELVIZ_SHARED_IR_CONTEXT=0``) and without lean compilation
+(``KERNELVIZ_LEAN_COMPILE=0``), and prints the four peaks.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """One XLA compute thread (kernelviz's default) against XLA's own one per core, in one run.
 
 Runs the same calls in two fresh processes, one with ``KERNELVIZ_XLA_THREADS=1`` (the default: JAX's CPU
-client gets a one-thread intra-op pool, ``kernelviz/_jax.py``) and one with ``KERNELVIZ_XLA_THREADS=all``
-(XLA's default: a thread per core), each after ``kv.warmup()``, and prints the median time of each call in
-both and their ratio. The calls are what the pages run on a slider move, plus one large streaming
-prediction where splitting the work over the cores might pay.
+client gets a one-thread intra-op pool, ``kernelviz/runtime/jax_setup.py``) and one with
+``KERNELVIZ_XLA_THREADS=all`` (XLA's default: a thread per core), each after ``kv.warmup()``, and prints the
+median time of each call in both and their ratio. The calls are what the pages run on a slider move, plus one
+large streaming prediction where splitting the work over the cores might pay.
 
     python benchmarks/bench_threads.py [--repeat 7]
 """

@@ -33,7 +33,8 @@ from jax import random
 import kernelviz as kv
 from benchmarks.reference_attention import fit_plain
 from benchmarks.reference_training import reference_fit
-from kernelviz import post, training
+from kernelviz.data import post
+from kernelviz.models import training
 
 HEADS = 8
 

@@ -1,7 +1,7 @@
 """The page ``bench_margins.py`` presses: chapter 1's three kinds of figure, drawn as the app draws them.
 
 One slider (number of points of the blog post's data set) redraws a fit with its band, a heatmap of the
-weights and four small multiples, built by ``kernelviz.figures`` and drawn with Streamlit's chart theme.
+weights and four small multiples, built by ``kernelviz.app.figures`` and drawn with Streamlit's chart theme.
 With ``KERNELVIZ_BENCH_MARGINS=automargin`` every figure gets the margins the builders used before
 ``kf.MARGIN`` (60 px left, 20 right, 50 below, 40 above a plot without a title), which Plotly's automargin
 then grows once it has measured the labels.
@@ -17,7 +17,7 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import figures as kf
+from kernelviz.app import figures as kf
 
 OLD = os.environ.get("KERNELVIZ_BENCH_MARGINS") == "automargin"
 

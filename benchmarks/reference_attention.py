@@ -1,10 +1,10 @@
 """The plain reference for chapter 4's training form: the attention layer in float64, differentiated by JAX.
 
-``kv.fit_attention`` trains ``kernelviz.attention.layer_output``, which pools in float32 with its gradient
-written out (``kernelviz.pooling.summed_heads``). ``fit_plain`` trains the same layer from the same start
-(``layer_start``) with the same loop (``train_layer``), written the plain way: every head's weights by the
-masked softmax, the pooled tokens, then the read-out, all in float64, the gradient JAX's own. The benchmarks
-(``bench_training.py``, ``bench_attention.py``) time and score both in the same run.
+``kv.fit_attention`` trains ``kernelviz.models.attention.layer_output``, which pools in float32 with its
+gradient written out (``kernelviz.core.pooling.summed_heads``). ``fit_plain`` trains the same layer from the
+same start (``layer_start``) with the same loop (``train_layer``), written the plain way: every head's
+weights by the masked softmax, the pooled tokens, then the read-out, all in float64, the gradient JAX's own.
+The benchmarks (``bench_training.py``, ``bench_attention.py``) time and score both in the same run.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import jax.numpy as jnp
 from jax import Array
 
 import kernelviz as kv
-from kernelviz import pooling
-from kernelviz.attention import features
-from kernelviz.attention_training import layer_start, train_layer
+from kernelviz.core import pooling
+from kernelviz.models.attention import features
+from kernelviz.models.attention.training import layer_start, train_layer
 
 
 def plain_layer_output(params: tuple[Array, ...], queries: Array, keys: Array, toks: Array, available: Array,

@@ -1,7 +1,7 @@
 """The plain reference for kernelviz's leave-one-out optimum (``kv.loo_lengthscale``), for tests and
 benchmarks to compare against.
 
-kernelviz's search (``kernelviz.loo._optimum``) has two speed devices: the coarse grid's CV in float32
+kernelviz's search (``kernelviz.models.loo._optimum``) has two speed devices: the coarse grid's CV in float32
 (``loo.GRID_DTYPE``), and the pairs summed in blocks of ``loo.PAIR_BLOCK`` over the real points only.
 ``reference_search`` runs the same grid and refinement (``loo._refined``) on the same data
 (``loo._padded``) without them, each device off on its own or both: the grid in float64, and one block as
@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from kernelviz import loo
-from kernelviz.kernels import get_kernel, kernel_index
+from kernelviz.core.kernels import get_kernel, kernel_index
+from kernelviz.models import loo
 
 
 @partial(jax.jit, static_argnames=("blocks", "grid_dtype", "smooth"))

@@ -1,7 +1,7 @@
 """Plain reference forms of kernelviz's masked training, for tests and benchmarks to compare against.
 
-kernelviz computes the post's model with two speed devices (``kernelviz/heads.py``,
-``kernelviz/training.py``): the heads are pooled in float32 with their gradient written out
+kernelviz computes the post's model with two speed devices (``kernelviz/models/heads.py``,
+``kernelviz/models/training.py``): the heads are pooled in float32 with their gradient written out
 (``pooling.pooled_heads``), and a step predicts only its held-out rows, in chunks
 (``training.chunked_sum``). Here are the forms without them:
 ``plain_predictor`` pools each head in float64 and lets JAX differentiate it, ``all_rows_objective``
@@ -19,8 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from kernelviz import heads, pooling, post, training
-from kernelviz.kernels import kernel_index, kernel_scores
+from kernelviz.core import pooling
+from kernelviz.core.kernels import kernel_index, kernel_scores
+from kernelviz.data import post
+from kernelviz.models import heads, training
 
 OUTSIDE = heads.OUTSIDE
 

@@ -7,8 +7,20 @@ The public API used by the pages, the tests and the benchmarks::
     kv.loo_lengthscale(x, y, kernel="gaussian")
 """
 
-from kernelviz import _jax  # noqa: F401  (float64 and the compilation cache, before anything else)
-from kernelviz.attention import (
+from kernelviz.app.defaults import KERNEL_GRID_POINTS
+from kernelviz.app.warmup import (
+    QUERY_POINTS,
+    CompileCount,
+    WarmupReport,
+    count_compilations,
+    warmup,
+    warmup_tasks,
+)
+from kernelviz.core.kernels import KERNELS, Kernel, get_kernel, kernel_value, kernel_values, log_kernel
+from kernelviz.data.csvfile import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_from_arrays, load_csv
+from kernelviz.data.datasets import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
+from kernelviz.data.tasks import FAMILIES, Prompts, sample_prompts
+from kernelviz.models.attention import (
     D_QK_MAX,
     D_V_MAX,
     AttentionFit,
@@ -22,13 +34,17 @@ from kernelviz.attention import (
     gaussian_attention_params,
     gaussian_layer,
 )
-from kernelviz.attention_training import STARTS, fit_attention, start_lengthscales
-from kernelviz.csvdata import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_from_arrays, load_csv
-from kernelviz.data import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
-from kernelviz.defaults import KERNEL_GRID_POINTS
-from kernelviz.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
-from kernelviz.incontext import InContextPrediction, Pretrained, in_context_predict, pretrain
-from kernelviz.incontext_eval import (
+from kernelviz.models.attention.selfattention import (
+    SelfAttentionWeights,
+    as_self_attention,
+    multihead_self_attention,
+    self_attention,
+    softmax_attention,
+)
+from kernelviz.models.attention.training import STARTS, fit_attention, start_lengthscales
+from kernelviz.models.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
+from kernelviz.models.incontext import InContextPrediction, Pretrained, in_context_predict, pretrain
+from kernelviz.models.incontext.evaluation import (
     Evaluation,
     LengthscaleSearch,
     SweepRow,
@@ -41,17 +57,9 @@ from kernelviz.incontext_eval import (
     loo_window,
     window_sweep,
 )
-from kernelviz.kernels import KERNELS, Kernel, get_kernel, kernel_value, kernel_values, log_kernel
-from kernelviz.loo import loo_curve, loo_lengthscale
-from kernelviz.parametric import fit_parametric
-from kernelviz.selfattention import (
-    SelfAttentionWeights,
-    as_self_attention,
-    multihead_self_attention,
-    self_attention,
-    softmax_attention,
-)
-from kernelviz.smoothing import (
+from kernelviz.models.loo import loo_curve, loo_lengthscale
+from kernelviz.models.parametric import fit_parametric
+from kernelviz.models.smoothing import (
     HEADS_MAX,
     HeadsPrediction,
     Smooth,
@@ -59,16 +67,14 @@ from kernelviz.smoothing import (
     nadaraya_watson,
     predict_heads,
 )
-from kernelviz.tasks import FAMILIES, Prompts, sample_prompts
-from kernelviz.training import STEPS_MAX, TRAIN_MAX_POINTS, holdout_bucket, holdout_chunks, holdout_range
-from kernelviz.warmup import (
-    QUERY_POINTS,
-    CompileCount,
-    WarmupReport,
-    count_compilations,
-    warmup,
-    warmup_tasks,
+from kernelviz.models.training import (
+    STEPS_MAX,
+    TRAIN_MAX_POINTS,
+    holdout_bucket,
+    holdout_chunks,
+    holdout_range,
 )
+from kernelviz.runtime import jax_setup as _jax  # noqa: F401  (float64 and the compilation cache, before anything else)
 
 __all__ = [
     "DATASETS",

@@ -3,9 +3,10 @@
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, smoothing, ui, views
-from kernelviz import figures as kf
-from kernelviz.ui import cache, cache_d2l, cache_scrub, question_bank
+from kernelviz.app import defaults, ui, views
+from kernelviz.app import figures as kf
+from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
+from kernelviz.models import smoothing
 
 CH = "1_kernel_regression"
 

@@ -7,10 +7,12 @@ import numpy as np
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, heads, parametric, pooling, training, ui, views
-from kernelviz import figures as kf
-from kernelviz import views_training as vt
-from kernelviz.ui import cache, cache_d2l, question_bank
+from kernelviz.app import defaults, ui, views
+from kernelviz.app import figures as kf
+from kernelviz.app.ui import cache, cache_d2l, question_bank
+from kernelviz.app.views import training as vt
+from kernelviz.core import pooling
+from kernelviz.models import heads, parametric, training
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN

@@ -3,10 +3,12 @@
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import defaults, heads, pooling, training, ui, views
-from kernelviz import figures as kf
-from kernelviz import views_training as vt
-from kernelviz.ui import cache_heads, question_bank
+from kernelviz.app import defaults, ui, views
+from kernelviz.app import figures as kf
+from kernelviz.app.ui import cache_heads, question_bank
+from kernelviz.app.views import training as vt
+from kernelviz.core import pooling
+from kernelviz.models import heads, training
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD

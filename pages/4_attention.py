@@ -4,10 +4,13 @@ layer beside the kernels it generalises, and self-attention as a map of the sequ
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz import attention, defaults, pooling, selfattention, training, ui, views
-from kernelviz import figures as kf
-from kernelviz import views_training as vt
-from kernelviz.ui import cache_attention, cache_heads, question_bank
+from kernelviz.app import defaults, ui, views
+from kernelviz.app import figures as kf
+from kernelviz.app.ui import cache_attention, cache_heads, question_bank
+from kernelviz.app.views import training as vt
+from kernelviz.core import pooling
+from kernelviz.models import attention, training
+from kernelviz.models.attention import selfattention
 
 CHAPTER = "4_attention"
 A = defaults.ATTENTION

@@ -4,13 +4,16 @@ Nadaraya–Watson with the window that family needs."""
 import numpy as np
 import streamlit as st
 
-from kernelviz import figures as kf
-from kernelviz import incontext, incontext_eval, tasks, ui
-from kernelviz import views_incontext as vi
-from kernelviz.smoothing import HEADS_MAX
-from kernelviz.training import STEPS_MAX
-from kernelviz.ui import cache_incontext as ci
-from kernelviz.ui import question_bank
+from kernelviz.app import figures as kf
+from kernelviz.app import ui
+from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui import question_bank
+from kernelviz.app.views import incontext as vi
+from kernelviz.data import tasks
+from kernelviz.models import incontext
+from kernelviz.models.incontext import evaluation as incontext_eval
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import STEPS_MAX
 
 CHAPTER = "5_in_context"
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}

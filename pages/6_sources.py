@@ -3,9 +3,9 @@ two papers, each one link away, and what kernelviz does not show, with the reaso
 
 import streamlit as st
 
-from kernelviz import figures as kf
-from kernelviz import ui
-from kernelviz.ui import cache_sources, pages
+from kernelviz.app import figures as kf
+from kernelviz.app import ui
+from kernelviz.app.ui import cache_sources, pages
 
 KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:",
          "text": ":material/article:"}

@@ -19,7 +19,7 @@ from prosetools import assert_frame, shown
 from streamlit.testing.v1 import AppTest
 
 import kernelviz as kv
-from kernelviz import ui
+from kernelviz.app import ui
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240

@@ -1,6 +1,6 @@
-"""The attention layer (kernelviz.attention) against NumPy references: the Gaussian identity, tokens and W_v,
-d_v, multi-head maths (Concat(heads) W_O = Σ_h head_h U_h), the sequence map, leave-one-out, training, and
-the trained layer against the best Gaussian on fixed seeds."""
+"""The attention layer (kernelviz.models.attention) against NumPy references: the Gaussian identity, tokens
+and W_v, d_v, multi-head maths (Concat(heads) W_O = Σ_h head_h U_h), the sequence map, leave-one-out,
+training, and the trained layer against the best Gaussian on fixed seeds."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import attention, attention_training, defaults, pooling
+from kernelviz.app import defaults
+from kernelviz.core import pooling
+from kernelviz.models import attention
+from kernelviz.models.attention import training as attention_training
 
 A = defaults.ATTENTION
 

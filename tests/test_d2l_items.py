@@ -13,9 +13,10 @@ from prosetools import shown
 from test_app import MASKED_CH, charts, ok, start, values
 
 import kernelviz as kv
-from kernelviz import parametric, views
-from kernelviz.data import blog_mean, d2l_mean
-from kernelviz.ui import cache_sources
+from kernelviz.app import views
+from kernelviz.app.ui import cache_sources
+from kernelviz.data.datasets import blog_mean, d2l_mean
+from kernelviz.models import parametric
 
 KR, MASKED = "pages/1_kernel_regression.py", "pages/2_masked_training.py"
 X_TEST = np.arange(0, 5, 0.1)  # d2l's x_test, the port's xVal = arange(0f, 5f, 5.0f/n) with n = 50

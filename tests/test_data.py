@@ -1,4 +1,4 @@
-"""Data sets (kernelviz/data.py), CSV loading and validation (kernelviz/csvdata.py).
+"""Data sets (kernelviz/data/datasets.py), CSV loading and validation (kernelviz/data/csvfile.py).
 
 References are independent of the module: formulas evaluated by hand or with the math module, draws
 repeated with plain NumPy, expected arrays written out literally.
@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import csvdata, data
+from kernelviz.data import csvfile as csvdata
+from kernelviz.data import datasets as data
 
 # ------------------------------------------------------------------------------------- synthetic sets
 

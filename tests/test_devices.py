@@ -1,5 +1,5 @@
-"""kernelviz/devices.py: with the installed JAX every runtime device the server relies on is in force, and
-one that is off is named, with why, in one warning."""
+"""kernelviz/runtime/devices.py: with the installed JAX every runtime device the server relies on is in
+force, and one that is off is named, with why, in one warning."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 import pytest
 
-from kernelviz import devices
+from kernelviz.runtime import devices
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["heap settings", "heap release after compile", "shared IR context", "compile lock",
@@ -22,7 +22,7 @@ SWITCHES = ("KERNELVIZ_HEAP_TUNING", "KERNELVIZ_SHARED_IR_CONTEXT", "KERNELVIZ_L
 
 PROBE = """
 import json
-from kernelviz import devices
+from kernelviz.runtime import devices
 print(json.dumps([d._asdict() for d in devices.set_up_server()]))
 devices.set_up_server()  # a second call (a second script run) logs nothing more
 """

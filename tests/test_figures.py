@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from kernelviz import figures as kf
+from kernelviz.app import figures as kf
 
 
 def _names(fig: go.Figure) -> list[str]:

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from kernelviz import figures as kf
+from kernelviz.app import figures as kf
 
 # ---------------------------------------------------------------------------------------------------------
 # Figure builders
@@ -154,7 +154,7 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
 
 @pytest.mark.parametrize("panels", [1, 2, 4, 8])
 def test_heatmap_cell_budget_holds_for_every_number_of_panels(panels):
-    from kernelviz import views
+    from kernelviz.app import views
 
     rows, cols = views.cell_budget(panels, 96, 1500)
     assert views.MIN_ROWS <= rows <= 96 and 1 <= cols <= 1500

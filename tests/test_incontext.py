@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import incontext as ic
-from kernelviz import incontext_eval as ev
-from kernelviz import pooling, tasks
-from kernelviz.attention import dot_scores, gaussian_attention_params
+from kernelviz.core import pooling
+from kernelviz.data import tasks
+from kernelviz.models import incontext as ic
+from kernelviz.models.attention import dot_scores, gaussian_attention_params
+from kernelviz.models.incontext import evaluation as ev
 
 
 def _fit(w_q: np.ndarray, w_k: np.ndarray, u: np.ndarray, kind: str = "softmax") -> ic.Pretrained:

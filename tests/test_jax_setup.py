@@ -1,4 +1,5 @@
-"""kernelviz/_jax.py: JAX's CPU client gets one compute thread, and no thread is left on one core."""
+"""kernelviz/runtime/jax_setup.py: JAX's CPU client gets one compute thread, and no thread is left on one
+core."""
 
 from __future__ import annotations
 

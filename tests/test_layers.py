@@ -1,6 +1,8 @@
-"""The package's layers, read from the source with ``ast``: views and figures never import streamlit, views
+"""The package's layers, read from the source with ``ast``: imports go one way, runtime → core → data →
+models → app; only the app imports plotly or streamlit; views and figures never import streamlit, views
 never import the figures, every cached call goes through ``ui.cache.cached``, and the modules of
-``kernelviz.ui`` import each other without a cycle. Also the view models' tables, built without Streamlit."""
+``kernelviz.app.ui`` import each other without a cycle. Also the view models' tables, built without
+Streamlit."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from kernelviz import views, views_training
+from kernelviz.app import views
+from kernelviz.app.views import training as views_training
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "kernelviz"
@@ -56,15 +59,57 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return next((c for start in sorted(graph) if (c := visit(start, [])) is not None), None)
 
 
+LAYERS = ("runtime", "core", "data", "models", "app")  # the lowest first: each imports only from below
+
+
+def _layer(module: str) -> int | None:
+    """The index in ``LAYERS`` of a kernelviz module's layer; None for the top-level package."""
+    parts = module.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def _uphill(name: str) -> list[str]:
+    """The kernelviz imports of module ``name`` that go up the layers (or to the top-level package, which
+    gathers the layers, from below the app)."""
+    own = _layer(name)
+    up = []
+    for imported in sorted(_imports(MODULES[name])):
+        if imported.split(".")[0] != "kernelviz":
+            continue
+        theirs = _layer(imported)
+        if (theirs is None and own != LAYERS.index("app")) or (theirs is not None and theirs > own):
+            up.append(imported)
+    return up
+
+
+def test_every_module_lives_in_a_layer():
+    assert {m for m in MODULES if _layer(m) is None} == {"kernelviz"}
+    assert {m.split(".")[1] for m in MODULES if m != "kernelviz"} == set(LAYERS)
+
+
+def test_imports_go_one_way_down_the_layers():
+    wrong = {name: up for name in MODULES if _layer(name) is not None and (up := _uphill(name))}
+    assert wrong == {}
+
+
+def test_only_the_app_imports_plotly_or_streamlit():
+    below = [m for m in MODULES if _layer(m) != LAYERS.index("app")]
+    drawn = {m: i for m in below for i in _imports(MODULES[m]) if i.split(".")[0] in ("plotly", "streamlit")}
+    assert drawn == {}
+
+
 def test_views_and_figures_do_not_import_streamlit_and_views_not_figures():
-    pure = [m for m in MODULES if m.startswith(("kernelviz.views", "kernelviz.figures"))]
-    assert {"kernelviz.views", "kernelviz.views_training", "kernelviz.figures.heads"} <= set(pure)
+    pure = [m for m in MODULES if m.startswith(("kernelviz.app.views", "kernelviz.app.figures"))]
+    assert {"kernelviz.app.views", "kernelviz.app.views.training", "kernelviz.app.figures.heads"} <= set(pure)
     for name in pure:
         imported = _imports(MODULES[name])
         assert not any(i.split(".")[0] == "streamlit" for i in imported), name
-        if name.startswith("kernelviz.views"):
-            assert not any(i.startswith("kernelviz.figures") for i in imported), name
-    code = "import sys, kernelviz.views_training, kernelviz.figures; print('streamlit' in sys.modules)"
+        if name.startswith("kernelviz.app.views"):
+            assert not any(i.startswith("kernelviz.app.figures") for i in imported), name
+    code = (
+        "import sys, kernelviz.app.views.training, kernelviz.app.figures; "
+        "print('streamlit' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
 
@@ -73,14 +118,14 @@ def test_every_cached_call_goes_through_the_one_decorator():
     for path in [*PACKAGE.rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
         tree = ast.parse(path.read_text())
         calls = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "cache_data"]
-        allowed = 1 if path == PACKAGE / "ui" / "cache.py" else 0  # the body of ``cached``
+        allowed = 1 if path == PACKAGE / "app" / "ui" / "cache.py" else 0  # the body of ``cached``
         assert len(calls) == allowed, path
 
 
 def test_the_ui_modules_import_each_other_without_a_cycle():
-    ui = {m for m in MODULES if m.startswith("kernelviz.ui.")}
+    ui = {m for m in MODULES if m.startswith("kernelviz.app.ui.")}
     graph = {m: {i for i in _imports(MODULES[m]) if i in ui} for m in ui}
-    assert graph["kernelviz.ui.sidebar"] >= {"kernelviz.ui.controls", "kernelviz.ui.page_data"}
+    assert graph["kernelviz.app.ui.sidebar"] >= {"kernelviz.app.ui.controls", "kernelviz.app.ui.page_data"}
     assert _cycle(graph) is None
 
 

@@ -1,5 +1,5 @@
-"""Lean compilation of the large programs (``kernelviz._jax.lean_jit``): what it asks of XLA, where it
-applies, and that it saves memory."""
+"""Lean compilation of the large programs (``kernelviz.runtime.jax_setup.lean_jit``): what it asks of XLA,
+where it applies, and that it saves memory."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from kernelviz import _jax, attention_training, heads, incontext, loo, parametric
+from kernelviz.models import heads, incontext, loo, parametric
+from kernelviz.models.attention import training as attention_training
+from kernelviz.runtime import jax_setup as _jax
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,7 +72,7 @@ PEAK = """
 import json
 import kernelviz as kv
 from benchmarks._measure import peak_rss
-from kernelviz import _memory
+from kernelviz.runtime import memory as _memory
 
 ds = kv.blog_data()
 kv.nadaraya_watson([0.0], ds.x, ds.y, 0.3)

@@ -1,6 +1,6 @@
-"""Lessons (lessons/*.toml, kernelviz/ui/lesson_files.py, presenter.py): the shipped ones play scene by scene
-with AppTest, and every kind of mistake in a lesson file gets a message naming the file, the scene and the
-problem, while the other scenes still play."""
+"""Lessons (lessons/*.toml, kernelviz/app/ui/lesson_files.py, presenter.py): the shipped ones play scene by
+scene with AppTest, and every kind of mistake in a lesson file gets a message naming the file, the scene and
+the problem, while the other scenes still play."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import tomllib
 import pytest
 from test_app import charts, ok, start
 
-from kernelviz.ui import lesson_files, scene_copy
-from kernelviz.ui.lesson_files import chapter_charts, lesson_names, load_lesson
-from kernelviz.ui.pages import CHAPTERS
-from kernelviz.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui import lesson_files, scene_copy
+from kernelviz.app.ui.lesson_files import chapter_charts, lesson_names, load_lesson
+from kernelviz.app.ui.pages import CHAPTERS
+from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 
 SHIPPED = ["from-kernel-regression-to-attention", "ten-minutes"]
 

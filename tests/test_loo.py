@@ -7,8 +7,8 @@ import pytest
 
 import benchmarks.reference_loo as reference_loo
 import kernelviz as kv
-from kernelviz import loo
-from kernelviz.loo import loo_bounds
+from kernelviz.models import loo
+from kernelviz.models.loo import loo_bounds
 from tests.test_smoothing import X, Y, numpy_kernel
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pagetools import markdown_tables
 
-from kernelviz.mdtable import markdown_table
+from kernelviz.app.mdtable import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

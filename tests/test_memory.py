@@ -1,4 +1,4 @@
-"""The native-heap settings the app applies at start (kernelviz._memory)."""
+"""The native-heap settings the app applies at start (kernelviz.runtime.memory)."""
 
 import gc
 import platform
@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from kernelviz import _memory
+from kernelviz.runtime import memory as _memory
 
 glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 

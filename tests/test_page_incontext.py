@@ -11,9 +11,9 @@ import pytest
 from prosetools import shown, where_from
 from test_app import charts, ok, start
 
-from kernelviz import tasks
-from kernelviz.smoothing import HEADS_MAX
-from kernelviz.training import STEPS_MAX
+from kernelviz.data import tasks
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import STEPS_MAX
 
 PAGE = "pages/5_in_context.py"
 CH = "5_in_context"  # its prose: pages/prose/5_in_context.md

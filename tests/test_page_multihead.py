@@ -28,7 +28,7 @@ from prosetools import assert_frame, shown
 from test_app import charts, metric, ok, start
 
 import kernelviz as kv
-from kernelviz import defaults
+from kernelviz.app import defaults
 
 MH = "pages/3_multihead.py"
 CH = "3_multihead"  # its prose: pages/prose/3_multihead.md

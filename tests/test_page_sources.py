@@ -14,8 +14,8 @@ from prosetools import shown, shown_count
 from test_app import ok, start
 
 import kernelviz as kv
-from kernelviz import defaults
-from kernelviz.ui import cache, cache_heads, cache_sources
+from kernelviz.app import defaults
+from kernelviz.app.ui import cache, cache_heads, cache_sources
 
 SOURCES = "pages/6_sources.py"
 CH = "6_sources"  # its prose: pages/prose/6_sources.md
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _control_keys(page: str) -> set[str]:
     """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code."""
-    text = (ROOT / page).read_text() + (ROOT / "kernelviz/ui/sidebar.py").read_text()
-    for extra in ("kernelviz/ui/cache.py", "kernelviz/ui/cache_heads.py", "kernelviz/ui/cache_attention.py"):
-        text += (ROOT / extra).read_text()
+    text = (ROOT / page).read_text() + (ROOT / "kernelviz/app/ui/sidebar.py").read_text()
+    for extra in ("cache.py", "cache_heads.py", "cache_attention.py"):
+        text += (ROOT / "kernelviz/app/ui" / extra).read_text()
     return set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))
 
 

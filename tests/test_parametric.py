@@ -16,8 +16,8 @@ from prosetools import shown
 from test_app import MASKED, MASKED_CH, charts, metric, ok, page_texts, start, titles, values
 
 import kernelviz as kv
-from kernelviz import defaults
-from kernelviz.parametric import batch_count, parametric_loss
+from kernelviz.app import defaults
+from kernelviz.models.parametric import batch_count, parametric_loss
 
 
 def pooled(x_rows, x_keys, y_keys, w, exclude_self):

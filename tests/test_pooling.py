@@ -1,4 +1,4 @@
-"""The pooling core (kernelviz/pooling.py) against plain NumPy references.
+"""The pooling core (kernelviz/core/pooling.py) against plain NumPy references.
 
 The references are written out from the formulas in the module's docstring:
 
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kernelviz import pooling  # importing kernelviz turns on float64
+from kernelviz.core import pooling  # importing kernelviz turns on float64
 
 Q, N = 7, 40
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz import defaults, post
+from kernelviz.app import defaults
+from kernelviz.data import post
 
 REF = json.loads((Path(__file__).parent / "reference" / "post_run.json").read_text())
 SQRT2 = math.sqrt(2.0)
@@ -23,7 +24,7 @@ def test_jax_still_has_the_generator_the_post_used():
     """The post's numbers come from JAX's original threefry: without it, no JAX draws the post's sample."""
     assert hasattr(jax, "threefry_partitionable"), (
         "this JAX no longer offers jax.threefry_partitionable: the blog data set can no longer be the post's "
-        "own sample; pin jax below this version or draw the sample with kernelviz.post's threefry code"
+        "own sample; pin jax below this version or draw the sample with kernelviz.data.post's threefry code"
     )
     with jax.threefry_partitionable(False):
         eps = jax.random.normal(jax.random.split(jax.random.PRNGKey(2024))[1], (5,), jnp.float32)
@@ -53,7 +54,7 @@ def test_other_sizes_and_seeds_are_drawn_the_same_way():
 
 @pytest.mark.parametrize("seed", [2024, 0, 7])
 def test_the_noise_is_jaxs_normal_draw_for_every_n_from_one_program(seed):
-    from kernelviz.warmup import count_compilations
+    from kernelviz.app.warmup import count_compilations
 
     sizes = [*range(3, 260), 1000, 1024, 1025]
     post.noise(seed, 3), post.noise(seed, 1000), post.noise(seed, 1025)  # three padded sizes

@@ -1,4 +1,4 @@
-"""Predict, then reveal (kernelviz/ui/questions.py, question_bank.py): every chapter asks a question whose
+"""Predict, then reveal (kernelviz/app/ui/questions.py, question_bank.py): every chapter asks a question whose
 answer is computed by the backend at the current data and controls, never written down in advance."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pytest
 from test_app import ok, start
 
 import kernelviz as kv
-from kernelviz import defaults
-from kernelviz import views_training as vt
-from kernelviz.ui import cache, cache_attention, cache_heads
-from kernelviz.ui import cache_incontext as ci
-from kernelviz.ui.pages import CHAPTERS
-from kernelviz.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app import defaults
+from kernelviz.app.ui import cache, cache_attention, cache_heads
+from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui.pages import CHAPTERS
+from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.views import training as vt
 
 KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 

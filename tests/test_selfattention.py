@@ -1,6 +1,6 @@
-"""The notes' SelfAttention written in JAX (kernelviz.selfattention) against the notes' PyTorch module
-re-done in NumPy step by step, JAX's own ``jax.nn.dot_product_attention`` and equinox's MultiheadAttention;
-and kernelviz's attention layer against it on the same weights."""
+"""The notes' SelfAttention written in JAX (kernelviz.models.attention.selfattention) against the notes'
+PyTorch module re-done in NumPy step by step, JAX's own ``jax.nn.dot_product_attention`` and equinox's
+MultiheadAttention; and kernelviz's attention layer against it on the same weights."""
 
 from __future__ import annotations
 

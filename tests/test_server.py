@@ -1,10 +1,10 @@
-"""Server plumbing (kernelviz.ui.server): page runs and the warm-up's compilations take turns."""
+"""Server plumbing (kernelviz.app.ui.server): page runs and the warm-up's compilations take turns."""
 
 from __future__ import annotations
 
 import threading
 
-from kernelviz.ui.server import Runs
+from kernelviz.app.ui.server import Runs
 
 
 def test_a_run_waits_for_the_warm_ups_compilation_and_is_counted_meanwhile():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz.shapes import bucket
+from kernelviz.runtime.shapes import bucket
 
 RNG = np.random.default_rng(7)
 X = np.sort(RNG.uniform(-3, 3, 60))
@@ -16,7 +16,7 @@ EXTREME_ELLS = [1e-4, 1e-2, 0.3, 3.0, 1e4]
 
 
 def numpy_kernel(u: np.ndarray, kernel: str) -> np.ndarray:
-    """K(u) written out independently of kernelviz.kernels."""
+    """K(u) written out independently of kernelviz.core.kernels."""
     a = np.abs(u)
     return {
         "gaussian": np.exp(-0.5 * u**2),
@@ -186,7 +186,7 @@ def test_padded_sizes_are_few_and_hold_the_data() -> None:
 
 @pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
 def test_path_is_the_smoother_at_every_lengthscale(kernel):
-    from kernelviz.smoothing import nadaraya_watson_path
+    from kernelviz.models.smoothing import nadaraya_watson_path
 
     q = np.linspace(X.min(), X.max(), 40)
     ells = np.geomspace(0.01, 5, 37)  # not a multiple of the padding block

@@ -12,11 +12,13 @@ import pytest
 
 import benchmarks.reference_training as reference
 import kernelviz as kv
-from kernelviz import heads, pooling, post
-from kernelviz import training as tr
-from kernelviz.kernels import KERNELS, kernel_index
-from kernelviz.shapes import bucket, pad
-from kernelviz.smoothing import kernel_scores
+from kernelviz.core import pooling
+from kernelviz.core.kernels import KERNELS, kernel_index
+from kernelviz.data import post
+from kernelviz.models import heads
+from kernelviz.models import training as tr
+from kernelviz.models.smoothing import kernel_scores
+from kernelviz.runtime.shapes import bucket, pad
 
 
 @pytest.fixture(scope="module")

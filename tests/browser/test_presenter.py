@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from kernelviz.ui import lesson_files
-from kernelviz.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui import lesson_files
+from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from tests.browser.harness import (
     FIRST_LOAD_TIMEOUT_S,
     BrowserErrors,

@@ -1,0 +1,370 @@
+"""Fits on a grid: data points, true mean and band, predicted curves with their bands, per-head fits.
+
+``band_trace``, ``line_trace`` and ``data_trace`` are the traces every fit figure is made of; a ``Curve``
+is one prediction to draw. ``mixing_figure`` shows the weights that mix the heads' fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.styling import (
+    BAND_ALPHA,
+    COLORS,
+    head_color,
+    head_labels,
+    outer_axis_titles,
+    rgba,
+    style,
+    subplot_grid,
+    vec,
+)
+from kernelviz.runtime.shapes import even_indices
+
+PANEL_POINTS = 256  # data points drawn in each small-multiples panel (``small_multiples_figure``)
+
+
+def band_polygon(x: object, lower: object, upper: object) -> tuple[list, list]:
+    """A band as closed polygons, one per run of x where both edges are finite, separated by None.
+
+    Plotly's ``fill="toself"`` closes each None-separated piece on its own, so an undefined stretch (NaN
+    edges) is a gap in the band instead of a polygon drawn across it.
+    """
+    xs, lo, hi = vec(x), vec(lower), vec(upper)
+    ok = np.isfinite(xs) & np.isfinite(lo) & np.isfinite(hi)
+    px: list = []
+    py: list = []
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(int), [0]])))
+    for start, stop in zip(edges[::2], edges[1::2], strict=True):
+        if px:
+            px.append(None)
+            py.append(None)
+        seg = slice(start, stop)
+        px.extend(np.concatenate([xs[seg], xs[seg][::-1], xs[seg][:1]]).tolist())
+        py.extend(np.concatenate([hi[seg], lo[seg][::-1], hi[seg][:1]]).tolist())
+    return px, py
+
+
+def band_trace(x: object, lower: object, upper: object, name: str, color: str, **kw: object) -> go.Scatter:
+    """A filled band between ``lower`` and ``upper`` (gaps where either is NaN)."""
+    px, py = band_polygon(x, lower, upper)
+    return go.Scatter(
+        x=px,
+        y=py,
+        name=name,
+        mode="lines",
+        fill="toself",
+        fillcolor=rgba(color, BAND_ALPHA),
+        line={"width": 0, "color": rgba(color, 0.0)},
+        hoverinfo="skip",
+        connectgaps=False,
+        **kw,
+    )
+
+
+def line_trace(
+    x: object,
+    y: object,
+    name: str,
+    color: str,
+    *,
+    dash: str = "solid",
+    width: float = 2.5,
+    hover_name: str | None = None,
+    **kw: object,
+) -> go.Scatter:
+    """A curve that breaks where y is NaN (``connectgaps=False``), with an x/y hover label."""
+    label = hover_name or name
+    return go.Scatter(
+        x=vec(x),
+        y=vec(y),
+        name=name,
+        mode="lines",
+        line={"color": color, "dash": dash, "width": width},
+        connectgaps=False,
+        hovertemplate=f"{label}<br>x = %{{x:.3g}}<br>y = %{{y:.3g}}<extra></extra>",
+        **kw,
+    )
+
+
+def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: float = 5.0) -> go.Scatter:
+    """The observed points; WebGL beyond 5,000 points so large data sets stay responsive."""
+    xs, ys = vec(x), vec(y)
+    cls = go.Scattergl if xs.shape[0] > 5000 else go.Scatter
+    return cls(
+        x=xs,
+        y=ys,
+        name=name,
+        mode="markers",
+        marker={"color": rgba(COLORS["data"], 0.75), "size": size if xs.shape[0] <= 2000 else 3},
+        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
+    )
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One predicted curve on a grid: its legend name, values, colour, dash, and optionally a ±2σ band.
+
+    ``std`` (same shape as ``y``) draws m ± 2·std in the curve's colour, named ``band_name``.
+    """
+
+    name: str
+    y: np.ndarray
+    color: str
+    dash: str = "solid"
+    width: float = 2.5
+    std: np.ndarray | None = None
+    band_name: str | None = None
+
+    @property
+    def band_label(self) -> str:
+        """The band's legend name: ``band_name``, else "<name> ± 2s(x)"."""
+        return self.band_name or f"{self.name} ± 2s(x)"
+
+
+def fit_figure(
+    x: object,
+    y: object,
+    grid: object,
+    curves: Sequence[Curve] = (),
+    *,
+    truth: object | None = None,
+    noise_sd: object | None = None,
+    title: str | None = None,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 420,
+    legend_rows: int = 1,
+) -> go.Figure:
+    """Data points, the true mean f(x) with its true band f ± 2n (when given) and predicted curves.
+
+    Bands are drawn first (underneath), then the data, then the curves. Every NaN in a curve or band is a
+    gap, so a compact kernel's empty window shows as a missing piece of the fit. Without a title the legend
+    sits above the plot in ``legend_rows`` rows (``style``).
+    """
+    g = vec(grid)
+    fig = go.Figure()
+    if truth is not None and noise_sd is not None:
+        f, n = vec(truth), vec(noise_sd)
+        fig.add_trace(band_trace(g, f - 2 * n, f + 2 * n, "true band f(x) ± 2n(x)", COLORS["truth"]))
+    for c in curves:
+        if c.std is not None:
+            m, s = vec(c.y), vec(c.std)
+            fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_label, c.color))
+    fig.add_trace(data_trace(x, y))
+    if truth is not None:
+        fig.add_trace(line_trace(g, truth, "true mean f(x)", COLORS["truth"], width=2.0))
+    for c in curves:
+        fig.add_trace(line_trace(g, c.y, c.name, c.color, dash=c.dash, width=c.width))
+    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, legend_rows=legend_rows)
+
+
+def _panel_traces(
+    x: np.ndarray, y: np.ndarray, data_name: str, grid: np.ndarray, prediction: object, truth: object | None,
+    first: bool,
+) -> list[go.Scatter]:
+    """One small-multiples panel: data, true mean (when given) and fit; in the legend for the first only."""
+    traces = [data_trace(x, y, data_name, size=4).update(showlegend=first, legendgroup="data")]
+    if truth is not None:
+        truth_line = line_trace(grid, truth, "true mean f(x)", COLORS["truth"], width=1.8)
+        traces.append(truth_line.update(showlegend=first, legendgroup="truth"))
+    fit_line = line_trace(grid, prediction, "fit m(x)", COLORS["fit"])
+    traces.append(fit_line.update(showlegend=first, legendgroup="fit"))
+    return traces
+
+
+def even_points(x: object, y: object, most: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """At most ``most`` of the points (xᵢ, yᵢ), at the evenly spread positions
+    i = round(k (n − 1)/(most − 1)), k = 0 … most − 1 (``even_indices``: the first and the last included),
+    and their legend name, which says how many of the n points are drawn when not all of them are."""
+    xs, ys = vec(x), vec(y)
+    keep = even_indices(xs.shape[0], most)
+    if keep.shape[0] == xs.shape[0]:
+        return xs, ys, "data (xᵢ, yᵢ)"
+    return xs[keep], ys[keep], f"data (xᵢ, yᵢ): {keep.shape[0]:,} of {xs.shape[0]:,} drawn"
+
+
+def small_multiples_figure(
+    x: object,
+    y: object,
+    grid: object,
+    panels: Sequence[tuple[str, np.ndarray]],
+    *,
+    truth: object | None = None,
+    cols: int = 2,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 560,
+    most_points: int = PANEL_POINTS,
+) -> go.Figure:
+    """One panel per (title, prediction on ``grid``), shared axes, data and true mean in every panel.
+
+    Each panel draws at most ``most_points`` of the points (``even_points``; the legend says so): the
+    browser draws an SVG marker per point, and four panels of 1,000 points took it 0.2 s against 0.07 s
+    for four of 256 (``benchmarks/bench_markers.py``). The predictions are computed from all the data.
+    """
+    rows = -(-len(panels) // cols)
+    xs, ys, data_name = even_points(x, y, most_points)
+    titles = [t for t, _ in panels]
+    fig = subplot_grid(rows, cols, titles, horizontal_spacing=0.06, vertical_spacing=0.12)
+    g = vec(grid)
+    for i, (_, pred) in enumerate(panels):
+        for trace in _panel_traces(xs, ys, data_name, g, pred, truth, first=i == 0):
+            fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
+    # the legend sits above the panel titles, not on them
+    return style(fig, x_title="", y_title="", height=height,
+                 layout=outer_axis_titles(rows, cols, x_title, y_title)
+                 | {"margin": {"t": 95}, "legend": {"y": 1.1}})
+
+
+def _head_curves(head_means: object, grid: np.ndarray, head_names: Sequence[str]) -> list[Curve]:
+    """One dotted curve per head, in its head colour; ``head_means`` must be (len(head_names), grid)."""
+    hm = np.asarray(head_means, dtype=np.float64)
+    if hm.ndim != 2 or hm.shape[1] != grid.shape[0] or hm.shape[0] != len(head_names):
+        raise ValueError(f"head_means have shape {hm.shape}, expected ({len(head_names)}, {grid.shape[0]})")
+    return [Curve(name, hm[h], head_color(h), dash="dot", width=1.8) for h, name in enumerate(head_names)]
+
+
+def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
+    """A horizontal legend under the plot, with room for two rows when there are many ``entries``."""
+    fig.update_layout(
+        legend={"orientation": "h", "yanchor": "top", "y": -0.16, "xanchor": "left", "x": 0.0},
+        margin={"b": 155 if entries > 4 else 130},
+    )
+    return fig
+
+
+def heads_fit_figure(
+    x: object,
+    y: object,
+    grid: object,
+    head_means: object,
+    mean: object,
+    std: object | None,
+    head_names: Sequence[str],
+    *,
+    mixture_name: str = "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)",
+    band_name: str = "mixture band f̂(x) ± 2s(x)",
+    truth: object | None = None,
+    noise_sd: object | None = None,
+    title: str | None = None,
+    x_title: str = "x",
+    y_title: str = "y",
+    height: int = 460,
+) -> go.Figure:
+    """Each head's own fit f̂ₕ(x) (dotted, in its head colour) and the mixture Σₕ uₕ f̂ₕ(x) with its ±2s band.
+
+    ``head_means`` is (H, grid); ``head_names`` one legend entry per head. The mixture is drawn last, on
+    top, solid and wider; NaN anywhere is a gap (``fit_figure``).
+    """
+    g = vec(grid)
+    curves = _head_curves(head_means, g, head_names)
+    band_std = None if std is None else vec(std)
+    curves.append(Curve(mixture_name, vec(mean), COLORS["fit"], width=3.2, std=band_std, band_name=band_name))
+    fig = fit_figure(
+        x,
+        y,
+        g,
+        curves,
+        truth=truth,
+        noise_sd=noise_sd,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        height=height,
+    )
+    # up to ten legend entries: below the plot, so they never cover the title or the curves
+    return _legend_below(fig, len(head_names))
+
+
+def mixing_figure(
+    mixing: object,
+    lengthscales: object | None = None,
+    *,
+    head_names: Sequence[str] | None = None,
+    y_title: str = "mixing weight uₕ",
+    height: int = 280,
+) -> go.Figure:
+    """One bar per head: its mixing weight uₕ (may be negative), in the head's colour, with a zero line.
+
+    With ``lengthscales`` the hover also gives ℓₕ. The title states Σₕ uₕ, which need not be 1.
+    """
+    u = vec(mixing)
+    names = head_labels(head_names, u.shape[0])
+    if len(names) != u.shape[0]:
+        raise ValueError(f"{len(names)} head names for {u.shape[0]} mixing weights")
+    ells = vec(lengthscales) if lengthscales is not None else None
+    if ells is not None and ells.shape != u.shape:
+        raise ValueError(f"{ells.shape[0]} lengthscales for {u.shape[0]} mixing weights")
+    custom = ells if ells is not None else np.full(u.shape, np.nan)
+    hover = "%{x}<br>uₕ = %{y:.4g}" + ("<br>ℓₕ = %{customdata:.4g}" if ells is not None else "")
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=u,
+            marker={"color": [head_color(h) for h in range(u.shape[0])]},
+            customdata=custom,
+            hovertemplate=hover + "<extra></extra>",
+            name="uₕ",
+        )
+    )
+    fig.add_hline(y=0.0, line={"color": rgba(COLORS["data"], 0.9), "width": 1})
+    total = float(np.sum(u)) if u.size else 0.0
+    return style(
+        fig, x_title="", y_title=y_title, title=f"Σₕ uₕ = {total:.3g}", height=height, showlegend=False
+    )
+
+
+SCRUB_FRAME_MS = 120  # how long each ℓ stays on screen when the scrub plays
+
+
+def _gapped(values: list) -> np.ndarray:
+    """A ``band_polygon`` coordinate list as floats, its None separators as NaN (sent as binary data)."""
+    return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
+
+
+def _trace_index(fig: go.Figure, name: str) -> int:
+    return next(i for i, trace in enumerate(fig.data) if trace.name == name)
+
+
+def add_scrub(fig: go.Figure, curve: Curve, grid: object, lengthscales: Sequence[float], means: object,
+              stds: object, *, active: int, titles: Sequence[str] | None = None) -> go.Figure:
+    """Let the reader scrub ℓ in the browser: one animation frame per ℓ in ``lengthscales`` replaces the
+    line of ``curve`` (found by its name) by means[i] on ``grid`` and, when the curve has a band, the band
+    by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause buttons
+    drive them without a round trip to the server. ``titles``: the figure's title at each frame."""
+    mean_trace = _trace_index(fig, curve.name)
+    band_trace = None if curve.std is None else _trace_index(fig, curve.band_label)
+    g, m, sd = vec(grid), np.asarray(means, dtype=np.float64), np.asarray(stds, dtype=np.float64)
+    frames, steps = [], []
+    for i, ell in enumerate(lengthscales):
+        data = [go.Scatter(x=g, y=m[i])]
+        if band_trace is not None:
+            px, py = band_polygon(g, m[i] - 2 * sd[i], m[i] + 2 * sd[i])
+            data.append(go.Scatter(x=_gapped(px), y=_gapped(py)))
+        name = f"{ell:.6g}"
+        layout = {"title": {"text": titles[i]}} if titles is not None else {}
+        frames.append(go.Frame(name=name, data=data, layout=layout,
+                               traces=[mean_trace] + ([] if band_trace is None else [band_trace])))
+        steps.append({"label": f"{ell:.3g}", "method": "animate",
+                      "args": [[name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
+                                        "transition": {"duration": 0}}]})
+    play = {"frame": {"duration": SCRUB_FRAME_MS, "redraw": True}, "fromcurrent": True,
+            "transition": {"duration": 0}}
+    pause = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
+    fig.frames = frames
+    fig.update_layout(
+        sliders=[{"active": active, "steps": steps, "x": 0.12, "len": 0.88, "y": -0.36, "yanchor": "top",
+                  "currentvalue": {"prefix": "scrub ℓ = ", "font": {"size": 13}}, "pad": {"t": 10}}],
+        updatemenus=[{"type": "buttons", "direction": "left", "x": 0.0, "y": -0.36, "yanchor": "top",
+                      "xanchor": "left", "pad": {"t": 40}, "showactive": False,
+                      "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
+                                  {"label": "Pause", "method": "animate", "args": [[None], pause]}]}],
+    )
+    fig.update_layout(height=(fig.layout.height or 420) + 110,
+                      margin={"b": (fig.layout.margin.b or 50) + 110})
+    return fig

@@ -1,0 +1,300 @@
+"""Weight matrices as heatmaps: queries down the side, keys along the bottom (as in d2l).
+
+One matrix (``heatmap_figure``), two on one colour scale (``heatmap_pair_figure``, ``self_cross_figure``,
+``score_transpose_figure``) or one per head (``head_heatmaps_figure``). Large matrices are thinned to evenly
+spread rows and columns by ``thin_heatmap`` (``kernelviz.runtime.shapes``), which views use too, so both keep
+the same cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.styling import (
+    COLORBAR_MARGIN,
+    HEATMAP_SCALE,
+    head_color,
+    head_labels,
+    outer_axis_titles,
+    style,
+    subplot_grid,
+    vec,
+)
+from kernelviz.runtime.shapes import thin_heatmap
+
+_WEIGHT_HOVER = "query x = %{y:.3g}<br>key xᵢ = %{x:.3g}<br>weight wᵢ(x) = %{z:.3g}<extra></extra>"
+
+
+def _expect_shape(what: str, a: np.ndarray, expected: tuple[int | str, ...]) -> None:
+    """Raise ``ValueError`` unless ``a`` has the ``expected`` shape; a name in it ("H") matches any
+    length."""
+    same = a.ndim == len(expected) and all(
+        isinstance(e, str) or n == e for n, e in zip(a.shape, expected, strict=True)
+    )
+    if not same:
+        raise ValueError(f"{what} have shape {a.shape}, expected ({', '.join(map(str, expected))})")
+
+
+def _heatmap(
+    weights: np.ndarray,
+    queries: np.ndarray,
+    keys: np.ndarray,
+    coloraxis: str = "coloraxis",
+    hover: str = _WEIGHT_HOVER,
+) -> go.Heatmap:
+    """One heatmap trace; the cells travel as float32 (half the bytes of float64 to the browser, far more
+    precision than a colour or a three-digit hover shows)."""
+    return go.Heatmap(
+        z=np.asarray(weights, dtype=np.float32),
+        x=keys,
+        y=queries,
+        coloraxis=coloraxis,
+        hovertemplate=hover,
+    )
+
+
+def _color_axis(lo: float, hi: float, **extra: object) -> dict:
+    """A colour axis from ``lo`` to ``hi`` (to ``lo + 1`` when there is no range), on the heatmap scale."""
+    return {"colorscale": HEATMAP_SCALE, "cmin": lo, "cmax": hi if hi > lo else lo + 1.0, **extra}
+
+
+def _colorbar(title: str) -> dict:
+    return {"title": {"text": title}}
+
+
+def heatmap_figure(
+    weights: object,
+    queries: object,
+    keys: object,
+    *,
+    title: str | None = None,
+    max_rows: int = 160,
+    max_cols: int = 320,
+    x_title: str = "sorted training inputs xᵢ (keys)",
+    y_title: str = "sorted test inputs x (queries)",
+    height: int = 420,
+) -> go.Figure:
+    """Attention weights w_i(x) as a heatmap, queries down the side, keys along the bottom (as in d2l).
+
+    Queries and keys must be sorted. More than ``max_rows``/``max_cols`` are thinned to evenly spread
+    rows/columns (the colours are still the exact weights of the shown pairs). An all-zero row is a query
+    whose window is empty.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    q, k = vec(queries), vec(keys)
+    _expect_shape("weights", w, (q.shape[0], k.shape[0]))
+    fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, max_rows, max_cols)))
+    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout={"coloraxis": {"colorscale": HEATMAP_SCALE, "cmin": 0.0,
+                                       "colorbar": _colorbar("wᵢ(x)")}, "margin": {"r": COLORBAR_MARGIN}})
+
+
+def _two_panels(
+    panels: Sequence[Sequence[go.Heatmap | go.Scatter]],
+    titles: Sequence[str],
+    *,
+    horizontal_spacing: float,
+    shared_yaxes: bool = True,
+) -> go.Figure:
+    """Two panels side by side, the traces of ``panels[0]`` on the left and of ``panels[1]`` on the
+    right."""
+    fig = subplot_grid(1, 2, titles, horizontal_spacing=horizontal_spacing, shared_xaxes=False,
+                       shared_yaxes=shared_yaxes)
+    for col, traces in enumerate(panels, start=1):
+        for trace in traces:
+            fig.add_trace(trace, row=1, col=col)
+    return fig
+
+
+def _finish_two_panels(fig: go.Figure, coloraxis: dict, x_title: str, y_title: str, height: int) -> go.Figure:
+    """The layout of two heatmaps side by side: one colour axis, first row on top, y title on the left."""
+    # short titles: two panels side by side must not run into each other in a narrow window
+    titles = [{**a, "font": {**a.get("font", {}), "size": 13}}
+              for a in fig.layout.to_plotly_json().get("annotations", [])]
+    return style(fig, x_title=x_title, y_title="", height=height, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout={"coloraxis": coloraxis, "annotations": titles, "yaxis": {"title": {"text": y_title}},
+                         "margin": {"t": 70, "r": COLORBAR_MARGIN}})
+
+
+def heatmap_pair_figure(
+    left: object,
+    right: object,
+    queries: object,
+    keys: object,
+    titles: tuple[str, str],
+    *,
+    max_rows: int = 120,
+    max_cols: int = 200,
+    height: int = 400,
+) -> go.Figure:
+    """Two weight matrices side by side on one colour scale, so 'sharper' can be read off the colours."""
+    q, k = vec(queries), vec(keys)
+    a, b = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    for w in (a, b):
+        _expect_shape("weights", w, (q.shape[0], k.shape[0]))
+    (za, zb), qs, ks = thin_heatmap(np.stack([a, b]), q, k, max_rows, max_cols)
+    fig = _two_panels([[_heatmap(za, qs, ks)], [_heatmap(zb, qs, ks)]], titles, horizontal_spacing=0.05)
+    top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
+    coloraxis = _color_axis(0.0, top, colorbar=_colorbar("wᵢ(x)"))
+    return _finish_two_panels(fig, coloraxis, "keys xᵢ (sorted)", "queries x (sorted)", height)
+
+
+def _add_head_panels(
+    fig: go.Figure,
+    weights: np.ndarray,
+    queries: np.ndarray,
+    keys: np.ndarray,
+    names: Sequence[str],
+    cols: int,
+) -> dict:
+    """One heatmap per head in a grid of ``cols`` columns, each on its own colour axis from 0 to its
+    largest weight; returns the layout entries of those axes and of the panel titles (in the head's
+    colour)."""
+    layout: dict = {}
+    for h, name in enumerate(names):
+        axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
+        hover = f"{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}<extra></extra>"
+        fig.add_trace(_heatmap(weights[h], queries, keys, axis, hover), row=h // cols + 1, col=h % cols + 1)
+        layout[axis] = _color_axis(0.0, float(np.nanmax(weights[h], initial=0.0)), showscale=False)
+    titles = fig.layout.to_plotly_json().get("annotations", [])
+    for h, ann in enumerate(titles[: len(names)]):
+        ann["font"] = {"color": head_color(h), "size": 13}
+    return layout | {"annotations": titles}
+
+
+def head_heatmaps_figure(
+    weights: object,
+    queries: object,
+    keys: object,
+    titles: Sequence[str] | None = None,
+    *,
+    cols: int = 4,
+    max_rows: int = 96,
+    max_cols: int = 160,
+    x_title: str = "sorted keys xᵢ",
+    y_title: str = "sorted queries x",
+    panel_height: int = 250,
+) -> go.Figure:
+    """Small multiples: the weight matrix wₕ(x, xᵢ) of every head, queries down, keys across (as d2l).
+
+    ``weights`` is (H, q, n) for sorted ``queries`` (q,) and ``keys`` (n,). Each panel has its own colour
+    scale from 0 to that head's largest weight (a wide head's weights are all small, and would be invisible
+    on a shared scale); the panel title is written in the head's colour and the hover gives exact values.
+    Rows and columns beyond ``max_rows``/``max_cols`` are thinned evenly.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    q, k = vec(queries), vec(keys)
+    _expect_shape("weights", w, ("H", q.shape[0], k.shape[0]))
+    heads = w.shape[0]
+    names = head_labels(titles, heads)
+    if len(names) != heads:
+        raise ValueError(f"{len(names)} titles for {heads} heads")
+    cols = max(1, min(cols, heads))
+    rows = -(-heads // cols)
+    fig = subplot_grid(rows, cols, names, horizontal_spacing=0.03, vertical_spacing=0.16 if rows > 1 else 0.1)
+    layout = _add_head_panels(fig, *thin_heatmap(w, q, k, max_rows, max_cols), names, cols)
+    return style(fig, x_title="", y_title="", height=panel_height * rows + 60, showlegend=False,
+                 y_axes={"autorange": "reversed"},
+                 layout=layout | outer_axis_titles(rows, cols, x_title, y_title) | {"margin": {"t": 50}})
+
+
+def _diagonal(lo: float, hi: float) -> go.Scatter:
+    """The dashed diagonal x = x′ from (lo, lo) to (hi, hi)."""
+    lo, hi = float(lo), float(hi)
+    return go.Scatter(
+        x=[lo, hi],
+        y=[lo, hi],
+        mode="lines",
+        line={"color": "rgba(255, 255, 255, 0.85)", "dash": "dash", "width": 1.5},
+        name="diagonal x = x′",
+        hoverinfo="skip",
+        showlegend=False,
+    )
+
+
+def score_transpose_figure(
+    scores: object,
+    grid: object,
+    *,
+    titles: tuple[str, str] = ("log K(x, x′) = s(x, x′)", "transpose: log K(x′, x) = s(x′, x)"),
+    colorbar_title: str = "log K",
+    height: int = 420,
+) -> go.Figure:
+    """A learned kernel on a grid beside its transpose, the diagonal x = x′ dashed on both.
+
+    ``scores`` is (g, g), row = query x, column = key x′, on a log scale (s = log K), since K = exp s spans
+    many orders of magnitude. A symmetric kernel gives two identical panels; the difference between them is
+    the asymmetry K(x, x′) ≠ K(x′, x) of dot-product attention. One colour scale for both.
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    g = vec(grid)
+    _expect_shape("scores", s, (g.shape[0], g.shape[0]))
+    hover = "query x = %{y:.3g}<br>key x′ = %{x:.3g}<br>log K = %{z:.4g}<extra></extra>"
+    panels = [
+        [go.Heatmap(z=z, x=g, y=g, coloraxis="coloraxis", hovertemplate=hover), _diagonal(g[0], g[-1])]
+        for z in (s, s.T)
+    ]
+    fig = _two_panels(panels, titles, horizontal_spacing=0.06)
+    finite = s[np.isfinite(s)]
+    lo = float(finite.min()) if finite.size else 0.0
+    hi = float(finite.max()) if finite.size else 1.0
+    coloraxis = _color_axis(lo, hi, colorbar=_colorbar(colorbar_title))
+    return _finish_two_panels(fig, coloraxis, "key x′", "query x", height)
+
+
+def self_cross_figure(
+    self_weights: object,
+    data_x: object,
+    cross_weights: object,
+    grid: object,
+    *,
+    titles: tuple[str, str] = (
+        "self-attention<br>queries = the data points xⱼ",
+        "cross-attention<br>queries = new points x on a grid",
+    ),
+    max_rows: int = 120,
+    max_cols: int = 200,
+    top_quantile: float = 0.995,
+    height: int = 420,
+) -> go.Figure:
+    """Self- and cross-attention weights side by side, keys = the data points in both, one colour scale.
+
+    ``self_weights`` (n, n): the data points attend to each other (queries, keys and values from the same
+    sequence); ``cross_weights`` (m, n): queries from another sequence (here a grid) attend to the data.
+    The colour scale runs from 0 to the ``top_quantile`` of the drawn weights (brighter cells saturate), so
+    a few very sharp rows at the edge of the data do not turn everything else dark; hover shows exact values.
+    The two panels are the same size, each with its own query axis (the grid may reach past the data).
+    """
+    a, b = np.asarray(self_weights, dtype=np.float64), np.asarray(cross_weights, dtype=np.float64)
+    xd, g = vec(data_x), vec(grid)
+    _expect_shape("self weights", a, (xd.shape[0], xd.shape[0]))
+    _expect_shape("cross weights", b, (g.shape[0], xd.shape[0]))
+    za, qa, ka = thin_heatmap(a, xd, xd, max_rows, max_cols)
+    zb, qb, kb = thin_heatmap(b, g, xd, max_rows, max_cols)
+    # each panel its own query axis: the grid reaches past the data, and a shared axis would leave the
+    # self-attention picture shorter than the cross-attention one
+    panels = [[_heatmap(za, qa, ka)], [_heatmap(zb, qb, kb)]]
+    fig = _two_panels(panels, titles, horizontal_spacing=0.08, shared_yaxes=False)
+    shown = np.concatenate([za.ravel(), zb.ravel()])
+    shown = shown[np.isfinite(shown)]
+    top = float(np.quantile(shown, top_quantile)) if shown.size else 0.0
+    coloraxis = _color_axis(0.0, top, colorbar=_colorbar("weight"))
+    return _finish_two_panels(fig, coloraxis, "keys: data points xᵢ (sorted)", "queries (sorted)", height)
+
+
+def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[str]) -> go.Figure:
+    """How many of each source's figures, printed results and exercises (rows) each chapter shows
+    (columns), as an annotated grid."""
+    c = np.asarray(counts, dtype=np.float64)
+    _expect_shape("counts", c, (len(sources), len(chapters)))
+    fig = go.Figure(go.Heatmap(
+        z=c, x=list(chapters), y=list(sources), colorscale=HEATMAP_SCALE, showscale=False,
+        text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
+    ))
+    return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False,
+                 y_axes={"autorange": "reversed"}, layout={"margin": {"l": 145}})  # the sources' names

@@ -1,0 +1,258 @@
+"""Colours, the shared layout and the small pieces every builder uses.
+
+``COLORS`` maps a *role* to a colour and ``HEAD_COLORS`` gives one colour per attention head; ``style`` is
+the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` the ``config=`` for
+``st.plotly_chart``. ``subplot_grid`` and ``outer_axis_titles`` lay out small multiples.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from kernelviz.app.figures.log_axes import log_props
+
+# Okabe–Ito colours: distinguishable with colour-blindness, readable on white and on Streamlit's dark theme.
+COLORS: dict[str, str] = {
+    "data": "#8C8C8C",
+    "truth": "#D55E00",
+    "fit": "#0072B2",
+    "average": "#CC79A7",
+    "knn": "#009E73",
+    "optimum": "#E69F00",
+    "trajectory": "#009E73",
+    "loss": "#56B4E9",
+    "before": "#8C8C8C",
+}
+HEAD_COLORS: tuple[str, ...] = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#CC79A7",
+    "#56B4E9",
+    "#D55E00",
+    "#F0E442",
+    "#8C564B",
+)
+HEATMAP_SCALE = "Viridis"
+BAND_ALPHA = 0.18
+
+
+ARRAY_PROPS = ("x", "y", "z", "customdata")  # trace properties that hold the figure's numbers
+SINGLE_TOL = 1e-5  # float32 is kept when its largest error is below this share of the array's range
+
+
+def _single(a: object) -> object:
+    """``a`` as float32 when it is a float array whose largest rounding error, max |a − float32(a)|, is at
+    most ``SINGLE_TOL`` of its range (a drawing cannot show that); anything else unchanged."""
+    if isinstance(a, tuple | list) and a and all(isinstance(v, float) for v in a):
+        a = np.asarray(a, dtype=np.float64)
+    if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.size == 0:
+        return a
+    finite = a[np.isfinite(a)]
+    if finite.size == 0:
+        return a.astype(np.float32)
+    if np.max(np.abs(finite)) > np.finfo(np.float32).max / 2:
+        return a
+    small = a.astype(np.float32)
+    reach = float(np.ptp(finite)) or float(np.max(np.abs(finite))) or 1.0
+    if np.max(np.abs(finite - small[np.isfinite(a)])) > SINGLE_TOL * reach:
+        return a
+    return small
+
+
+def compact(fig: go.Figure) -> go.Figure:
+    """The figure (animation frames included) with its float64 arrays and lists of floats sent as float32
+    where nothing visible changes (``_single``): Plotly sends NumPy arrays as typed binary data (4 bytes a
+    number instead of 8, or of about 18 characters for a list), so a chart costs half the bytes or less."""
+    for trace in (*fig.data, *(t for frame in fig.frames for t in frame.data)):
+        for prop in ARRAY_PROPS:
+            if prop in trace and trace[prop] is not None:
+                small = _single(trace[prop])
+                if small is not trace[prop]:
+                    trace[prop] = None  # Plotly skips assigning a value equal to the current one
+                    trace[prop] = small
+    return fig
+
+
+def vec(a: object) -> np.ndarray:
+    """``a`` as a flat float64 array."""
+    return np.asarray(a, dtype=np.float64).reshape(-1)
+
+
+def rgba(color: str, alpha: float) -> str:
+    """``#RRGGBB`` with an opacity, as a Plotly ``rgba(r, g, b, a)`` string."""
+    c = color.lstrip("#")
+    r, g, b = (int(c[i : i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha:g})"
+
+
+def head_color(h: int) -> str:
+    """The colour of head ``h`` (0-based), cycling through ``HEAD_COLORS``."""
+    return HEAD_COLORS[h % len(HEAD_COLORS)]
+
+
+def head_labels(names: Sequence[str] | None, heads: int) -> list[str]:
+    """``names`` as a list, or "head 1", "head 2", … for ``heads`` heads when there are none."""
+    return list(names) if names is not None else [f"head {h + 1}" for h in range(heads)]
+
+
+def png_config(filename: str, scale: int = 2) -> dict:
+    """``config=`` for ``st.plotly_chart``: the modebar camera saves ``<filename>.png`` at ``scale`` ×
+    size."""
+    return {
+        "displaylogo": False,
+        "toImageButtonOptions": {"format": "png", "filename": filename, "scale": scale},
+        "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+    }
+
+
+def _merge(base: dict, patch: dict) -> dict:
+    """``patch`` merged into ``base`` key by key (nested dicts merged, anything else replaced)."""
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+_AXIS = re.compile(r"^[xy]axis\d*$")
+
+
+def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = None) -> go.Figure:
+    """A new figure: ``fig``'s traces and its layout with ``axes["x"]``, ``axes["y"]`` merged into every x, y
+    axis, then ``layout`` merged in. It is built in one step from the merged dict, without Plotly's
+    property-by-property updates (about 5x faster); the tests check that every builder's figure is valid.
+    A subplot grid stays one (``add_trace(..., row=, col=)`` still works)."""
+    d = {"data": [t.to_plotly_json() for t in fig.data], "layout": fig.layout.to_plotly_json()}
+    if fig.frames:
+        d["frames"] = [f.to_plotly_json() for f in fig.frames]
+    lay = d["layout"]
+    for letter, props in (axes or {}).items():
+        for name in {f"{letter}axis", *(k for k in lay if _AXIS.match(k) and k[0] == letter)}:
+            lay[name] = _merge(lay.get(name) or {}, copy.deepcopy(props))
+    _merge(lay, layout)
+    out = go.Figure(d, _validate=False)
+    if getattr(fig, "_grid_ref", None) is not None:
+        out._grid_ref, out._grid_str = fig._grid_ref, fig._grid_str
+    return out
+
+
+# Streamlit's chart theme turns on Plotly's automargin and stands axis titles off the ticks, so a 60 px
+# margin grows to about 67–76 px once the labels are measured, and Plotly then draws the whole figure a
+# second time. Margins that already hold the labels save that drawing (``benchmarks/bench_margins.py``).
+MARGIN = {"l": 76, "r": 24, "b": 75}
+COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
+
+
+def _top_margin(showlegend: bool, legend_rows: int) -> int:
+    """The top margin of a figure without a title: room for ``legend_rows`` rows of legend above the plot."""
+    return max(40, 28 + 19 * legend_rows) if showlegend else 40
+
+
+def style(
+    fig: go.Figure,
+    *,
+    x_title: str,
+    y_title: str,
+    title: str | None = None,
+    height: int = 380,
+    showlegend: bool = True,
+    log_x: bool = False,
+    log_y: bool = False,
+    y_axes: dict | None = None,
+    layout: dict | None = None,
+    legend_rows: int = 1,
+) -> go.Figure:
+    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins, then ``y_axes``
+    merged into every y axis and a builder's own ``layout`` (one new figure, ``with_layout``).
+
+    The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
+    overlap); above the plot, the top margin holds ``legend_rows`` rows of it (how many it wraps into in
+    the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
+
+    Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never a bare
+    mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the
+    data.
+    """
+    legend = (
+        {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
+        if title
+        else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
+    )
+    shared = {
+        "height": height,
+        "margin": {**MARGIN, "t": 50 if title else _top_margin(showlegend, legend_rows),
+                   "b": 110 if title and showlegend else MARGIN["b"]},
+        "hovermode": "closest",
+        "showlegend": showlegend,
+        "legend": legend,
+    }
+    if title:
+        shared["title"] = {"text": title}
+    axes = {a: {"title": {"text": t}, "exponentformat": "power"} for a, t in (("x", x_title), ("y", y_title))}
+    axes["y"].update(y_axes or {})
+    for letter, log in (("x", log_x), ("y", log_y)):
+        if log:
+            axes[letter].update(log_props(fig, letter))
+    return with_layout(fig, _merge(shared, layout or {}), axes)
+
+
+def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
+    """A small version of a figure for previews: no legend, no title, tight margins, axis titles kept."""
+    fig.update_layout(
+        height=height, showlegend=False, title=None, margin={"l": 70, "r": 10, "t": 14, "b": 70}
+    )
+    fig.update_xaxes(title_font={"size": 11})
+    fig.update_yaxes(title_font={"size": 11})
+    return fig
+
+
+@functools.lru_cache(maxsize=32)
+def _grid(rows: int, cols: int, titles: int, spacing: tuple[float, float], shared: tuple[bool, bool]):
+    """(layout dict, grid reference) of ``make_subplots`` with placeholder titles: a grid's layout depends
+    only on its shape, so it is built once per shape (``make_subplots`` takes 10–35 ms)."""
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=shared[0], shared_yaxes=shared[1],
+                        subplot_titles=[f"title {i}" for i in range(titles)],
+                        horizontal_spacing=spacing[0], vertical_spacing=spacing[1])
+    return fig.to_dict()["layout"], (fig._grid_ref, fig._grid_str)
+
+
+def subplot_grid(
+    rows: int,
+    cols: int,
+    titles: Sequence[str],
+    *,
+    horizontal_spacing: float,
+    vertical_spacing: float = 0.1,
+    shared_xaxes: bool = True,
+    shared_yaxes: bool = True,
+) -> go.Figure:
+    """An empty ``rows`` × ``cols`` grid of panels (``make_subplots``; shared x and y axes unless told
+    otherwise), one title per panel."""
+    layout, ref = _grid(rows, cols, len(titles), (horizontal_spacing, vertical_spacing),
+                        (shared_xaxes, shared_yaxes))
+    layout = copy.deepcopy(layout)
+    for annotation, text in zip(layout.get("annotations", ()), titles, strict=False):
+        annotation["text"] = text
+    fig = go.Figure(layout=layout, _validate=False)
+    fig._grid_ref, fig._grid_str = ref
+    return fig
+
+
+def outer_axis_titles(rows: int, cols: int, x_title: str, y_title: str) -> dict:
+    """Layout entries that title the outer panels of a ``subplot_grid`` only: x along the bottom row, y down
+    the first column (panel (r, c) has axes number (r − 1)·cols + c, the first without a number)."""
+    def name(letter: str, r: int, c: int) -> str:
+        k = (r - 1) * cols + c
+        return f"{letter}axis{k if k > 1 else ''}"
+
+    return ({name("x", rows, c): {"title": {"text": x_title}} for c in range(1, cols + 1)}
+            | {name("y", r, 1): {"title": {"text": y_title}} for r in range(1, rows + 1)})

@@ -1,0 +1,248 @@
+"""What training did and where it should have ended: loss curves, the leave-one-out error over ℓ with
+training's path and the exact optimum, learned values across seeds, and the kernel shapes themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.fits import line_trace
+from kernelviz.app.figures.styling import COLORS, head_color, rgba, style, vec
+
+if TYPE_CHECKING:
+    from kernelviz.app.views import MaskedView
+
+
+def kernel_shape_figure(
+    u: object,
+    shapes: Mapping[str, object],
+    highlight: str,
+    *,
+    height: int = 300,
+) -> go.Figure:
+    """K(u) against u = (x − x′)/ℓ: the highlighted kernel in the fit colour, the others faint for
+    comparison, as one legend entry "other kernels" (each named in its hover), so that the legend stays one
+    row in a narrow column."""
+    uu = vec(u)
+    if highlight not in shapes:
+        raise ValueError(f"{highlight!r} is not one of the shapes given")
+    fig = go.Figure()
+    others = [name for name in shapes if name != highlight]
+    for i, name in enumerate(others):
+        fig.add_trace(line_trace(uu, shapes[name], "other kernels", rgba(COLORS["data"], 0.55), width=1.3,
+                                 hover_name=name, legendgroup="others", showlegend=i == 0))
+    fig.add_trace(line_trace(uu, shapes[highlight], highlight, COLORS["fit"], width=3.0))
+    return style(fig, x_title="u = (x − x′)/ℓ", y_title="K(u)", height=height)
+
+
+def _running_mean(v: np.ndarray, window: int) -> np.ndarray:
+    """Mean of the last ``window`` finite values at each step (NaN where none is finite)."""
+    ok = np.isfinite(v)
+    c = np.concatenate([[0.0], np.cumsum(np.where(ok, v, 0.0))])
+    k = np.concatenate([[0], np.cumsum(ok)])
+    idx = np.arange(1, v.shape[0] + 1)
+    lo = np.maximum(idx - window, 0)
+    count = k[idx] - k[lo]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, (c[idx] - c[lo]) / np.maximum(count, 1), np.nan)
+
+
+def loss_figure(
+    losses: object,
+    *,
+    window: int = 25,
+    y_title: str = "hold-out mean squared error",
+    height: int = 320,
+) -> go.Figure:
+    """The loss of every training step (faint) and its running mean over ``window`` steps, log y axis."""
+    v = vec(losses)
+    steps = np.arange(1, v.shape[0] + 1)
+    v_plot = np.where(np.isfinite(v) & (v > 0), v, np.nan)
+    fig = go.Figure()
+    fig.add_trace(line_trace(steps, v_plot, "loss at each step", rgba(COLORS["loss"], 0.45), width=1.0))
+    fig.add_trace(
+        line_trace(steps, _running_mean(v_plot, window), f"mean of last {window} steps", COLORS["fit"])
+    )
+    fig.update_traces(hovertemplate="step %{x}<br>loss = %{y:.4g}<extra></extra>")
+    return style(fig, x_title="training step", y_title=y_title, height=height, log_y=True)
+
+
+def epoch_loss_figure(losses: object, y_title: str, validation: object | None = None, *,
+                      height: int = 340) -> go.Figure:
+    """The loss of every epoch (lines and markers, epochs 1 … E) and, when given, the validation loss
+    after every epoch beside it (the truth's colour: it scores the fit against the noise-free curve), on a
+    log axis then, since the two can differ tenfold."""
+    v = vec(losses)
+    epochs = np.arange(1, v.shape[0] + 1)
+    hover = "epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
+    traces = [line_trace(epochs, v, "training loss", COLORS["loss"]).update(mode="lines+markers",
+                                                                             hovertemplate=hover)]
+    if validation is not None:
+        traces.append(line_trace(epochs, vec(validation), "validation loss", COLORS["truth"], dash="dash")
+                      .update(mode="lines+markers", hovertemplate=hover.replace("loss", "validation loss")))
+    return style(go.Figure(traces), x_title="epoch", y_title=y_title, height=height,
+                 showlegend=validation is not None, legend_rows=2, log_y=validation is not None)
+
+
+def error_by_size_figure(sizes: object, errors: Mapping[str, object], current: int | None = None, *,
+                         y_title: str = "error against the true mean", height: int = 340) -> go.Figure:
+    """Errors (one line with markers per entry of ``errors``, name → values) against the number of
+    points n, both axes log; a dotted vertical line at the ``current`` n."""
+    n = vec(sizes)
+    colors = (COLORS["average"], COLORS["fit"], COLORS["optimum"])
+    traces = [line_trace(n, v, name, colors[i % len(colors)]).update(
+        mode="lines+markers", hovertemplate=f"{name}<br>n = %{{x}}<br>error = %{{y:.3g}}<extra></extra>")
+        for i, (name, v) in enumerate(errors.items())]
+    if current is not None:
+        values = np.concatenate([vec(v) for v in errors.values()])
+        span = [float(np.nanmin(values)), float(np.nanmax(values))]
+        traces.append(line_trace([current, current], span, f"this page's n = {current:,}", COLORS["data"],
+                                 dash="dot", width=1.5, hoverinfo="skip"))
+    return style(go.Figure(traces), x_title="number of points n", y_title=y_title, height=height,
+                 log_x=True, log_y=True, legend_rows=2)
+
+
+def _marker(
+    x: float, y: float | None, name: str, symbol: str, size: int, color: str, hover: str
+) -> go.Scatter:
+    """A single marked point with its own legend entry."""
+    return go.Scatter(
+        x=[x],
+        y=[y],
+        name=name,
+        mode="markers",
+        marker={"symbol": symbol, "size": size, "color": color},
+        hovertemplate=hover,
+    )
+
+
+def _path_trace(trajectory: object, trajectory_cv: object) -> go.Scatter:
+    """Training's path over CV(ℓ): ℓ and CV(ℓ) at each step, markers coloured by step."""
+    t, tc = vec(trajectory), vec(trajectory_cv)
+    ok = np.isfinite(t) & np.isfinite(tc) & (t > 0)
+    steps = np.arange(t.shape[0])
+    return go.Scatter(
+        x=t[ok],
+        y=tc[ok],
+        name="training path (colour = step)",
+        mode="lines+markers",
+        line={"color": rgba(COLORS["trajectory"], 0.5), "width": 1},
+        marker={
+            "size": 6,
+            "color": steps[ok],
+            "colorscale": "Greens",
+            "showscale": False,
+            "line": {"width": 0.5, "color": COLORS["trajectory"]},
+        },
+        customdata=steps[ok],
+        hovertemplate="step %{customdata}<br>ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}<extra></extra>",
+    )
+
+
+def _optimum_marker(optimum: float, ells: np.ndarray, cv: np.ndarray) -> go.Scatter:
+    """A star at the exact optimum ℓ*, on the CV curve (interpolated in log ℓ; no y if CV is nowhere
+    finite)."""
+    finite = cv[np.isfinite(cv)]
+    y0 = float(np.interp(np.log(optimum), np.log(ells), np.where(np.isfinite(cv), cv, np.nanmax(cv))))
+    name = f"exact LOO optimum ℓ* = {optimum:.3g}"
+    hover = "ℓ* = %{x:.4g}<extra>exact optimum</extra>"
+    return _marker(optimum, y0 if finite.size else None, name, "star", 16, COLORS["optimum"], hover)
+
+
+def loo_figure(
+    lengthscales: object,
+    cv: object,
+    *,
+    optimum: float | None = None,
+    trajectory: object | None = None,
+    trajectory_cv: object | None = None,
+    learned: float | None = None,
+    learned_cv: float | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """The leave-one-out error CV(ℓ) on a log ℓ axis, training's path over it and the exact optimum.
+
+    +∞ (some point's window empty) and NaN are gaps. ``trajectory`` / ``trajectory_cv`` are ℓ and CV(ℓ)
+    along training (markers coloured by step); ``optimum`` is the exact minimiser, ``learned`` the end of
+    training.
+    """
+    ells, c = vec(lengthscales), vec(cv)
+    c = np.where(np.isfinite(c), c, np.nan)
+    fig = go.Figure()
+    fig.add_trace(
+        line_trace(ells, c, "leave-one-out error CV(ℓ)", COLORS["fit"]).update(
+            hovertemplate="ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
+        )
+    )
+    if trajectory is not None and trajectory_cv is not None:
+        fig.add_trace(_path_trace(trajectory, trajectory_cv))
+    if learned is not None and learned_cv is not None and np.isfinite(learned_cv):
+        hover = "learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
+        name = f"learned ℓ = {learned:.3g}"
+        fig.add_trace(_marker(learned, learned_cv, name, "diamond", 13, COLORS["trajectory"], hover))
+    if optimum is not None:
+        fig.add_vline(x=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
+        fig.add_trace(_optimum_marker(optimum, ells, c))
+    return style(fig, x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)", height=height,
+                 log_x=True, legend_rows=4)
+
+
+def masked_loo_figure(view: MaskedView) -> go.Figure:
+    """``loo_figure`` of one masked-training run (``views.MaskedView``): the leave-one-out curve, the exact
+    optimum and where training went."""
+    return loo_figure(view.ells, view.cv, optimum=view.best, trajectory=view.path,
+                      trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
+
+
+def _seed_box(label: str, values: object, color: str) -> go.Box:
+    """The finite positive ``values`` of one group: a box with every value as a dot."""
+    v = vec(values)
+    v = v[np.isfinite(v) & (v > 0)]
+    return go.Box(
+        y=v,
+        name=label,
+        boxpoints="all",
+        jitter=0.4,
+        pointpos=0,
+        marker={"color": color, "size": 7},
+        line={"color": color},
+        fillcolor=rgba(color, 0.1),
+        hovertemplate="ℓ = %{y:.4g}<extra>%{x}</extra>",
+    )
+
+
+def _mark_optimum_level(fig: go.Figure, optimum: float) -> go.Figure:
+    """A dashed horizontal line at ``optimum`` on a log y axis, labelled at its right end."""
+    fig.add_hline(y=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
+    # on a log axis an annotation's y is log10 of the value (add_hline's own label would land at 10^ℓ*)
+    fig.add_annotation(
+        x=1.0,
+        xref="paper",
+        y=float(np.log10(optimum)),
+        yref="y",
+        text=f"exact LOO optimum ℓ* = {optimum:.3g}",
+        showarrow=False,
+        xanchor="right",
+        yanchor="bottom",
+        font={"color": COLORS["optimum"]},
+    )
+    return fig
+
+
+def seeds_figure(
+    groups: Mapping[str, object],
+    *,
+    optimum: float | None = None,
+    y_title: str = "learned lengthscale ℓ",
+    height: int = 340,
+) -> go.Figure:
+    """Learned values per group (e.g. per hold-out size), one dot per seed, with a box; optimum as a line."""
+    fig = go.Figure()
+    for i, (label, values) in enumerate(groups.items()):
+        fig.add_trace(_seed_box(label, values, head_color(i)))
+    if optimum is not None:
+        _mark_optimum_level(fig, optimum)
+    return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)

@@ -1,0 +1,173 @@
+"""Streamlit glue: the shared data sidebar, URL-mirrored controls, cached calls into the backend, page text.
+
+This is the only package of kernelviz that imports streamlit. Pages stay thin: widgets (``control``), words
+(``chapter_header``, ``try_this``, ``st.latex``) and figures (builders from ``kernelviz.app.figures`` shown
+with ``show``); the maths lives in the other kernelviz modules and is reached through cached functions.
+
+Modules
+-------
+* ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
+  ``show``, ``loss_chart``).
+* ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
+  ``picture_control``, ``log_options``, ``sync_url``) and ``show_table``.
+* ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
+  ``data_messages``, ``data_summary``, ``csv_preview``).
+* ``cache``: ``cached`` (the one decorator of every cached call), ``DATA_HASH_FUNCS`` and the cached
+  backend calls of chapters 1 and 2 (``predict``, ``heatmap_weights``, ``knn``, ``loo_curve``,
+  ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``), and ``training_work``, a size estimate of
+  masked training that keeps pages live. ``cache_heads``, ``cache_attention``, ``cache_incontext``,
+  ``cache_d2l``, ``cache_scrub`` and ``cache_sources`` hold the other chapters' cached calls
+  (``cache_incontext`` keyed by chapter 5's controls alone: that chapter draws its own tasks).
+
+How to add a chapter
+--------------------
+1. Put the maths in a kernelviz module (exported from ``kernelviz/__init__.py``), what a page draws in a
+   view (a frozen dataclass of arrays in ``kernelviz/app/views/__init__.py`` or ``views_training.py``, no
+   streamlit) and the Plotly builders in ``kernelviz/app/figures/`` (NumPy or views in, ``go.Figure`` out;
+   colours from ``COLORS``/``HEAD_COLORS``; finish with ``style``).
+2. Put its cached calls in ``kernelviz/app/ui/cache_<name>.py``, each taking the ``Data`` first and the other
+   arguments in the order of the backend function::
+
+       import kernelviz as kv
+       from kernelviz.app.ui.cache import cached
+       from kernelviz.app.ui.sidebar import Data
+
+       @cached()
+       def fit_heads(data: Data, heads: int) -> kv.FitResult:
+           return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
+
+   Results that hold weight matrices use ``@cached(heavy=True)`` (fewer entries), so the server's memory
+   stays bounded however many views its visitors explore.
+3. Write ``pages/N_name.py``::
+
+       import kernelviz as kv
+       from kernelviz.app import figures as kf
+       from kernelviz.app import ui
+       from kernelviz.app.ui import cache_name
+
+       data = ui.current_data()                       # the data set chosen in the shared sidebar
+       ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post, …")
+       heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
+                          max_value=kv.HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
+       with ui.busy(f"Training {heads} heads by masked training…"):
+           result = cache_name.fit_heads(data, heads)
+       ui.show(kf.fit_figure(...), key="mh.fit", filename="kernelviz-multihead-fit")
+       ui.try_this(["…", "…"])
+
+   Widget keys start with a short page prefix ("kr.", "masked.", "mh.", "attn."); the key is also the URL
+   query parameter. ``control`` validates and clamps whatever the URL says and ignores junk.
+4. Register the file in ``kernelviz/app/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
+   ``":material/show_chart:"``, one-line summary, preview builder).
+5. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
+   page is added to its table).
+"""
+
+from kernelviz.app.ui.cache import (
+    CACHE_ENTRIES,
+    DATA_HASH_FUNCS,
+    HEATMAP_KEYS,
+    HEATMAP_QUERIES,
+    HEAVY_CACHE_ENTRIES,
+    Heat,
+    cached,
+    fit,
+    fit_parametric,
+    fit_seeds,
+    heatmap_weights,
+    knn,
+    loo_curve,
+    loo_optimum,
+    predict,
+    training_work,
+)
+from kernelviz.app.ui.controls import (
+    _Spec,
+    control,
+    enter_page,
+    lengthscale_control,
+    lengthscale_options,
+    log_options,
+    picture_control,
+    show_table,
+    sync_url,
+    to_url,
+)
+from kernelviz.app.ui.sidebar import (
+    _UPLOAD,
+    GRID_POINTS,
+    POINT_CHOICES,
+    SOURCES,
+    CsvUpload,
+    Data,
+    apply_upload,
+    csv_preview,
+    current_data,
+    data_messages,
+    data_sidebar,
+    data_summary,
+    make_data,
+)
+from kernelviz.app.ui.text import (
+    busy,
+    chapter_header,
+    loss_chart,
+    md_escape,
+    prose,
+    say,
+    show,
+    show_code,
+    show_status,
+    try_this,
+)
+
+__all__ = [
+    "CACHE_ENTRIES",
+    "DATA_HASH_FUNCS",
+    "GRID_POINTS",
+    "HEATMAP_KEYS",
+    "HEATMAP_QUERIES",
+    "HEAVY_CACHE_ENTRIES",
+    "POINT_CHOICES",
+    "SOURCES",
+    "_UPLOAD",
+    "CsvUpload",
+    "Data",
+    "Heat",
+    "_Spec",
+    "apply_upload",
+    "busy",
+    "cached",
+    "chapter_header",
+    "control",
+    "csv_preview",
+    "current_data",
+    "data_messages",
+    "data_sidebar",
+    "data_summary",
+    "enter_page",
+    "fit",
+    "fit_parametric",
+    "fit_seeds",
+    "heatmap_weights",
+    "knn",
+    "lengthscale_control",
+    "lengthscale_options",
+    "log_options",
+    "loo_curve",
+    "loo_optimum",
+    "loss_chart",
+    "make_data",
+    "md_escape",
+    "picture_control",
+    "predict",
+    "prose",
+    "say",
+    "show",
+    "show_code",
+    "show_status",
+    "show_table",
+    "sync_url",
+    "to_url",
+    "training_work",
+    "try_this",
+]

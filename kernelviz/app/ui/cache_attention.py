@@ -1,0 +1,120 @@
+"""Chapter 4's cached calls (attention).
+
+The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
+t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
+from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
+(``kernelviz.app.views.training``, with ``Comparison`` and its table); the layer is trained once per settings
+(``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import kernelviz as kv
+from kernelviz.app import defaults, views
+from kernelviz.app.ui.cache import cached, loo_optimum
+from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.views.training import Comparison, Settings
+from kernelviz.models.attention import D_V_MAX, attention_loo_error, attention_predict, gaussian_layer
+
+__all__ = [
+    "comparison",
+    "fit_attention",
+    "gaussian_check",
+    "notes_check",
+    "view",
+]
+
+MH = defaults.MULTIHEAD
+
+
+@cached(heavy=True)
+def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
+    """``views.gaussian_check``: the Gaussian smoother and the attention head that is it, on the same keys."""
+    return views.gaussian_check(data.ds, lengthscale)
+
+
+@cached()
+def fit_attention(data: Data, s: Settings) -> kv.AttentionFit:
+    """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
+    return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
+                            steps=s.steps, learning_rate=s.learning_rate, seed=s.seed, d_v=s.d_v,
+                            start=s.start)
+
+
+@cached(heavy=True)
+def view(data: Data, s: Settings) -> views.AttentionView:
+    """``views.attention_view`` of the layer ``fit_attention`` trains with the same settings (trained
+    once)."""
+    return views.attention_view(data.ds, fit_attention(data, s))
+
+
+def _padded(w: kv.SelfAttentionWeights) -> kv.SelfAttentionWeights:
+    """The same weights with ``kv.HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
+    columns are zero maps with zero rows of W_O, so they add exact zeros to every output, and the head
+    count and d_v no longer change the compiled programs (d_qk still does: it sets the score scale √d)."""
+    heads, d_v = w.w_v.shape[0], w.w_v.shape[2]
+    more_heads = ((0, kv.HEADS_MAX - heads), (0, 0), (0, 0))
+    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, kv.HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
+    return kv.SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
+                                   np.pad(w.w_v, (*more_heads[:2], (0, D_V_MAX - d_v))),
+                                   w_o.reshape(kv.HEADS_MAX * D_V_MAX, -1))
+
+
+@cached()
+def notes_check(data: Data, s: Settings) -> tuple[float, float]:
+    """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
+    (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
+    the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
+    fit, points = fit_attention(data, s), data.train
+    w = _padded(kv.as_self_attention(fit, points.x, points.y))
+    layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
+    heads = np.stack([np.asarray(kv.self_attention(w.x, *maps))[:, : s.d_v]
+                      for maps in zip(w.w_q[: s.heads], w.w_k[: s.heads], w.w_v[: s.heads], strict=True)])
+    joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
+    return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
+
+
+def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
+    """(leave-one-out error on the training points, mean squared error against the true mean on
+    ``GRID_POINTS`` points across the data's range (NaN for user data), mean band width 4s̄) of a layer."""
+    tr, ds = data.train, data.ds
+    grid = np.linspace(*ds.domain, defaults.GRID_POINTS)
+    truth = ds.true_mean(grid) if ds.true_mean is not None else np.full(grid.shape, np.nan)
+    p = attention_predict(layer, grid, ds.x, ds.y, with_weights=False)
+    return (attention_loo_error(layer, tr.x, tr.y), float(np.mean(np.square(p.mean - truth))),
+            float(np.mean(4.0 * p.std)))
+
+
+@cached()
+def _gaussian_scores(data: Data) -> tuple[float, tuple[float, float, float]]:
+    """(ℓ*, ``_scores``) of the Gaussian smoother at its exact leave-one-out optimum ℓ* (chapter 2's cached
+    ``loo_optimum``): depends on the data only, so a move of the layer's controls does not recompute it."""
+    ell = loo_optimum(data, "gaussian")
+    return ell, _scores(data, gaussian_layer([ell], [1.0], data.train.x, data.train.y))
+
+
+@cached()
+def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, float]:
+    """``_scores`` of chapter 3's model with ``heads`` heads, trained as chapter 3 trains it with ``seed``:
+    depends on the data, the number of heads and the seed only."""
+    tr = data.train
+    ch3 = kv.fit(tr.x, tr.y, heads=heads, holdout=MH.holdout, steps=MH.steps,
+                 learning_rate=MH.learning_rate, seed=seed, multihead=True)
+    return _scores(data, gaussian_layer(ch3.lengthscales, ch3.mixing, tr.x, tr.y))
+
+
+@cached()
+def comparison(data: Data, s: Settings) -> Comparison:
+    """Attention (``fit_attention``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and
+    chapter 3's model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2,
+    the same seed), all three as attention layers (``gaussian_layer``), scored on the one core
+    (``_scores``): the leave-one-out error (``attention_loo_error``), the error against the true mean and
+    the band width, on ``GRID_POINTS`` points across the data's range (predicting from all the data)."""
+    ell, gaussian = _gaussian_scores(data)
+    rows = (_scores(data, fit_attention(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
+    loo, err, band = (np.array(column) for column in zip(*rows, strict=True))
+    names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
+             f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
+    return Comparison(names, loo, err, band, ell)

@@ -1,0 +1,82 @@
+"""Chapter 5's cached calls (in context).
+
+The chapter draws its own tasks, so nothing here takes the sidebar's ``Data``: every call is keyed by the
+page's ``Settings`` (``kernelviz.app.views.incontext``) or by the task family's controls alone. A layer is
+pretrained once per settings (``pretrain``, one compiled call) and shared by every visitor of the server;
+the family's reference smoothers (``best_lengthscale``, ``loo_lengthscale``) depend on the family, the
+roughness, the noise and n only, so a move of the heads, steps, kind or seed does not recompute them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kernelviz.app.ui.cache import cached
+from kernelviz.app.views.incontext import KernelView, Settings, TaskView, kernel_view, task_view
+from kernelviz.models import incontext
+from kernelviz.models.incontext import evaluation as incontext_eval
+from kernelviz.models.incontext.evaluation import LengthscaleSearch, SweepRow
+
+__all__ = [
+    "SWEEP_NOISE",
+    "SWEEP_ROUGHNESS",
+    "SWEEP_STEPS",
+    "best_lengthscale",
+    "in_context_error",
+    "kernels",
+    "loo_lengthscale",
+    "pretrain",
+    "sweep",
+    "task",
+]
+
+SWEEP_STEPS = 500  # the sweep pretrains seven layers: a third of the default steps each keeps it to seconds
+SWEEP_ROUGHNESS = (1.5, 3.0, 6.0, 10.0)  # at the base noise 0.1
+SWEEP_NOISE = (0.0, 0.3, 1.0)  # at the base roughness 3
+SWEEP_BASE = (3.0, 0.1)
+
+
+@cached()
+def pretrain(s: Settings) -> incontext.Pretrained:
+    """``incontext.pretrain`` with the page's controls (its default learning rate)."""
+    return incontext.pretrain(**s.pretrain_kwargs())  # type: ignore[arg-type]
+
+
+@cached()
+def best_lengthscale(family: str, roughness: float, noise: float, n: int) -> LengthscaleSearch:
+    """``incontext_eval.best_fixed_lengthscale``: the family's best fixed ℓ and the error curve over ℓ."""
+    return incontext_eval.best_fixed_lengthscale(family, roughness, noise, n)
+
+
+@cached()
+def loo_lengthscale(family: str, roughness: float, noise: float, n: int) -> float:
+    """The mean leave-one-out ℓ* of single fresh prompts (``incontext_eval.loo_window``)."""
+    return float(np.mean(incontext_eval.loo_window(family, roughness, noise, n)))
+
+
+@cached()
+def in_context_error(s: Settings) -> float:
+    """The pretrained layer's mean query error on fresh tasks (``incontext_eval.in_context_error``), on
+    the same tasks as ``best_lengthscale`` scores Nadaraya–Watson."""
+    return incontext_eval.in_context_error(pretrain(s))
+
+
+@cached()
+def kernels(s: Settings) -> KernelView:
+    """``views_incontext.kernel_view`` of the pretrained layer."""
+    return kernel_view(pretrain(s))
+
+
+@cached()
+def task(s: Settings, number: int) -> TaskView:
+    """Fresh task ``number`` (``views_incontext.task_view``), Nadaraya–Watson at the family's best ℓ."""
+    best = best_lengthscale(s.family, s.roughness, s.noise, s.n).best
+    return task_view(pretrain(s), best, number)
+
+
+@cached()
+def sweep(family: str, n: int, heads: int, seed: int) -> list[SweepRow]:
+    """``incontext_eval.window_sweep`` of softmax layers at ``SWEEP_STEPS`` steps each: the learned window
+    at each of ``SWEEP_ROUGHNESS`` and each of ``SWEEP_NOISE``, with the family's best fixed ℓ."""
+    return incontext_eval.window_sweep(family, SWEEP_ROUGHNESS, SWEEP_NOISE, *SWEEP_BASE, n=n, heads=heads,
+                                       steps=SWEEP_STEPS, seed=seed, kind="softmax")

@@ -1,0 +1,52 @@
+"""Chapter 1's scrub through ℓ: the fit and its band for every ℓ of the slider, computed in one call and
+animated in the browser (``kf.add_scrub``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.controls import lengthscale_options
+from kernelviz.app.ui.sidebar import Data
+from kernelviz.models.smoothing import nadaraya_watson_path
+
+__all__ = ["SCRUB_POINTS", "Path", "lengthscale_path"]
+
+SCRUB_POINTS = 96  # query points of each frame (fewer than the still figure's: the frames are sent at once)
+SCRUB_STRIDE = 2  # every second ℓ of the slider: six frames per factor 10
+SCRUB_RANGE = (1 / 300, 2.0)  # the frames' ℓ, as shares of the data's x-range
+
+
+@dataclass(frozen=True)
+class Path:
+    """m_ℓ(x) and s_ℓ(x) on ``grid`` for each ℓ in ``lengthscales`` (arrays (L, SCRUB_POINTS))."""
+
+    grid: np.ndarray
+    lengthscales: tuple[float, ...]
+    means: np.ndarray
+    stds: np.ndarray
+
+    def nearest(self, ell: float) -> int:
+        """The frame whose ℓ is nearest to ``ell`` in log scale."""
+        return int(np.argmin([abs(math.log(v / ell)) for v in self.lengthscales]))
+
+    def frames_around(self, ell: float) -> Path:
+        """Every ``SCRUB_STRIDE``-th frame, counted from the one nearest to ``ell``: the frames sent with
+        the chart, among which the scrub starts exactly at the page's ℓ (when it lies in the range)."""
+        pick = slice(self.nearest(ell) % SCRUB_STRIDE, None, SCRUB_STRIDE)
+        return Path(self.grid, self.lengthscales[pick], self.means[pick], self.stds[pick])
+
+
+@cached()
+def lengthscale_path(data: Data, kernel: str) -> Path:
+    """The slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the fit for each, from all the
+    data (``nadaraya_watson_path``); the chart sends a part of them (``Path.frames_around``)."""
+    lo, hi = data.ds.domain
+    span = hi - lo
+    ells = tuple(v for v in lengthscale_options(span) if SCRUB_RANGE[0] * span <= v <= SCRUB_RANGE[1] * span)
+    grid = data.grid(SCRUB_POINTS)
+    means, stds = nadaraya_watson_path(grid, data.ds.x, data.ds.y, ells, kernel)
+    return Path(grid, ells, means.astype(np.float32), stds.astype(np.float32))

@@ -1,0 +1,400 @@
+"""Widgets whose values are mirrored in the URL, so every view of the app is a link that can be shared.
+
+A control's widget key is also its URL query parameter ("kr.lengthscale", "data.n", …). Values read from
+the URL are validated by a ``_Spec``: numbers are clamped and snapped, options snapped to the nearest one,
+anything unreadable is ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from kernelviz.app.mdtable import markdown_table
+from kernelviz.app.ui.page_data import Data
+
+__all__ = [
+    "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options",
+    "present", "rendered_values", "scene_problems", "show_table", "start_scene", "sync_url", "to_url",
+]
+
+# session_state keys that are not widgets
+_SHADOW = "kv._values"  # last value of every control, restored when a page is revisited
+_RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors exactly these)
+_SPECS = "kv._specs"  # label and accepted values each control was last drawn with
+_PAGE = "kv._page"  # the page of the previous run
+_ENTERED = "kv._entered"  # True in the first run on a page after another page (or a new session)
+_SCENE = "kv._scene"  # a lesson scene's control values, in the scene's first run (else None)
+_SCENE_PROBLEMS = "kv._scene_problems"  # what the controls of that run did not accept
+_PRESENTING = "kv._presenting"  # a lesson is playing: the URL names it, not the controls
+LESSON_PARAMS = frozenset({"lesson", "scene"})  # the URL of a lesson playing
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+_KINDS = ("slider", "select_slider", "selectbox", "radio", "segmented", "toggle", "number")
+
+
+def to_url(value: object) -> str:
+    """How a control value is written in the URL: floats with 6 significant digits, bools as true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _as_number(text: object) -> float | None:
+    try:
+        v = float(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What values a control accepts; ``coerce`` maps anything to a valid value or None."""
+
+    kind: str
+    options: tuple = ()
+    min_value: float | None = None
+    max_value: float | None = None
+    step: float | None = None
+    integer: bool = False
+
+    def _snap_option(self, v: object) -> object | None:
+        opts = self.options
+        if not opts:
+            return None
+        for o in opts:
+            if type(o) is type(v) and o == v:
+                return o
+        text = to_url(v) if not isinstance(v, str) else v
+        for o in opts:
+            if to_url(o) == text:
+                return o
+        num = _as_number(text)
+        numeric = [o for o in opts if isinstance(o, int | float) and not isinstance(o, bool)]
+        if num is None or len(numeric) != len(opts):
+            return None
+        arr = np.asarray(numeric, dtype=np.float64)
+        if np.all(arr > 0) and num > 0:
+            return opts[int(np.argmin(np.abs(np.log(arr) - math.log(num))))]
+        return opts[int(np.argmin(np.abs(arr - num)))]
+
+    def _clamp_number(self, v: object) -> float | int | None:
+        if isinstance(v, bool):
+            return None
+        num = _as_number(v)
+        if num is None:
+            return None
+        lo = self.min_value if self.min_value is not None else -math.inf
+        hi = self.max_value if self.max_value is not None else math.inf
+        num = min(max(num, lo), hi)
+        if self.step and self.min_value is not None:
+            k = round((num - self.min_value) / self.step)
+            num = min(max(self.min_value + k * self.step, lo), hi)
+            num = round(num, 12)
+        if self.integer:
+            return round(num)
+        return float(num)
+
+    def _range(self) -> tuple[float, float] | None:
+        """The smallest and largest value a numeric control accepts (None for text options and toggles)."""
+        numeric = [o for o in self.options if isinstance(o, int | float) and not isinstance(o, bool)]
+        if self.options:
+            return (min(numeric), max(numeric)) if numeric and len(numeric) == len(self.options) else None
+        if self.kind == "toggle":
+            return None
+        lo = self.min_value if self.min_value is not None else -math.inf
+        hi = self.max_value if self.max_value is not None else math.inf
+        return lo, hi
+
+    def problem(self, v: object) -> str | None:
+        """Why ``v`` is not a value of this control (a lesson's, say), or None when it is one (numbers
+        between the ends are snapped to the nearest value without a word)."""
+        span = self._range()
+        if self.kind == "toggle" or (self.options and span is None):
+            got = self.coerce(v)
+            if got is not None and (self.kind == "toggle" or to_url(got) == to_url(v)):
+                return None
+            allowed = "true or false" if self.kind == "toggle" else ", ".join(map(to_url, self.options))
+            return f"not one of: {allowed}"
+        num = None if isinstance(v, bool) else _as_number(v)
+        if num is None:
+            return "not a number"
+        lo, hi = span
+        if not lo <= num <= hi:
+            return f"outside {to_url(lo)} to {to_url(hi)}; {to_url(self.coerce(num))} is used"
+        return None
+
+    def coerce(self, v: object) -> Any:
+        """A valid value for this control from a URL string or an old value; None when there is none."""
+        if v is None:
+            return None
+        if self.kind == "toggle":
+            if isinstance(v, bool):
+                return v
+            text = str(v).strip().lower()
+            return True if text in _TRUE else False if text in _FALSE else None
+        if self.kind in ("select_slider", "selectbox", "radio", "segmented"):
+            return self._snap_option(v)
+        return self._clamp_number(v)
+
+
+def _query_value(key: str) -> str | None:
+    try:
+        values = st.query_params.get_all(key)
+    except Exception:
+        return None
+    return values[-1] if values else None
+
+
+def _make_spec(
+    kind: str,
+    options: Sequence[Any] | None,
+    default: Any,
+    min_value: float | None,
+    max_value: float | None,
+    step: float | None,
+) -> _Spec:
+    """The ``_Spec`` of a control; sliders and number inputs are integer when all their numbers are."""
+    if kind not in _KINDS:
+        raise ValueError(f"unknown control kind {kind!r}; choose one of {', '.join(_KINDS)}")
+    integer = kind in ("slider", "number") and all(
+        isinstance(v, int) and not isinstance(v, bool)
+        for v in (default, min_value, max_value, step)
+        if v is not None
+    )
+    opts = tuple(options) if options is not None else ()
+    return _Spec(kind, opts, min_value, max_value, step, integer)
+
+
+def enter_page(name: str) -> None:
+    """Start of a run on page ``name`` (app.py calls it before any control is drawn).
+
+    In the first run after arriving from another page, a valid URL value wins over the value the session
+    holds, so a link that sets controls (the Sources page's, with ``query_params``) shows the view it names,
+    shared sidebar included. Within a page the session's values win and the URL only mirrors them.
+    """
+    state = st.session_state
+    state[_ENTERED] = state.get(_PAGE) != name
+    state[_PAGE] = name
+
+
+def _set_start_value(key: str, label: str, spec: _Spec, fallback: Any) -> None:
+    """Put a valid value for control ``key`` in the session before its widget is drawn.
+
+    A new widget starts from the URL, else from its value when the page was last shown, else from
+    ``fallback``. A widget already in the session keeps its value while that value stays valid, unless the
+    page was just entered with that control in the URL (``enter_page``).
+    """
+    state = st.session_state
+    shadow: dict = state.setdefault(_SHADOW, {})
+    specs: dict = state.setdefault(_SPECS, {})
+    if state.get(_SCENE) is not None:
+        _scene_start_value(key, spec, fallback)
+        return
+    url = spec.coerce(_query_value(key)) if key not in state or state.get(_ENTERED, False) else None
+    if key not in state:
+        start = url if url is not None else spec.coerce(shadow.get(key))
+        state[key] = fallback if start is None else start
+        return
+    current = state[key]
+    fixed = url if url is not None else spec.coerce(current)
+    if fixed is None:
+        fixed = spec.coerce(shadow.get(key))
+    if fixed is None:
+        fixed = fallback
+    # Written back only when needed: a widget whose label, range or options changed gets a new identity and
+    # would otherwise start again from its minimum. Writing an unchanged value would make the browser reset
+    # the widget to it, losing a key press made while this run was going on.
+    if specs.get(key) != (label, spec) or fixed != current or type(fixed) is not type(current):
+        state[key] = fixed
+
+
+def _scene_start_value(key: str, spec: _Spec, fallback: Any) -> None:
+    """In the first run of a lesson's scene, control ``key`` starts from the scene's value, or from its
+    default where the scene sets none, whatever the session held; a value it does not accept is noted
+    (``scene_problems``) and the nearest one, or the default, is used."""
+    state = st.session_state
+    raw = state[_SCENE].get(key)
+    value = None if raw is None else spec.coerce(raw)
+    why = None if raw is None else spec.problem(raw)
+    if why:
+        state.setdefault(_SCENE_PROBLEMS, []).append(f"{key} = {to_url(raw)} is {why}")
+    state[key] = fallback if value is None else value
+
+
+def start_scene(values: dict[str, object] | None) -> None:
+    """Make the controls of this run start from a lesson scene's ``values`` (their defaults elsewhere), or,
+    with None, from the session again. The presenter calls it before its scene's first run and after it."""
+    state = st.session_state
+    state[_SCENE] = values
+    if values is not None:
+        state[_SCENE_PROBLEMS] = []
+
+
+def scene_problems() -> list[str]:
+    """The scene values the controls drawn in this run did not accept, each with why."""
+    return list(st.session_state.get(_SCENE_PROBLEMS, []))
+
+
+def rendered_values() -> dict[str, object]:
+    """The value of every control drawn in this run so far, by key (its URL parameter)."""
+    state = st.session_state
+    return {key: state[_SHADOW][key] for key in sorted(state.get(_RENDERED, ())) if key in state[_SHADOW]}
+
+
+def present(on: bool) -> None:
+    """Presenter mode (a lesson is playing): controls keep the URL as the lesson's (``lesson``, ``scene``)."""
+    st.session_state[_PRESENTING] = on
+
+
+def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] | None, **common: Any) -> Any:
+    """Draw the Streamlit widget of ``spec.kind`` in ``box`` and return its value."""
+    fmt = format_func or str
+    if spec.kind in ("slider", "number"):
+        draw = box.slider if spec.kind == "slider" else box.number_input
+        return draw(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step, **common)
+    if spec.kind == "select_slider":
+        return box.select_slider(label, options=spec.options, format_func=fmt, **common)
+    if spec.kind == "selectbox":
+        return box.selectbox(label, options=spec.options, format_func=fmt, **common)
+    if spec.kind == "radio":
+        return box.radio(label, options=spec.options, format_func=fmt, horizontal=True, **common)
+    if spec.kind == "segmented":
+        return box.segmented_control(label, options=spec.options, format_func=fmt, required=True, **common)
+    return box.toggle(label, **common)
+
+
+def control(
+    kind: str,
+    label: str,
+    key: str,
+    *,
+    default: Any,
+    options: Sequence[Any] | None = None,
+    min_value: float | None = None,
+    max_value: float | None = None,
+    step: float | None = None,
+    format_func: Callable[[Any], str] | None = None,
+    help: str | None = None,
+    on_change: Callable[[], None] | None = None,
+    disabled: bool = False,
+    container: Any = None,
+) -> Any:
+    """A widget keyed ``key`` whose value is mirrored in the URL query parameter of the same name.
+
+    ``kind`` is one of "slider" (numbers between ``min_value`` and ``max_value``), "number" (a number
+    input), "select_slider", "selectbox", "radio", "segmented" (one of ``options``) or "toggle" (a bool).
+
+    When the widget has no value in this session yet (first load, or coming back to the page), its start
+    value is the URL's (validated: numbers are clamped to the range and snapped to ``step``, option values
+    snapped to the nearest option; anything unreadable is ignored), else the value it had when the page was
+    last shown, else ``default``. A value that became invalid (e.g. options that depend on the data set)
+    is replaced the same way. After the widget runs, its value is written back to ``st.query_params``.
+    Returns the widget's value.
+    """
+    spec = _make_spec(kind, options, default, min_value, max_value, step)
+    fallback = spec.coerce(default)
+    if fallback is None:
+        raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
+    _set_start_value(key, label, spec, fallback)
+    box = container if container is not None else st
+    value = _draw(box, spec, label, format_func, key=key, help=help, on_change=on_change, disabled=disabled)
+    state = st.session_state
+    state[_SHADOW][key] = value
+    state[_SPECS][key] = (label, spec)
+    state.setdefault(_RENDERED, set()).add(key)
+    text = to_url(value)
+    if not state.get(_PRESENTING) and _query_value(key) != text:
+        st.query_params[key] = text
+    return value
+
+
+def sync_url() -> None:
+    """End of a run: drop URL parameters that are not a control drawn in this run (stale or junk).
+
+    app.py calls it after the page has run, so the URL always names exactly the current view.
+    """
+    rendered = st.session_state.get(_RENDERED, set())
+    if st.session_state.get(_PRESENTING):
+        rendered = LESSON_PARAMS
+    for name in list(st.query_params.keys()):
+        if name not in rendered:
+            del st.query_params[name]
+    st.session_state[_RENDERED] = set()
+    st.session_state[_ENTERED] = False  # a fragment's rerun (app.py does not run) is not an arrival
+
+
+def log_options(lo: float, hi: float, per_decade: int = 12) -> tuple[float, ...]:
+    """Log-spaced values from ``lo`` to ``hi`` (``per_decade`` per factor 10), rounded to 3 significant
+    digits."""
+    if not (0 < lo < hi and math.isfinite(hi)):
+        raise ValueError(f"need 0 < lo < hi, got {lo!r}, {hi!r}")
+    count = round(math.log10(hi / lo) * per_decade) + 1
+    values = [float(f"{v:.3g}") for v in np.geomspace(lo, hi, count)]
+    return tuple(sorted(set(values)))
+
+
+def lengthscale_options(span: float) -> tuple[float, ...]:
+    """ℓ choices for data spanning ``span``: whole decades from about span/1000 to about 2 × span."""
+    span = span if math.isfinite(span) and span > 0 else 1.0
+    lo = 10.0 ** math.floor(math.log10(span / 1000.0))
+    hi = 10.0 ** math.ceil(math.log10(span * 2.0))
+    return log_options(lo, hi, 12)
+
+
+def lengthscale_control(
+    label: str,
+    key: str,
+    data: Data,
+    *,
+    default: float | None = None,
+    help: str | None = None,
+    container: Any = None,
+) -> float:
+    """A select_slider over log-spaced ℓ values scaled to the data's x-range, shown as "ℓ = …".
+
+    ``default`` (snapped to the nearest choice) is span/24 when not given: on the blog post's data (span 6)
+    that is ℓ = 0.25 in kernelviz's convention, ℓ_post = √2 · 0.25 ≈ 0.35 in the post's, a little wider than
+    the post's “ℓ ≈ 0.25” (an ℓ_post; ℓ ≈ 0.177 here).
+    """
+    lo, hi = data.ds.domain
+    span = hi - lo
+    opts = lengthscale_options(span)
+    start = default if default is not None else span / 24.0
+    snapped = _Spec("select_slider", opts).coerce(start)
+    return float(
+        control(
+            "select_slider",
+            label,
+            key,
+            default=snapped,
+            options=opts,
+            format_func=lambda v: f"{v:g}",
+            help=help,
+            container=container,
+        )
+    )
+
+
+def picture_control(key: str, pictures: dict[str, str]) -> str:
+    """Which of ``pictures`` (value → label, its Material icon first) a section draws, the first by default:
+    a segmented control labelled "Picture", mirrored in the URL like every ``control``. A page builds and
+    sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
+    return control("segmented", "Picture", key, default=next(iter(pictures)), options=tuple(pictures),
+                   format_func=pictures.get)
+
+
+def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
+    """A small table as Markdown (``mdtable.markdown_table``: numbers right-aligned with 4 significant
+    digits, the columns named in ``two_decimals``, e.g. a source's printed numbers,
+    ``views_training.PRINTED``, with two decimals), so that drawing it imports neither pandas nor pyarrow."""
+    st.markdown(markdown_table(table, two_decimals))

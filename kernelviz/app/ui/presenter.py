@@ -1,0 +1,200 @@
+"""The presenter view: ``?lesson=NAME&scene=K`` plays lesson file ``lessons/NAME.toml`` one scene at a time.
+
+A scene is drawn on its chapter's own page (the URL path changes with the chapter), as a title, a note in
+large type and the charts it names, with a scene counter, Previous / Next (← →, and PageUp / PageDown,
+which presentation clickers send) and "Explore this", which opens the chapter at the same values. The
+chapter page itself runs as it is, off stage (hidden), with its controls started from the scene's values:
+``kernelviz/app/ui/stage.py`` routes the charts the scene names onto the stage. So a scene shows exactly what
+the chapter shows at those values, from the same functions and caches.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from kernelviz.app.mdtable import md_escape
+from kernelviz.app.ui import controls, questions, stage
+from kernelviz.app.ui.lesson_files import Lesson, Scene, lesson_names, lesson_path, load_lesson
+from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+
+__all__ = ["Request", "play", "requested"]
+
+_SHOWN = "kv._scene_shown"  # (lesson, scene) whose first run is done: its controls hold the scene's values
+_FOUND = "kv._scene_found"  # what that first run found wrong with the scene's values
+
+CSS = """<style>
+.st-key-kv-offstage { display: none; }
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 1rem; }
+.st-key-kv-stage p, .st-key-kv-stage li { font-size: 1.35rem; line-height: 1.45; }
+.st-key-kv-stage h2 { font-size: 1.9rem; padding: 0; }
+.st-key-kv-stage .katex { font-size: 1.3em; }
+.st-key-kv-twins { display: none; }
+</style>"""
+
+
+@dataclass(frozen=True)
+class Request:
+    """A lesson asked for in the URL: its name and the scene (1-based, as in ``&scene=K``)."""
+
+    name: str
+    scene: int
+
+
+def requested() -> Request | None:
+    """The lesson the URL asks for (``?lesson=NAME``, optionally ``&scene=K``), or None."""
+    name = st.query_params.get("lesson")
+    if not name:
+        return None
+    try:
+        scene = int(st.query_params.get("scene", "1"))
+    except ValueError:
+        scene = 1
+    return Request(name.strip(), scene)
+
+
+@functools.lru_cache(maxsize=64)
+def _load(path: Path, mtime: float) -> Lesson:
+    return load_lesson(path, QUESTION_CHAPTERS)
+
+
+def _read(name: str) -> Lesson:
+    path = lesson_path(name)
+    return _load(path, path.stat().st_mtime)
+
+
+def lesson(name: str) -> Lesson | None:
+    """The lesson file ``name``, read again whenever it changes on disk; None where there is no such file
+    (only the names of ``lessons/*.toml`` are read: a name is never a path)."""
+    return _read(name) if name in lesson_names() else None
+
+
+def lessons() -> list[Lesson]:
+    """Every lesson in ``lessons/``, by name."""
+    return [_read(name) for name in lesson_names()]
+
+
+def no_such_lesson(name: str, home: st.Page) -> None:
+    """The page for a lesson name that has no file: what there is instead, each a link."""
+    st.title("No such lesson")
+    st.error(f"There is no lesson {name!r} (no file lessons/{name}.toml).", icon=":material/error:")
+    found = lessons()
+    if not found:
+        st.markdown("There are no lesson files in `lessons/` yet.")
+    for other in found:
+        st.page_link(home, label=other.title, query_params={"lesson": other.name},
+                     icon=":material/slideshow:")
+
+
+def _go(to: int) -> None:
+    st.query_params["scene"] = str(to)
+
+
+def _explore(values: dict[str, str]) -> None:
+    """Leave the presenter view for the chapter itself, at the scene's values (they are the session's)."""
+    st.query_params.from_dict(values)
+
+
+def _header(found: Lesson, k: int) -> object:
+    """The lesson's name, the scene counter, Previous / Next with their keys; returns the slot of
+    "Explore this", drawn once the chapter has run."""
+    n = len(found.scenes)
+    left, prev, nxt, explore = st.columns([5.0, 1.4, 1.4, 1.6], vertical_alignment="center")
+    left.markdown(f"**{md_escape(found.title)}** · scene {k} of {n}")
+    prev.button("Previous", key="lesson.prev", icon=":material/arrow_back:", on_click=_go, args=(k - 1,),
+                disabled=k <= 1, shortcut="Left", width="stretch")
+    nxt.button("Next", key="lesson.next", icon=":material/arrow_forward:", on_click=_go, args=(k + 1,),
+               disabled=k >= n, shortcut="Right", width="stretch", type="primary")
+    with st.container(key="kv-twins"):  # hidden twins for a presentation clicker's PageUp / PageDown
+        st.button("Previous scene", key="lesson.pageup", on_click=_go, args=(k - 1,), disabled=k <= 1,
+                  shortcut="PageUp")
+        st.button("Next scene", key="lesson.pagedown", on_click=_go, args=(k + 1,), disabled=k >= n,
+                  shortcut="PageDown")
+    return explore.empty()
+
+
+def _stage(scene: Scene) -> stage.Stage:
+    """The scene's title and note, a status line, a slot for its question and one per chart (two to a
+    row)."""
+    st.header(scene.title, anchor=False)
+    if scene.note:
+        st.markdown(scene.note)
+    status = st.container()
+    slots: dict[str, object] = {}
+    if scene.question:  # first: the class answers before it looks at the charts
+        slots[scene.question] = st.container()
+    for row in range(0, len(scene.charts), 2):
+        pair = scene.charts[row : row + 2]
+        boxes = st.columns(len(pair)) if len(pair) > 1 else [st.container()]
+        slots.update((key, box.container()) for key, box in zip(pair, boxes, strict=True))
+    return stage.Stage(slots, status)
+
+
+def _found_in_first_run(scene: Scene) -> list[str]:
+    """What the controls did not accept of the scene's values, and the values no control of the page has."""
+    drawn = controls.rendered_values()
+    unknown = [f"{key} is not a control of this page or of the sidebar" for key in scene.values
+               if key not in drawn]
+    return controls.scene_problems() + unknown
+
+
+def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Page,
+         run_page: Callable[[], None]) -> None:
+    """Play scene ``request.scene`` of lesson ``request.name`` on ``page`` (switching to the scene's
+    chapter first); ``run_page`` draws the chapter as it would on its own (sidebar and page)."""
+    found = lesson(request.name)
+    if found is None:
+        no_such_lesson(request.name, home)
+        return
+    k = min(max(request.scene, 1), max(len(found.scenes), 1))
+    scene = found.scenes[k - 1] if found.scenes else None
+    if scene is not None and scene.chapter is not None and page.url_path != scene.chapter.url:
+        st.switch_page(pages[scene.chapter.path], query_params={"lesson": found.name, "scene": str(k)})
+    controls.present(True)
+    st.markdown(CSS, unsafe_allow_html=True)
+    with st.container(key="kv-stage"):
+        explore = _header(found, k) if scene is not None else st.empty()
+        the_stage = _stage(scene) if scene is not None else None
+        problems = st.container()
+    if scene is None or the_stage is None or scene.chapter is None:
+        _problems(problems, found, k, [])
+        return
+    first = st.session_state.get(_SHOWN) != (found.name, k)
+    controls.start_scene(scene.values if first else None)
+    if first and scene.question:
+        questions.forget(scene.question)  # the class guesses anew each time the scene comes up
+    try:
+        with st.container(key="kv-offstage"), stage.on_stage(the_stage):
+            run_page()
+    finally:
+        controls.start_scene(None)
+    if first:
+        st.session_state[_FOUND] = _found_in_first_run(scene)
+        st.session_state[_SHOWN] = (found.name, k)
+    for name, asked in the_stage.asked.items():
+        with the_stage.slots[name], st.container(key=questions.box_key(name)):
+            questions.draw(name, *asked)
+    missing = [f"{key} is not drawn on this page at these values" for key in the_stage.slots
+               if key not in the_stage.drawn]
+    _problems(problems, found, k, st.session_state.get(_FOUND, []) + missing)
+    values = {key: controls.to_url(v) for key, v in controls.rendered_values().items()}
+    explore.button("Explore this", key="lesson.explore", icon=":material/open_in_new:", on_click=_explore,
+                   args=(values,), width="stretch",
+                   help="Leave the lesson: this chapter, with every control, at this scene's values.")
+
+
+def _problems(box: object, found: Lesson, k: int, more: list[str]) -> None:
+    """One warning listing what is wrong with scene ``k`` (and the file), naming the file and the scene."""
+    lines = [str(p) for p in found.problems_of(k)] + [f"{found.file}, scene {k}: {m}" for m in more]
+    if lines:
+        box.warning("\n".join(f"- {md_escape(line)}" for line in lines), icon=":material/warning:")
+
+
+def leave() -> None:
+    """A normal page run: controls mirror the URL again, and a scene played later starts from its values."""
+    controls.present(False)
+    st.session_state.pop(_SHOWN, None)

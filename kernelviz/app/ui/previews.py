@@ -1,0 +1,68 @@
+"""The home page's previews: one small picture per chapter, as the chapter opens on the current data."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+import kernelviz as kv
+from kernelviz.app import defaults
+from kernelviz.app import figures as kf
+from kernelviz.app.ui import cache, cache_incontext
+from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.views.incontext import Settings
+from kernelviz.models import incontext
+
+__all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead"]
+
+
+def kernel_regression(data: Data) -> go.Figure:
+    """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
+    s = cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
+    truth = data.truth()
+    fig = kf.fit_figure(
+        data.ds.x,
+        data.ds.y,
+        data.grid(),
+        [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")],
+        truth=None if truth is None else truth[0],
+        x_title="x",
+        y_title="y",
+    )
+    return kf.thumbnail(fig)
+
+
+def masked_training(data: Data) -> go.Figure:
+    """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
+    m = defaults.MASKED
+    holdout = min(m.holdout, kv.holdout_range(len(data.train))[1])
+    view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
+    return kf.thumbnail(kf.masked_loo_figure(view))
+
+
+def multihead(data: Data) -> go.Figure:
+    """Chapter 3's default model: each head's fit and their mixture."""
+    view = cache.heads_preview(data)
+    names = [f"head {h + 1}" for h in range(view.head_means.shape[0])]
+    fig = kf.heads_fit_figure(data.ds.x, data.ds.y, view.grid, view.head_means, view.mean, None, names)
+    return kf.thumbnail(fig)
+
+
+def attention(data: Data) -> go.Figure:
+    """Chapter 4's default layer: the first head's attention weights of grid queries over the keys."""
+    heat = cache.attention_preview(data).cross
+    fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
+    fig.update_layout(coloraxis_showscale=False)
+    return kf.thumbnail(fig)
+
+
+DEFAULT_IN_CONTEXT = Settings("sine", 3.0, 0.1, 32, 1, incontext.STEPS, "softmax", 0)  # as chapter 5 opens
+
+
+def in_context(data: Data) -> go.Figure:
+    """Chapter 5 as it opens (its own tasks, whatever the data): the learned window at three queries beside
+    Nadaraya–Watson's best fixed window, from the chapter's cached pretraining."""
+    s = DEFAULT_IN_CONTEXT
+    view = cache_incontext.kernels(s)
+    best = cache_incontext.best_lengthscale(s.family, s.roughness, s.noise, s.n).best
+    fig = kf.thumbnail(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best))
+    return fig.update_layout(margin={"r": 24})  # room for the last x tick label at the right edge

@@ -1,0 +1,139 @@
+"""The chapters' questions (``kernelviz/app/ui/questions.py``): each a prompt, a guess and a reveal whose
+numbers come from the backend, through the chapter's own cached calls, at the current data and controls.
+The words are in ``pages/prose/questions.md``."""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple
+
+import numpy as np
+
+import kernelviz as kv
+from kernelviz.app.ui import cache, cache_attention
+from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.page_data import Data
+from kernelviz.app.ui.questions import Guess, Reveal, ask
+from kernelviz.app.ui.text import prose
+from kernelviz.app.views import incontext as vi
+
+__all__ = ["beats_gaussian", "largest_holdout", "largest_mixing", "rough_window", "wide_window"]
+
+P = "questions"
+
+
+def _g(v: float) -> str:
+    return f"{v:.3g}"
+
+
+def _judged(guess: object, answer: object, why: str) -> Reveal:
+    """The reveal of a question with one right choice: right or not, and why."""
+    return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why)
+
+
+class FitAt(NamedTuple):
+    """The fit at one query: m(x), the smallest weight over the largest, and the mean of all y."""
+
+    mean: float
+    ratio: float
+    y_mean: float
+
+
+@cached()
+def fit_at(data: Data, x: float, lengthscale: float) -> FitAt:
+    """Nadaraya–Watson with the Gaussian kernel at the one query ``x``, from all the data, with weights."""
+    ds = data.ds
+    s = kv.nadaraya_watson(np.array([x]), ds.x, ds.y, lengthscale, "gaussian", with_weights=True)
+    w = s.weights[0]
+    return FitAt(float(s.mean[0]), float(w.min() / w.max()), float(np.mean(ds.y)))
+
+
+def wide_window(data: Data) -> None:
+    """Chapter 1: where the fit passes at x = lo + 2/3 span with ℓ = span / 2 (x = 1, ℓ = 3 on the post's
+    data)."""
+    lo, hi = data.ds.domain
+    x, ell = float(f"{lo + 2 * (hi - lo) / 3:.3g}"), float(f"{(hi - lo) / 2:.3g}")
+    y = data.ds.y
+
+    def reveal(guess: object) -> Reveal:
+        at = fit_at(data, x, ell)
+        off = abs(float(guess) - at.mean)
+        share = off / (float(y.max() - y.min()) or 1.0)
+        verdict = "Spot on." if share <= 0.05 else "Close." if share <= 0.15 else "Not quite."
+        why = prose(P, "wide_window.why", answer=_g(at.mean), guess=_g(float(guess)), off=_g(off),
+                    share=f"{share:.0%}", ell=_g(ell), ratio=f"{at.ratio:.2f}", mean=_g(at.y_mean))
+        return Reveal(share <= 0.15, verdict, why)
+
+    ask("kr.wide_window", prose(P, "wide_window.prompt", ell=_g(ell), x=_g(x)),
+        Guess(lo=float(y.min()), hi=float(y.max())), reveal)
+
+
+def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, seed: int) -> None:
+    """Chapter 2: which of the post's hold-out sizes learns the largest ℓ (the post's four runs)."""
+    sizes = cache.panel_holdouts(len(data.train))
+
+    def reveal(guess: object) -> Reveal:
+        ells = [cache.holdout_panel(data, kernel, k, steps, learning_rate, seed).lengthscale for k in sizes]
+        best = sizes[int(np.argmax(ells))]
+        grows = all(a < b for a, b in itertools.pairwise(ells))
+        why = prose(P, "largest_holdout.why", answer=best,
+                    all=", ".join(f"{k}: {_g(v)}" for k, v in zip(sizes, ells, strict=True)),
+                    order=prose(P, "largest_holdout.grows" if grows else "largest_holdout.mixed"))
+        return _judged(guess, best, why)
+
+    ask("masked.largest_holdout", prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes))),
+        Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
+
+
+def largest_mixing(result: kv.FitResult) -> None:
+    """Chapter 3: which head the training gives the largest |u_h| (the page's own fit)."""
+    heads = len(result.lengthscales)
+    options = tuple(range(1, heads + 1))
+
+    def reveal(guess: object) -> Reveal:
+        best = int(np.argmax(np.abs(result.mixing))) + 1
+        parts = [f"head {h}: ℓ = {_g(ell)}, u = {u:+.3g}"
+                 for h, ell, u in zip(options, result.lengthscales, result.mixing, strict=True)]
+        why = prose(P, "largest_mixing.why", answer=best, all="; ".join(parts))
+        return _judged(guess, best, why)
+
+    starts = kv.initial_lengthscales(heads)
+    ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
+        Guess(options=options, labels=tuple(f"head {h} (starts at ℓ = {_g(s)})"
+                                            for h, s in zip(options, starts, strict=True))), reveal)
+
+
+def beats_gaussian(data: Data, s: object) -> None:
+    """Chapter 4: does the trained layer (settings ``s``) beat the best Gaussian on leave-one-out error?"""
+
+    def reveal(guess: object) -> Reveal:
+        comp = cache_attention.comparison(data, s)
+        layer, gaussian = float(comp.loo[0]), float(comp.loo[1])
+        yes = layer < gaussian
+        why = prose(P, "beats_gaussian.why", layer=f"{layer:.4g}", gaussian=f"{gaussian:.4g}",
+                    reason=prose(P, "beats_gaussian.yes" if yes else "beats_gaussian.no"))
+        return _judged(guess, yes, why)
+
+    ell = cache.loo_optimum(data, "gaussian")
+    ask("attn.beats_gaussian", prose(P, "beats_gaussian.prompt", ell="none" if ell is None else _g(ell)),
+        Guess(options=(True, False), labels=("Yes, a lower error", "No")), reveal)
+
+
+def rough_window(s: vi.Settings) -> None:
+    """Chapter 5: as the family's tasks get rougher, does the learned window get wider or narrower?"""
+    rough = ci.SWEEP_ROUGHNESS
+
+    def reveal(guess: object) -> Reveal:
+        rows = ci.sweep(s.family, s.n, s.heads, s.seed)
+        by_r = sorted((r for r in rows if r.noise == ci.SWEEP_BASE[1]), key=lambda r: r.roughness)
+        first, last = by_r[0], by_r[-1]
+        answer = "narrower" if last.window < first.window else "wider"
+        best = ", ".join(f"{_g(r.best_lengthscale)}" for r in by_r)
+        why = prose(P, "rough_window.why", first=_g(first.window), last=_g(last.window),
+                    r0=_g(first.roughness), r1=_g(last.roughness), direction=answer,
+                    best=f"best fixed ℓ: {best}")
+        return _judged(guess, answer, why)
+
+    ask("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),
+        Guess(options=("wider", "narrower"), labels=("Wider", "Narrower")), reveal)

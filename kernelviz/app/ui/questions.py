@@ -1,0 +1,114 @@
+"""Predict, then reveal: a question the student answers with a guess before the page draws the answer.
+
+Each chapter asks at least one. The answer is computed by the backend at the current data and controls,
+through the same cached calls as the chapter's charts, and only when the student asks to see it; the
+reveal says how close the guess was and why. A lesson scene can show a question (``question = "NAME"``):
+then it is drawn on the scene's stage (``kernelviz/app/ui/stage.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import streamlit as st
+
+from kernelviz.app.mdtable import md_escape
+from kernelviz.app.ui import stage
+
+__all__ = ["QUESTION_CHAPTERS", "Guess", "Reveal", "ask", "forget"]
+
+# A question's name → the URL path of the chapter that asks it (lesson files name questions by these).
+QUESTION_CHAPTERS: dict[str, str] = {
+    "kr.wide_window": "kernel-regression",
+    "masked.largest_holdout": "masked-training",
+    "mh.largest_mixing": "multi-head",
+    "attn.beats_gaussian": "dot-product-attention",
+    "icl.rough_window": "in-context",
+}
+
+
+@dataclass(frozen=True)
+class Guess:
+    """How the student answers: a number on a slider (``lo`` … ``hi``), or one of ``options`` (with their
+    ``labels``)."""
+
+    lo: float = 0.0
+    hi: float = 1.0
+    options: tuple = ()
+    labels: tuple[str, ...] = ()
+
+    def draw(self, key: str, on_change: Callable[[], None]) -> object:
+        """The guess widget; returns the guess."""
+        if self.options:
+            names = dict(zip(self.options, self.labels or map(str, self.options), strict=True))
+            return st.segmented_control("Your guess", self.options, format_func=names.get, key=key,
+                                        on_change=on_change)
+        step = float(f"{(self.hi - self.lo) / 100:.1g}") or 0.01
+        lo, hi = math.floor(self.lo / step) * step, math.ceil(self.hi / step) * step
+        return st.slider("Your guess", min_value=round(lo, 6), max_value=round(hi, 6), step=step,
+                         value=round((lo + hi) / 2 / step) * step, key=key, on_change=on_change)
+
+
+class Reveal(NamedTuple):
+    """What the page says once the student has guessed: the verdict (how close), the answer and why."""
+
+    right: bool
+    verdict: str
+    why: str
+
+
+def _key(name: str, part: str) -> str:
+    """The session key of a question's ``part`` ("guess", "reveal", "shown"): under "q.", apart from the
+    controls (and from the URL, which mirrors controls only)."""
+    return f"q.{name}.{part}"
+
+
+def box_key(name: str) -> str:
+    """The key of the container a question stands in (its CSS class ``st-key-kv-question-…``): its guess is
+    not a control of the view, and the browser tests and benchmarks leave it out of the page's sliders."""
+    return "kv-question-" + name.replace(".", "-")
+
+
+def _shown(name: str) -> str:
+    return _key(name, "shown")
+
+
+def forget(name: str) -> None:
+    """Hide the answer of question ``name`` again (a new guess, or a lesson scene entered anew)."""
+    st.session_state[_shown(name)] = False
+
+
+def _reveal(name: str) -> None:
+    st.session_state[_shown(name)] = True
+
+
+def ask(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
+    """Question ``name``: the prompt, the guess, a "Reveal" button, then ``reveal(guess)`` (computed only
+    once the student asks). On a normal page it stands in a bordered box; while a lesson scene plays, the
+    stage takes it if the scene names it (``draw`` then draws it there), and it is left out otherwise."""
+    scene = stage.active()
+    if scene is None:
+        with st.container(border=True, key=box_key(name)):
+            draw(name, prompt, guess, reveal)
+    elif name in scene.slots:
+        scene.drawn.add(name)
+        scene.asked[name] = (prompt, guess, reveal)
+
+
+def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
+    """Draw question ``name`` where the caller is: prompt, guess, "Reveal", and the answer once asked for."""
+    st.markdown(f"**Predict, then reveal.** {prompt}")
+    value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
+    left, right = st.columns([1, 4], vertical_alignment="center")
+    left.button("Reveal", key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
+                args=(name,), disabled=value is None, type="primary")
+    if value is None:
+        right.caption("Make a guess first.")
+    if value is None or not st.session_state.get(_shown(name)):
+        return
+    with st.spinner("Computing the answer…", show_time=True):
+        answer = reveal(value)
+    (st.success if answer.right else st.info)(f"**{md_escape(answer.verdict)}** {answer.why}")

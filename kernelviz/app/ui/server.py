@@ -1,0 +1,86 @@
+"""Server plumbing: one compile warm-up per server process, out of the way of the pages.
+
+``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
+that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
+the warm-up's compilation never overlap (together they can need more memory than a 690 MB server has).
+``warm_up`` starts the warm-up once per process in a background thread; when the interpreter exits, the
+thread is told to stop and is joined, so a compilation is never cut off halfway (XLA aborts the process
+then).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+import kernelviz as kv
+from kernelviz.runtime import memory as _memory
+
+__all__ = ["Runs", "warm_up"]
+
+JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
+GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
+_STOP = threading.Event()
+
+
+class Runs:
+    """How many script runs (of any session) are in progress or waiting: the warm-up waits while one is.
+
+    The warm-up holds ``gate`` while it compiles; a run waits for it (at most ``GATE_WAIT_S``) before it
+    starts, counted meanwhile, so the warm-up does not take the gate again first."""
+
+    count = 0
+    lock = threading.Lock()
+    gate = threading.Lock()
+
+    @classmethod
+    @contextmanager
+    def running(cls) -> Iterator[None]:
+        with cls.lock:
+            cls.count += 1
+        if cls.gate.acquire(timeout=GATE_WAIT_S):
+            cls.gate.release()
+        try:
+            yield
+        finally:
+            with cls.lock:
+                cls.count -= 1
+
+    @classmethod
+    def busy(cls) -> bool:
+        return cls.count > 0
+
+
+def _compile_all() -> None:
+    """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
+    try:
+        kv.warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
+    except Exception:
+        logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
+    finally:
+        _memory.freeze_long_lived_objects()  # later post-run collections skip modules and programs
+        _memory.release_native_heap()  # the compiler's scratch memory
+
+
+def _stop(thread: threading.Thread) -> None:
+    _STOP.set()
+    thread.join(JOIN_S)
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread:
+    """Start the warm-up once per server process, in a daemon thread.
+
+    The first visitor does not wait for it: a page compiles what it needs on first use (JAX compilation
+    is thread-safe), while the thread compiles the rest, so later slider moves never wait for a compile.
+    Compiled programs also land in JAX's persistent cache, so a restarted server loads them from disk.
+    """
+    thread = threading.Thread(target=_compile_all, name="kernelviz-warmup", daemon=True)
+    atexit.register(_stop, thread)
+    thread.start()
+    return thread

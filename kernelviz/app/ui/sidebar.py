@@ -1,0 +1,254 @@
+"""The shared data sidebar: the data set every page works on (built in or a CSV upload) and its messages."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+import kernelviz as kv
+from kernelviz.app.ui.controls import control
+from kernelviz.app.ui.page_data import GRID_POINTS, Data
+from kernelviz.app.ui.text import md_escape
+
+__all__ = [
+    "GRID_POINTS",
+    "POINT_CHOICES",
+    "SOURCES",
+    "CsvUpload",
+    "Data",
+    "apply_upload",
+    "csv_preview",
+    "current_data",
+    "data_messages",
+    "data_sidebar",
+    "data_summary",
+    "make_data",
+    "native_sample",
+]
+
+POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
+
+# session_state keys that are not widgets
+_UPLOAD = "kv._upload"  # the last CSV upload that parsed (a CsvUpload)
+_UPLOAD_ERROR = "kv._upload_error"  # the message of the last upload that did not parse
+_LAST_GOOD = "kv._last_good"  # the last Data that loaded, kept when a new choice fails
+_DATA = "kv._data"  # the Data of the current run
+_DATA_ERROR = "kv._data_error"
+
+SOURCES = {
+    "blog": "Heteroskedastic sine (blog post)",
+    "d2l": "2 sin x + x^0.8 (d2l)",
+    "csv": "Your CSV upload",
+}
+
+
+@dataclass(frozen=True)
+class CsvUpload:
+    """A CSV that parsed: file name, the bytes, their SHA-256 (the cache key) and its numeric columns."""
+
+    filename: str
+    content: bytes
+    digest: str
+    columns: tuple[str, ...]
+    n_rows_read: int
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _builtin(name: str, n: int, seed: int) -> kv.Dataset:
+    return kv.make_dataset(name, n=n, seed=seed)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _from_csv(digest: str, x_column: str | None, y_column: str | None, _content: bytes) -> kv.Dataset:
+    """The parsed CSV, cached by the content's SHA-256 and the columns (the bytes are not re-hashed)."""
+    return kv.load_csv(_content, x_column=x_column, y_column=y_column)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _train_subset(key: tuple, _ds: kv.Dataset) -> kv.Dataset:
+    return kv.subsample(_ds, kv.TRAIN_MAX_POINTS)
+
+
+def make_data(key: tuple, ds: kv.Dataset) -> Data:
+    """A ``Data`` for ``ds`` identified by ``key``, with its training subsample."""
+    return Data(key=key, ds=ds, train=_train_subset(key, ds))
+
+
+def apply_upload(state: MutableMapping[str, Any], content: bytes, filename: str) -> str | None:
+    """Parse uploaded CSV ``content``; on success remember it in ``state`` and select it, return None.
+
+    On failure return the ``kv.DataError`` message (also kept in ``state`` for the page to show) and leave
+    the previous upload and data set untouched, so every control keeps working.
+    ``state`` is ``st.session_state`` in the app and a plain dict in tests.
+    """
+    try:
+        ds = kv.load_csv(content)
+    except kv.DataError as exc:
+        state[_UPLOAD_ERROR] = f"Could not use {filename}: {exc}"
+        return state[_UPLOAD_ERROR]
+    digest = hashlib.sha256(content).hexdigest()
+    state[_UPLOAD] = CsvUpload(filename, bytes(content), digest, ds.columns, ds.n_rows_read)
+    state[_UPLOAD_ERROR] = None
+    state["data.source"] = "csv"
+    state["data.xcol"] = ds.x_label
+    state["data.ycol"] = ds.y_label
+    return None
+
+
+def _on_upload() -> None:
+    file = st.session_state.get("data.upload")
+    if file is None:
+        return
+    apply_upload(st.session_state, file.getvalue(), file.name)
+
+
+def native_sample(name: str) -> tuple[int, int]:
+    """(n, seed) of the built-in data set ``name`` as its source draws it: (150, 2024) for the blog post's,
+    (50, 0) for d2l's."""
+    params = inspect.signature(kv.DATASETS[name].factory).parameters
+    return int(params["n"].default), int(params["seed"].default)
+
+
+def _native_size() -> None:
+    """When the data set changes, start from its own size and seed."""
+    name = st.session_state.get("data.source")
+    if name in kv.DATASETS:
+        st.session_state["data.n"], st.session_state["data.seed"] = native_sample(name)
+
+
+def _csv_data(upload: CsvUpload, disabled: bool) -> Data:
+    """The uploaded CSV as a ``Data``; with more than two numeric columns, x and y are chosen here."""
+    xcol = ycol = None
+    if len(upload.columns) > 2:
+        cols = upload.columns
+        xcol = control("selectbox", "x column", "data.xcol", default=cols[0], options=cols, format_func=str,
+                       disabled=disabled)
+        others = tuple(c for c in cols if c != xcol)
+        ycol = control(
+            "selectbox", "y column", "data.ycol", default=others[0], options=others, format_func=str,
+            disabled=disabled,
+        )
+    ds = _from_csv(upload.digest, xcol, ycol, upload.content)
+    return make_data(("csv", upload.digest, ds.x_label, ds.y_label), ds)
+
+
+def _builtin_data(source: str, disabled: bool) -> Data:
+    """A built-in data set as a ``Data``, with its number of points and noise seed chosen here."""
+    native, native_seed = native_sample(source)
+    n = control(
+        "select_slider",
+        "Number of points n",
+        "data.n",
+        default=native,
+        options=tuple(sorted({*POINT_CHOICES, native})),
+        help="How many (x, y) pairs to draw from the data set's formula.",
+        disabled=disabled,
+    )
+    seed = control(
+        "number",
+        "Noise seed",
+        "data.seed",
+        default=native_seed,
+        min_value=0,
+        max_value=99_999,
+        step=1,
+        help="Seed of the random noise: another seed is another sample of the same curve.",
+        disabled=disabled,
+    )
+    return make_data((source, int(n), int(seed)), _builtin(source, int(n), int(seed)))
+
+
+def data_sidebar(used: bool = True) -> Data:
+    """Draw the shared sidebar (data set, number of points, noise seed, CSV upload) and return the data.
+
+    A choice that cannot be loaded keeps the last good data set; the message is shown by
+    ``data_messages`` in the page. On a page that draws its own data (``used`` False) the controls are
+    shown disabled, keeping their values for the other pages.
+    """
+    state = st.session_state
+    upload: CsvUpload | None = state.get(_UPLOAD)
+    with st.sidebar:
+        st.header("Data")
+        source = control(
+            "selectbox",
+            "Data set",
+            "data.source",
+            default="blog",
+            options=["blog", "d2l", *(["csv"] if upload else [])],
+            format_func=lambda s: SOURCES[s],
+            on_change=_native_size,
+            help="The two synthetic sets come from the sources; upload a CSV below to use your own data.",
+            disabled=not used,
+        )
+        if not used:
+            st.caption("This page draws its own data; these controls apply to chapters 1 to 4.")
+        try:
+            csv = source == "csv" and upload is not None
+            data = _csv_data(upload, not used) if csv else _builtin_data(source, not used)
+            state[_LAST_GOOD] = data
+            state[_DATA_ERROR] = None
+        except kv.DataError as exc:
+            state[_DATA_ERROR] = str(exc)
+            data = state.get(_LAST_GOOD) or make_data(("blog", 150, 2024), _builtin("blog", 150, 2024))
+        st.file_uploader(
+            "Your own data (CSV)",
+            type=["csv", "txt", "tsv"],
+            key="data.upload",
+            on_change=_on_upload,
+            help=f"Two numeric columns (x, y); with more, choose them above. Up to {kv.MAX_CSV_MB} MB.",
+            disabled=not used,
+        )
+        if upload is not None and source == "csv":
+            st.caption(f"File: {md_escape(upload.filename)} · {upload.n_rows_read:,} rows read")
+    state[_DATA] = data
+    return data
+
+
+def current_data() -> Data:
+    """The data set of this run, as chosen in the shared sidebar (drawn by app.py before the page runs)."""
+    data = st.session_state.get(_DATA)
+    if data is None:
+        data = data_sidebar()
+    return data
+
+
+def data_messages(data: Data) -> None:
+    """Errors about the data (bad upload, a column choice that fails) and, for user data, a preview."""
+    for err in (st.session_state.get(_UPLOAD_ERROR), st.session_state.get(_DATA_ERROR)):
+        if err:
+            st.error(md_escape(err) + "  \nThe previous data set stays in use.", icon=":material/warning:")
+    csv_preview(data)
+
+
+def data_summary(data: Data, *, training: bool = False) -> None:
+    """One caption line about the data in use; says when training uses a subsample."""
+    ds = data.ds
+    text = f"Data: {md_escape(ds.title)} · {data.n:,} points"
+    if ds.name == "csv":
+        text += f" · x = {md_escape(ds.x_label)}, y = {md_escape(ds.y_label)}"
+    if training and data.subsampled:
+        text += (
+            f" · training and leave-one-out use an even subsample of {len(data.train):,} of the "
+            f"{data.n:,} points (kv.subsample, limit {kv.TRAIN_MAX_POINTS:,}); the fit is drawn with all "
+            "of them"
+        )
+    st.caption(text)
+
+
+def csv_preview(data: Data, rows: int = 8) -> None:
+    """For user data: the first rows used (x, y), the number of rows used and what loading did."""
+    ds = data.ds
+    if ds.name != "csv":
+        return
+    xname, yname = ds.x_label, ds.y_label
+    if xname == yname:
+        xname, yname = f"{xname} (x)", f"{yname} (y)"
+    title = f"Your data: {len(ds):,} rows used of {ds.n_rows_read:,} read"
+    with st.expander(title, expanded=False, icon=":material/table_chart:"):
+        st.dataframe({xname: ds.x[:rows], yname: ds.y[:rows]}, hide_index=True)
+        st.caption("First rows after sorting by x. " + " ".join(md_escape(n) for n in ds.notes))

@@ -1,0 +1,64 @@
+"""The stage of a lesson scene: where the charts a scene names are drawn while its chapter runs off stage.
+
+The presenter (``kernelviz/app/ui/presenter.py``) runs the scene's chapter page as it is, in a hidden
+container, with a ``Stage`` active: ``ui.show`` then draws only the charts the scene names, each into its
+slot on the stage, and ``ui.busy`` says on the stage what is being computed. So a scene shows exactly what
+its chapter draws at the scene's values, from the same functions and caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+__all__ = ["CHARTS", "CHART_HEIGHT", "Stage", "active", "drawn_charts", "note_chart", "on_stage"]
+
+CHARTS = "kv._charts"  # session_state: the chart keys drawn in this run, in order (for "Copy as scene")
+
+CHART_HEIGHT = 450  # px: a scene's charts fit under its title and note on a 1280 × 720 projector
+
+
+@dataclass
+class Stage:
+    """The visible slots of a scene: one container per chart key (and one for its question), one for status
+    lines; ``drawn`` collects the keys of the charts the page drew into them, ``asked`` the question the page
+    asked, to be drawn by the presenter once the page has run (outside the page's fragments, so that an
+    answer reruns the whole scene)."""
+
+    slots: dict[str, Any]
+    status: Any
+    drawn: set[str] = field(default_factory=set)
+    asked: dict[str, tuple] = field(default_factory=dict)
+
+
+_ACTIVE: ContextVar[Stage | None] = ContextVar("kernelviz_stage", default=None)
+
+
+def active() -> Stage | None:
+    """The stage of the scene being played in this script run, or None on a normal page."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def on_stage(stage: Stage) -> Iterator[Stage]:
+    """Make ``stage`` active while the chapter runs inside the block."""
+    token = _ACTIVE.set(stage)
+    try:
+        yield stage
+    finally:
+        _ACTIVE.reset(token)
+
+
+def note_chart(key: str) -> None:
+    """Chart ``key`` was drawn in this run (``ui.show`` calls it)."""
+    st.session_state.setdefault(CHARTS, {})[key] = None
+
+
+def drawn_charts() -> list[str]:
+    """The keys of the charts drawn in this run, in the order they were drawn."""
+    return list(st.session_state.get(CHARTS, {}))

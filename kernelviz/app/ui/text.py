@@ -1,0 +1,126 @@
+"""Words and figures on the page: titles, prose, prompts, spinners, escaped user text, Plotly charts and
+the code behind a chart."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from kernelviz.app import figures as kf
+from kernelviz.app.mdtable import md_escape
+from kernelviz.app.ui import stage
+
+__all__ = ["busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "try_this"]
+
+PROSE_DIR = Path(__file__).resolve().parents[3] / "pages" / "prose"
+_SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
+_PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
+
+def chapter_header(title: str, *, lead: str, source: str) -> None:
+    """Page title, one paragraph saying what the chapter shows, and, in a collapsed "Where this comes from"
+    expander, which sources it follows and what is kernelviz's own (``docs/sources.md`` has every item)."""
+    st.title(title)
+    st.markdown(lead)
+    with st.expander("Where this comes from", icon=":material/menu_book:"):
+        st.markdown(f"Follows: {source}")
+        st.caption("The Sources page lists every figure, printed number and exercise of these texts, each "
+                   "with a link to the view that shows it.")
+
+
+def try_this(prompts: Sequence[str]) -> None:
+    """The closing "Try this" list: two or three experiments for the class."""
+    st.subheader("Try this")
+    st.markdown("\n".join(f"{i}. {p}" for i, p in enumerate(prompts, 1)))
+
+
+@contextmanager
+def busy(text: str) -> Iterator[None]:
+    """A spinner that says what the long-running work is doing (with elapsed time); while a lesson scene
+    plays, on its stage."""
+    scene = stage.active()
+    with (scene.status if scene is not None else contextlib.nullcontext()), st.spinner(text, show_time=True):
+        yield
+
+
+def show(fig: go.Figure, key: str, filename: str | None = None) -> None:
+    """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
+    numbers go as float32 where that changes nothing visible (``kf.compact``).
+
+    While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
+    slot on the stage, at a height that fits a projector's screen (but for a figure with a scrub slider)."""
+    scene = stage.active()
+    box: object = st
+    stage.note_chart(key)
+    if scene is not None:
+        if key not in scene.slots:
+            return
+        scene.drawn.add(key)
+        box = scene.slots[key]
+        if not fig.layout.sliders:  # a scrub's slider sits at a fixed place below the plot: keep its room
+            height = min(fig.layout.height or stage.CHART_HEIGHT, stage.CHART_HEIGHT)
+            fig = go.Figure(fig).update_layout(height=height)
+    config = kf.png_config(filename or key.replace(".", "-"))
+    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config)
+
+
+@functools.cache
+def _sections(chapter: str) -> dict[str, str]:
+    """The sections of ``pages/prose/<chapter>.md``: text after each ``<!-- name -->`` line."""
+    parts = _SECTION.split((PROSE_DIR / f"{chapter}.md").read_text(encoding="utf-8"))
+    return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts), 2)}
+
+
+def prose(chapter: str, section: str, **values: object) -> str:
+    """Section ``section`` of the chapter's Markdown file, each ``⟨name⟩`` replaced by ``values[name]``.
+
+    Markdown and LaTeX (``$…$``, ``$$…$$``) pass through as written; the placeholders use ⟨ ⟩ so that they
+    never clash with LaTeX braces.
+    """
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), _sections(chapter)[section])
+
+
+def say(chapter: str, section: str, **values: object) -> None:
+    """``st.markdown`` of ``prose(chapter, section, **values)``."""
+    st.markdown(prose(chapter, section, **values))
+
+
+def show_status(status: object, prefix: str = "") -> None:
+    """A run's ``views.Status``: a warning, an info box (a search) or a quiet caption, as its level says;
+    nothing for an empty note."""
+    if status.level == "warning":
+        st.warning(prefix + status.message, icon=":material/warning:")
+    elif status.level == "info":
+        st.info(prefix + status.message, icon=":material/search:")
+    elif status.message:
+        st.caption(prefix + status.message)
+
+
+NO_LOSS = "Training diverged at its first step, so there is no loss to draw. Lower the learning rate."
+
+
+def loss_chart(losses: np.ndarray, key: str, filename: str, caption: str, y_title: str | None = None) -> None:
+    """The loss at every training step (``kf.loss_figure``, its y axis titled ``y_title`` when given) with
+    its caption; a run that diverged at its first step has no loss, and an info box says so instead."""
+    if losses.size:
+        fig = kf.loss_figure(losses) if y_title is None else kf.loss_figure(losses, y_title=y_title)
+        show(fig, key=key, filename=filename)
+        st.caption(caption)
+    else:
+        st.info(NO_LOSS)
+
+
+def show_code(*functions: Callable, label: str = "The code that ran") -> None:
+    """An expander with the source of ``functions``, read from the package itself: always the code that
+    produced the chart above it."""
+    with st.expander(label, icon=":material/code:"):
+        for fn in functions:
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python")

@@ -1,0 +1,240 @@
+"""Views of trained models and the tables and sentences the pages build from them: frozen dataclasses of
+NumPy arrays and pure functions of them. Nothing here imports streamlit, so all of it is testable without it.
+
+* chapter 2: ``ParametricView``, d2l's parametric pooling after training;
+* chapter 3: ``Panel``, one panel of the post's multi-head figure, and its tables (``post_table``,
+  ``heads_table``, ``sum_of_mixing``, ``panels_status``), legend names and gaps;
+* chapter 4: ``Settings`` of the trained layer, ``Comparison`` with the kernels it generalises
+  (``comparison_table``, ``comparison_sentence``) and the Gaussian head's maps (``maps_table``).
+
+The cached calls of ``kernelviz.app.ui`` compute them; the figure builders of ``kernelviz.app.figures`` draw
+them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from kernelviz.app import defaults
+from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, Status
+from kernelviz.models.heads import FitResult
+
+__all__ = [
+    "POST_COLUMNS",
+    "PRINTED",
+    "Comparison",
+    "Panel",
+    "ParametricView",
+    "Settings",
+    "comparison_sentence",
+    "comparison_table",
+    "gaps",
+    "head_names",
+    "heads_table",
+    "last_loss",
+    "maps_table",
+    "panels_status",
+    "post_table",
+    "sum_of_mixing",
+]
+
+MH = defaults.MULTIHEAD
+SQRT2 = defaults.SQRT2
+TAIL = defaults.TAIL
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 2: d2l's parametric pooling
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ParametricView:
+    """d2l's parametric pooling after training: the training pairs (keys, values), the queries (d2l's test
+    inputs) with the truth, the fits with the learned w and with w = 1 (d2l's nonparametric pooling), both
+    weight matrices as one heatmap (w = 1, learned), w at the start and after every step and every epoch,
+    the loss per epoch, the weight a training point gives its own pair, w* = 1/ℓ* and how the run went."""
+
+    x: np.ndarray
+    y: np.ndarray
+    queries: np.ndarray
+    truth: np.ndarray | None
+    learned: np.ndarray
+    fixed: np.ndarray
+    heatmap: Heatmap
+    w_path: np.ndarray
+    w_epochs: np.ndarray
+    epoch_losses: np.ndarray
+    self_weight: float
+    w_star: float | None
+    status: Status
+
+    @property
+    def w(self) -> float:
+        return float(self.w_path[-1])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 3: the post's multi-head panels and the page's own model
+# ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One panel of the post's figure: H heads trained with hold-out 1 for 1,000 steps. ``start``,
+    ``lengthscales`` (ℓ_h, this package's convention) and ``mixing`` (u_h) are (H,); ``mean`` is f̂ on the
+    grid of ``defaults.GRID_POINTS`` points."""
+
+    heads: int
+    start: np.ndarray
+    lengthscales: np.ndarray
+    mixing: np.ndarray
+    mean: np.ndarray
+    status: Status
+
+def panels_status(shown: Sequence[Panel]) -> Status:
+    """One status for the four panels: the panels that diverged or ran away (and the first one's reason),
+    else a search's explanation, else nothing."""
+    bad = [p for p in shown if p.status.level == "warning"]
+    if bad:
+        which = ", ".join(str(p.heads) for p in bad)
+        return Status("warning", f"The panel{'s' if len(bad) > 1 else ''} with H = {which} did not "
+                                       f"train cleanly. H = {bad[0].heads}: {bad[0].status.message}")
+    searched = [p for p in shown if p.status.level == "info"]
+    return Status("info", searched[-1].status.message) if searched else Status("note", "")
+
+def _sig(v: float, digits: int = 4) -> float:
+    return float(f"{float(v):.{digits}g}")
+
+
+def _two_decimals(v: float) -> float:
+    return round(float(v), 2) if abs(v) < 1e6 else _sig(v)
+
+
+POST_COLUMNS = (
+    "H", "head", "uₕ here", "post's uₕ (printed)", "ℓ_post here (√2 ℓₕ)", "post's ℓ_post (printed)",
+    "ℓₕ here", "start ℓₕ",
+)
+# shown as the post printed them, "%.2f"; ℓ_post here is rounded so (a run-away 1e+259 stays short)
+PRINTED = ("uₕ here", "post's uₕ (printed)", "post's ℓ_post (printed)")
+
+
+def post_table(shown: Sequence[Panel]) -> dict[str, list]:
+    """One row per head of every panel: the learned u_h and ℓ_post,h = √2 ℓ_h here beside the post's
+    printed ones, then ℓ_h and its start in kernelviz's convention (ℓ = ℓ_post/√2)."""
+    table: dict[str, list] = {c: [] for c in POST_COLUMNS}
+    for p, post_u, post_ell in zip(shown, MH.post_mixing, MH.post_lengthscales, strict=True):
+        for h in range(p.heads):
+            row = (p.heads, h + 1, float(p.mixing[h]), post_u[h], _two_decimals(SQRT2 * p.lengthscales[h]),
+                   post_ell[h], _sig(p.lengthscales[h]), _sig(p.start[h]))
+            for column, value in zip(POST_COLUMNS, row, strict=True):
+                table[column].append(value)
+    return table
+
+
+def sum_of_mixing(shown: Sequence[Panel]) -> tuple[str, str]:
+    """Σ_h u_h of each panel here and in the post's printout, as "a · b · c · d"."""
+    here = " · ".join(f"{float(np.sum(p.mixing)):.2f}" for p in shown)
+    post = " · ".join(f"{sum(u):.2f}" for u in MH.post_mixing)
+    return here, post
+
+
+def head_names(result: FitResult, with_mixing: bool = True) -> list[str]:
+    """Legend names "head h: ℓ = …, u = …" (or without u)."""
+    return [f"head {h + 1}: ℓ = {ell:.3g}" + (f", u = {u:+.2f}" if with_mixing else "")
+            for h, (ell, u) in enumerate(zip(result.lengthscales, result.mixing, strict=True))]
+
+
+def heads_table(result: FitResult) -> dict[str, list]:
+    """One row per head: the learned ℓ_h (this package's and the post's convention, √2 ℓ_h), the start
+    ℓ_h and the learned u_h."""
+    ells = result.lengthscales
+    return {
+        "head": [f"head {h + 1}" for h in range(ells.size)],
+        "ℓₕ (this app)": [_sig(v) for v in ells],
+        "ℓₕ in the blog post (√2 ℓₕ)": [_sig(SQRT2 * v) for v in ells],
+        "start ℓₕ": [_sig(v) for v in result.trajectory[0]],
+        "mixing weight uₕ": [_sig(v) for v in result.mixing],
+    }
+
+def last_loss(result: FitResult) -> float:
+    """The mean hold-out loss of the last ``TAIL`` steps (NaN when no step ran)."""
+    return float(np.mean(result.losses[-TAIL:])) if result.losses.size else math.nan
+
+
+def gaps(view: HeadsView, result: FitResult) -> tuple[float, str] | None:
+    """Where the mixture is undefined: the fraction of the grid and, per head with u_h ≠ 0 whose window is
+    empty somewhere, "head h (ℓ = …) at …%"; None when f̂ is defined everywhere."""
+    if np.all(np.isfinite(view.mean)):
+        return None
+    holes = [f"head {h + 1} (ℓ = {result.lengthscales[h]:.3g}) at {frac:.0%}"
+             for h, frac in enumerate(np.mean(~np.isfinite(view.head_means), axis=1))
+             if frac > 0 and result.mixing[h] != 0]
+    return float(np.mean(~np.isfinite(view.mean))), "; ".join(holes)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Chapter 4: the attention layer beside the kernels it generalises
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Settings(NamedTuple):
+    """The controls of the trained layer (a tuple, so that caches hash it by value)."""
+
+    heads: int
+    d_qk: int
+    d_v: int
+    holdout: int
+    steps: int
+    learning_rate: float
+    seed: int
+    start: str
+
+def maps_table(check: GaussianCheck) -> dict[str, list]:
+    """The Gaussian head's W_q, W_k (their ỹ row is 0: they read the position part) and W_v, one row per
+    token component."""
+    table: dict[str, list] = {"token component": ["1", "x̃", "x̃²", "ỹ"]}
+    for name, m in (("W_q", check.w_q), ("W_k", check.w_k), ("W_v", check.w_v)):
+        for j in range(m.shape[1]):
+            column = np.zeros(4)
+            column[: m.shape[0]] = m[:, j]
+            table[f"{name} column {j + 1}"] = [float(f"{v:.4g}") for v in column]
+    return table
+
+@dataclass(frozen=True)
+class Comparison:
+    """The trained layer beside the kernels it generalises: ``names`` of the models, their leave-one-out
+    errors on the training points (``loo``), errors against the true mean on the grid (``truth``, NaN for
+    user data) and mean band widths 4s̄ (``band``); ``ell`` the Gaussian's leave-one-out optimum ℓ*."""
+
+    names: tuple[str, ...]
+    loo: np.ndarray
+    truth: np.ndarray
+    band: np.ndarray
+    ell: float
+
+def comparison_table(c: Comparison) -> dict[str, list]:
+    """The comparison as table columns (the truth column only when the true mean is known)."""
+    table = {"model": list(c.names), "leave-one-out error": [float(f"{v:.4g}") for v in c.loo]}
+    if np.all(np.isfinite(c.truth)):
+        table["error against the true mean"] = [float(f"{v:.4g}") for v in c.truth]
+    table["band width 4s̄"] = [float(f"{v:.4g}") for v in c.band]
+    return table
+
+
+def comparison_sentence(c: Comparison) -> str:
+    """One line: the trained layer's leave-one-out error against the best Gaussian's (and the truth's)."""
+    def versus(a: float, b: float) -> str:
+        pct = 100.0 * (a / b - 1.0)
+        return f"{abs(pct):.1f} % {'below' if pct < 0 else 'above'}"
+
+    text = (f"Here the trained layer's leave-one-out error is **{versus(c.loo[0], c.loo[1])}** the best "
+            "Gaussian's")
+    if np.all(np.isfinite(c.truth)):
+        text += f", and its error against the true mean **{versus(c.truth[0], c.truth[1])}** the Gaussian's"
+    return text + "."

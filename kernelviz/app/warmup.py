@@ -1,0 +1,297 @@
+"""Compile, once per server, every program a session can need, and count XLA compilations.
+
+After ``warmup(n_points)`` changing the hold-out size, learning rate, seed, step count (1 … ``STEPS_MAX``),
+kernel or head count for data of those sizes compiles nothing: every shape a page can produce was seen
+(data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows) and everything else is a traced
+argument. Training needs a few programs per data size whatever the hold-out size
+(``kernelviz.models.training``: the gradient path and the search over ℓ, each for one head and for 2 … 8
+heads, and attention), so the warm-up is short; it compiles the default views
+(``kernelviz.app.defaults``) first, and app.py runs it in a background thread. JAX's persistent compilation
+cache (``kernelviz.runtime.jax_setup.CACHE_DIR``) keeps the compiled programs across restarts, so a
+warm-cache warm-up only loads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+
+import jax.monitoring
+import numpy as np
+
+from kernelviz.app import defaults
+from kernelviz.core.kernels import KERNELS, get_kernel, kernel_values
+from kernelviz.data.datasets import d2l_data
+from kernelviz.models.attention import (
+    AttentionFit,
+    attention_kernel,
+    attention_loo_error,
+    attention_predict,
+    dot_product_attention,
+    gaussian_attention_params,
+)
+from kernelviz.models.attention.training import fit_attention
+from kernelviz.models.heads import SEEDS_MAX, fit, fit_seeds
+from kernelviz.models.loo import loo_curve, loo_lengthscale
+from kernelviz.models.parametric import fit_parametric, validation_losses
+from kernelviz.models.smoothing import knn_average, nadaraya_watson, predict_heads
+from kernelviz.models.training import holdout_range
+from kernelviz.runtime import jax_setup as _jax
+from kernelviz.runtime.memory import COMPILE_EVENT  # every backend compile (or cache load)
+
+__all__ = [
+    "QUERY_POINTS",
+    "CompileCount",
+    "WarmupReport",
+    "count_compilations",
+    "warmup",
+    "warmup_tasks",
+]
+
+QUERY_POINTS = defaults.GRID_POINTS  # the pages evaluate fits on this many query points
+HEATMAP_QUERIES = (defaults.HEATMAP_ROWS, 48)  # rows of the weight heatmaps: chapter pages, home preview
+SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
+CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from the persistent cache
+
+
+@dataclass
+class CompileCount:
+    """Backend compilations seen inside ``count_compilations``: ``requests`` programs needed, of which
+    ``cache_hits`` came from the persistent cache; ``compiled`` = requests − cache_hits ran XLA."""
+
+    requests: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    names: list[str] = field(default_factory=list)
+
+    @property
+    def compiled(self) -> int:
+        return self.requests - self.cache_hits
+
+
+@contextmanager
+def count_compilations() -> Iterator[CompileCount]:
+    """Count backend compilations (jax.monitoring events) while the block runs."""
+    count = CompileCount()
+
+    def on_duration(event: str, duration: float, **kwargs: object) -> None:
+        if event == COMPILE_EVENT:
+            count.requests += 1
+            count.seconds += duration
+            count.names.append(str(kwargs.get("fun_name", "")))
+
+    def on_event(event: str, **kwargs: object) -> None:
+        if event == CACHE_HIT_EVENT:
+            count.cache_hits += 1
+
+    jax.monitoring.register_event_duration_secs_listener(on_duration)
+    jax.monitoring.register_event_listener(on_event)
+    try:
+        yield count
+    finally:
+        jax.monitoring.unregister_event_duration_listener(on_duration)
+        jax.monitoring.unregister_event_listener(on_event)
+
+
+@dataclass(frozen=True)
+class WarmupReport:
+    """What ``warmup`` did: data sizes, wall time, programs needed and how many came from the disk cache.
+
+    ``complete`` is False when the warm-up was stopped (``stop`` set) before its last task.
+    """
+
+    n_points: tuple[int, ...]
+    seconds: float
+    programs: int
+    cache_hits: int
+    compiled: int
+    cache_dir: str | None
+    complete: bool = True
+
+
+def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.linspace(-3.0, 3.0, n)
+    return x, np.sin(3.0 * x) + 0.1 * x
+
+
+def _default_views(n: int) -> list[Callable[[], object]]:
+    """What the pages draw with their default controls for n points, most visible first: the home page's
+    previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
+    2 (the leave-one-out curve, ``fit`` and its seed spread, the post's runs in its own arithmetic, d2l's
+    w), chapter 3 (multi-head prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention:
+    training, prediction on the grid and the data, the learned kernel on its grid)."""
+    x, y = _data(n)
+    queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
+    lo, hi = holdout_range(n)
+    page = min(defaults.MASKED.holdout, hi)  # the default hold-out of chapters 2 and 4
+    seeds = list(range(SEEDS_MAX))
+    state: dict[str, AttentionFit] = {}
+
+    def attention() -> None:
+        state["fit"] = fit_attention(x, y, holdout=page, steps=1)
+
+    return [
+        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
+        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        lambda: nadaraya_watson(x, x, y, 0.3),
+        lambda: knn_average(queries, x, y, 10),
+        lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
+        lambda: loo_lengthscale(x, y),
+        lambda: fit(x, y, holdout=page, steps=1),
+        lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
+        lambda: fit(x, y, heads=2, holdout=page, steps=1),
+        lambda: fit(x, y, holdout=lo, steps=1, arithmetic="post"),
+        lambda: fit(x, y, heads=2, holdout=lo, steps=1, arithmetic="post"),
+        lambda: fit_parametric(x, y, steps=1),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: dot_product_attention(queries, x, y, *_gaussian(0.3)),
+        attention,
+        lambda: attention_predict(state["fit"], queries, x, y),
+        lambda: attention_predict(state["fit"], x, x, y),
+        lambda: attention_loo_error(state["fit"], x, y),
+        lambda: attention_kernel(state["fit"], np.linspace(-3.0, 3.0, defaults.KERNEL_GRID_POINTS)),
+    ]
+
+
+def _gaussian(ell: float) -> tuple[np.ndarray, np.ndarray, float]:
+    g = gaussian_attention_params(ell)
+    return g.w_q, g.w_k, g.score_scale
+
+
+def _other_views(n: int) -> list[Callable[[], object]]:
+    """The remaining training programs for n points: the search over ℓ for kernels without a useful
+    gradient, for one head and for several, and nothing else (one program serves every hold-out size)."""
+    x, y = _data(n)
+    return [
+        partial(fit, x, y, heads=heads, kernel=name, holdout=1, steps=1)
+        for name in SEARCH_KERNELS
+        for heads in (1, 2)
+    ]
+
+
+def _kernel_shapes() -> None:
+    """Chapter 1's kernel-shape figure: every kernel's K(u) on the page's grid (one program)."""
+    np.asarray(kernel_values(np.linspace(-3.0, 3.0, defaults.KERNEL_SHAPE_POINTS)))
+
+
+def _d2l_views() -> None:
+    """d2l's nonparametric pooling as chapter 1 draws it (its 50 test inputs, the heatmap) and the Kotlin
+    port's validation loss (its 50 noise-free points): small programs on d2l's own sample."""
+    from kernelviz.app.views import d2l_pooling  # views pulls in the figure helpers: not at import time
+
+    ds = d2l_data()
+    view = d2l_pooling(ds)
+    validation_losses(ds.x, ds.y, view.queries, view.truth, [1.0], batch_size=10)
+
+
+def _in_context_views() -> list[Callable[[], object]]:
+    """Chapter 5 at its default controls (its own tasks, whatever the data): the pretraining program (one
+    step; one program serves every control), the learned kernel, the fresh task's prediction beside
+    Nadaraya–Watson, the family's best fixed ℓ and leave-one-out ℓ*, and the in-context errors of the
+    softmax and the linear layer, each at the page's shapes (n = 32 padded, 96 task queries)."""
+    from kernelviz.app.views.incontext import kernel_view, task_view
+    from kernelviz.models.incontext import (
+        evaluation as ev,  # the views below pull in the page's helpers: not at import
+    )
+    from kernelviz.models.incontext import pretrain
+
+    state: dict[str, object] = {}
+
+    def layer(kind: str) -> None:
+        state[kind] = pretrain(steps=1, kind=kind)
+
+    return [
+        partial(layer, "softmax"),
+        lambda: kernel_view(state["softmax"]),
+        lambda: ev.best_fixed_lengthscale(),
+        lambda: task_view(state["softmax"], 0.1),  # type: ignore[arg-type]
+        lambda: ev.in_context_error(state["softmax"]),  # type: ignore[arg-type]
+        partial(layer, "linear"),
+        lambda: ev.in_context_error(state["linear"]),  # type: ignore[arg-type]
+        lambda: ev.loo_window(),
+    ]
+
+
+def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
+    """The warm-up's calls in priority order: chapter 5's pretraining, then the default views for each
+    size (the first size first), chapter 5's other default views (``_in_context_views``), then everything
+    else for each size. Calls already compiled (or in the persistent cache) cost little.
+
+    The pretraining program comes first because its compilation needs the most scratch memory (some
+    75 MB, ``benchmarks/bench_lean.py``): compiled while the server holds the fewest programs, it sets no
+    peak."""
+    sizes = _sizes(n_points)
+    pretraining, *in_context = _in_context_views()
+    tasks: list[Callable[[], object]] = [pretraining]
+    for i, n in enumerate(sizes):
+        tasks.extend(_default_views(n))
+        if i == 0:
+            tasks.extend((_kernel_shapes, _d2l_views))
+    tasks.extend(in_context)
+    for n in sizes:
+        tasks.extend(_other_views(n))
+    return tasks
+
+
+def _sizes(n_points: int | Sequence[int]) -> tuple[int, ...]:
+    sizes = (int(n_points),) if isinstance(n_points, (int, np.integer)) else tuple(int(n) for n in n_points)
+    if not sizes or min(sizes) < 3:
+        raise ValueError("warm-up needs data sizes of at least 3 points")
+    return sizes
+
+
+YIELD_MAX_S = 15.0  # the longest the warm-up waits for page runs before each call
+
+
+def _wait_while(busy: Callable[[], bool] | None) -> None:
+    """Sleep while ``busy()`` holds, at most ``YIELD_MAX_S``."""
+    deadline = time.monotonic() + YIELD_MAX_S
+    while busy is not None and busy() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event | None = None,
+           yield_to: Callable[[], bool] | None = None, gate: threading.Lock | None = None) -> WarmupReport:
+    """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
+
+    Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
+    (Nadaraya–Watson on ``QUERY_POINTS`` queries, on the data and on the heatmap rows, the leave-one-out
+    curve, ``fit``/``fit_seeds`` (one program serves every hold-out size), d2l's leave-one-out fit,
+    multi-head prediction, attention: training and prediction), then chapter 5's pretraining and readouts
+    at its defaults, then the search over ℓ (kernels without a useful gradient). Each call runs one step,
+    so the time is compilation (or loading from the persistent cache). The counts cover every compilation
+    in the process while it runs (any thread).
+
+    Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
+    results are unaffected). Setting ``stop`` ends it between two calls (``complete=False``); everything
+    compiled so far stays in the persistent cache. Before each call it waits while ``yield_to()`` is true
+    (app.py: while a page is running), and it holds ``gate`` while a call runs (app.py: a page run waits
+    for it before it starts), so a page's run and the warm-up's compilation do not overlap: together they
+    can need more memory than a 690 MB server has.
+    """
+    sizes = _sizes(n_points)
+    start = time.perf_counter()
+    complete = True
+    with count_compilations() as count:
+        for task in warmup_tasks(sizes):
+            _wait_while(yield_to)
+            if stop is not None and stop.is_set():
+                complete = False
+                break
+            with gate or contextlib.nullcontext():
+                task()
+    return WarmupReport(
+        n_points=sizes,
+        seconds=time.perf_counter() - start,
+        programs=count.requests,
+        cache_hits=count.cache_hits,
+        compiled=count.compiled,
+        cache_dir=None if _jax.CACHE_DIR is None else str(_jax.CACHE_DIR),
+        complete=complete,
+    )

@@ -1,0 +1,162 @@
+"""Training chapter 4's attention layer (``kernelviz.models.attention``) by masked training.
+
+``fit_attention`` = ``layer_start`` (the arguments checked, the data in token units, the start) and
+``train_layer`` (one compiled ``kernelviz.models.training.run`` of Adam on the hold-out objective of the
+layer, ``attention.layer_output``). A start (``STARTS``) puts Gaussian heads around the leave-one-out optimum
+ℓ*, at the blog post's spread, or draws random maps; U_h starts at 1/H. Heads, d_qk and d_v are padded with
+masks, so every setting of the controls runs one program per data size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from kernelviz.data import post
+from kernelviz.models import training
+from kernelviz.models.attention import (
+    D_QK_MAX,
+    D_V_MAX,
+    FEATURES,
+    TOKEN,
+    AttentionFit,
+    Y,
+    gaussian_attention_params,
+    layer_output,
+    token_frame,
+    tokens,
+)
+from kernelviz.models.heads import initial_lengthscales
+from kernelviz.models.loo import loo_lengthscale
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.shapes import check_int, check_positive
+
+__all__ = ["STARTS", "LayerStart", "fit_attention", "layer_start", "start_lengthscales", "train_layer"]
+
+STARTS = ("gaussian", "post", "random")
+START_NOISE = 0.02  # entries of a Gaussian start get N(0, START_NOISE²) seeded noise
+PARAM_LIMIT = 1e6  # a weight beyond this (scores ~1e12) counts as diverged
+
+
+def _masks(heads: int, d_qk: int, d_v: int = 1) -> tuple[np.ndarray, ...]:
+    """0/1 masks of the real heads, query/key dimensions and value dimensions among the padded ones."""
+    return tuple((np.arange(m) < k) * 1.0 for m, k in ((HEADS_MAX, heads), (D_QK_MAX, d_qk), (D_V_MAX, d_v)))
+
+
+def _masks(heads: int, d_qk: int, d_v: int = 1) -> tuple[np.ndarray, ...]:
+    """0/1 masks of the real heads, query/key dimensions and value dimensions among the padded ones."""
+    return tuple((np.arange(m) < k) * 1.0 for m, k in ((HEADS_MAX, heads), (D_QK_MAX, d_qk), (D_V_MAX, d_v)))
+
+
+def start_lengthscales(start: str, heads: int, x: object, y: object) -> np.ndarray:
+    """The ℓ_h a start puts its Gaussian heads at (none for "random"). "gaussian": ℓ_h = ℓ* · 2^{(h − c)/2},
+    h = 0 … H − 1, c = ⌊(H − 1)/2⌋, around the exact leave-one-out optimum ℓ* of (x, y) (0.71, 1, 1.41, 2 × ℓ*
+    for four heads); "post": the blog post's ℓ_post = linspace(0.1, 3, H), scaled by span/6 (chapter 3's)."""
+    if start not in STARTS:
+        raise ValueError(f"start must be one of {STARTS}, not {start!r}")
+    if start != "gaussian":
+        return np.zeros(0) if start == "random" else initial_lengthscales(heads, x, multihead=True)
+    return loo_lengthscale(x, y) * 2.0 ** ((np.arange(heads) - (heads - 1) // 2) / 2.0)
+
+
+def _initial_params(ells: np.ndarray, scale: float, seed: int,
+                    masks: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The padded start (W_q, W_k, W_v, U), 0 on padded heads and dimensions, U_h = (1/H, 0, …): Gaussian
+    heads at ``ells`` (``gaussian_attention_params`` in two query/key dimensions times (d_qk/2)^{1/4}, for the
+    score's 1/√d_qk; d_qk = 1 keeps the x x′ one), W_v^h = e_y, plus N(0, ``START_NOISE``²) on every active
+    entry; or, no ``ells``, W_q, W_k, W_v entries N(0, 1)."""
+    head_mask, dim_mask, v_mask = masks
+    heads, d_qk, rng = int(head_mask.sum()), int(dim_mask.sum()), np.random.default_rng(int(seed) % 2**32)
+    qk = np.broadcast_to(head_mask[:, None, None] * dim_mask, (HEADS_MAX, FEATURES, D_QK_MAX))
+    vv = np.broadcast_to(head_mask[:, None, None] * v_mask, (HEADS_MAX, TOKEN, D_V_MAX))
+    active = (qk, qk, vv, head_mask[:, None] * v_mask)
+    noise = [rng.standard_normal(a.shape) * a for a in active]
+    u = np.outer(head_mask / heads, np.eye(D_V_MAX)[0])
+    if ells.size == 0:
+        return (*noise[:3], u)
+    (w_q, w_k), w_v = np.zeros((2, HEADS_MAX, FEATURES, D_QK_MAX)), np.zeros((HEADS_MAX, TOKEN, D_V_MAX))
+    cols, factor = min(2, d_qk), (d_qk / 2.0) ** 0.25
+    for h, ell in enumerate(ells):
+        g = gaussian_attention_params(ell, scale)
+        w_q[h, :, :cols], w_k[h, :, :cols] = factor * g.w_q[:, :cols], factor * g.w_k[:, :cols]
+    w_v[:heads, Y, 0] = 1.0
+    return tuple((b + START_NOISE * z) * a for b, z, a in zip((w_q, w_k, w_v, u), noise, active, strict=True))
+
+
+class LayerStart(NamedTuple):
+    """A training run of the layer, set up (``layer_start``): ``args``, the arguments of the compiled run
+    (the points in token units, padded, with their mask; what trains; the start; the schedule), and the
+    ``settings`` its ``AttentionFit`` reports (heads, d_qk, d_v, the frame, the note on the data, …)."""
+
+    args: tuple
+    settings: dict
+
+
+def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
+                learning_rate: float = 0.05, seed: int = 0, *, d_v: int = 1, start: str = "gaussian",
+                decay: bool = True) -> LayerStart:
+    """``fit_attention``'s arguments checked and its run set up: the data prepared (``training.prepare``),
+    the start (``start_lengthscales``, ``_initial_params``) and what trains (the real heads and widths)."""
+    xs, ys = training.check_data(x, y)
+    h, d = check_int("heads", heads, 1, HEADS_MAX), check_int("d_qk", d_qk, 1, D_QK_MAX)
+    dv, st = check_int("d_v", d_v, 1, D_V_MAX), check_int("steps", steps, 1, training.STEPS_MAX)
+    ho = check_int("holdout", holdout, *training.holdout_range(xs.shape[0]))
+    lr = check_positive("the learning rate", learning_rate)
+    p = training.prepare(xs, ys, int(seed))
+    ells = start_lengthscales(start, h, p.x[: p.n], p.y[: p.n])
+    (center, scale), masks = token_frame(p.x[: p.n]), _masks(h, d, dv)
+    head_mask, dim_mask, v_mask = masks
+    qk = head_mask[:, None, None] * dim_mask[None, None, :]
+    trainable = (qk, qk, head_mask[:, None, None] * v_mask, head_mask[:, None] * v_mask)
+    xt = (p.x - center) / scale
+    args = (xt, tokens(xt, p.y), p.y, p.mask, trainable, float(d), _initial_params(ells, scale, seed, masks),
+            ho, st, lr, float(bool(decay)), post.prng_key(seed))
+    return LayerStart(args, {"heads": h, "d_qk": d, "d_v": dv, "center": center, "scale": scale,
+                             "y_scale": p.scale, "note": p.note, "steps": st, "holdout": ho,
+                             "learning_rate": lr, "seed": int(seed), "start": start, "ells": ells})
+
+
+@partial(lean_jit, static_argnums=0)
+def _train(model, x, toks, y, mask, trainable, d_qk, params0, holdout, steps, learning_rate, decay, key):
+    """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training of ``model``, its step at step t
+    learning_rate · (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data
+    size."""
+    objective = training.holdout_objective(lambda p, xq, available: model(p, xq, x, toks, available, d_qk),
+                                           x, y, mask, holdout, key)
+    return training.run(objective, params0, trainable, optimizer="adam", steps=steps, limit=PARAM_LIMIT,
+                        learning_rate=lambda t: learning_rate * (1 - decay * (1 - jnp.cos(
+                            jnp.pi * jnp.minimum(t, steps) / steps)) / 2), record=lambda p: jnp.zeros(0))
+
+
+def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
+    """The layer ``model`` (``layer_output``'s signature) trained from ``run`` (``layer_start``), in one
+    compiled call, as an ``AttentionFit`` in the data's units."""
+    out, s = _train(model, *run.args), run.settings
+    (w_q, w_k, w_v, u), done = (np.asarray(a) for a in out.params), int(out.steps_run)
+    h, d, dv = s["heads"], s["d_qk"], s["d_v"]
+    message = [training.diverged_message(done, s["steps"], s["learning_rate"])] if bool(out.diverged) else []
+    return AttentionFit(
+        w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),
+        mixing=np.array(u[:h, :dv]), center=s["center"], scale=s["scale"], y_scale=s["y_scale"],
+        losses=np.array(np.asarray(out.losses)[:done]) * s["y_scale"] ** 2, diverged=bool(out.diverged),
+        message=" ".join(message + ([s["note"]] if s["note"] else [])), steps_run=done, holdout=s["holdout"],
+        learning_rate=s["learning_rate"], seed=s["seed"], start=s["start"], start_lengthscales=s["ells"],
+    )
+
+
+def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
+                  learning_rate: float = 0.05, seed: int = 0, *, d_v: int = 1, start: str = "gaussian",
+                  decay: bool = True) -> AttentionFit:
+    """Masked training of an H-head attention layer on (x, y), in one compiled call: each step holds out
+    ``holdout`` random points (1 … n − 2), masks them out as keys and predicts them from the rest
+    (``layer_output``); Adam on W_q, W_k, W_v and U, its step ``learning_rate`` · (1 + cos(π t/steps))/2
+    (constant with ``decay=False``), from ``start`` (``start_lengthscales``, noise from ``seed``). Data
+    above ``TRAIN_MAX_POINTS`` points use a random subsample."""
+    return train_layer(layer_output, layer_start(x, y, heads, d_qk, holdout, steps, learning_rate, seed,
+                                                 d_v=d_v, start=start, decay=decay))

@@ -1,0 +1,348 @@
+"""Kernel regression that learns its lengthscales: the blog post's GaussianKernel and
+MultiheadGaussianKernel, trained by masked training.
+
+The model is H Nadaraya–Watson heads (``kernelviz.models.smoothing``) mixed by u_h,
+
+    f̂(x) = Σ_h u_h m_h(x),     m_h(x) = Σ_i softmax_i(log K((x − x_i)/ℓ_h)) y_i,
+
+trained by ``kernelviz.models.training.run`` (Adam on log ℓ_h and u_h). As in the post:
+
+* one head (``multihead=False``, the post's GaussianKernel) trains ℓ alone from ℓ_post = 1; u = 1 is not a
+  parameter;
+* ``multihead=True`` (the post's MultiheadGaussianKernel, any H ≥ 1) trains log ℓ_h and u_h from
+  ℓ_post = linspace(0.1, 3, H) and u_h = 1/H; the u_h are free (negative, or not summing to 1).
+
+Lengthscale convention: K(u) = exp(−u²/2), u = (x − x′)/ℓ; the post writes exp(−((x − x′)/ℓ_post)²), so
+ℓ_post = √2 ℓ. The post's data span 6 units (x ∈ [−3, 3]); on other data the starting lengthscales are
+scaled by span/6, so the start is the same fraction of the data (exactly the post's on its data).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from kernelviz.core import pooling
+from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
+from kernelviz.data import post
+from kernelviz.models import training
+from kernelviz.models.loo import loo_bounds
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.shapes import check_int, check_positive, pad, vector
+
+__all__ = [
+    "SEEDS_MAX",
+    "FitResult",
+    "fit",
+    "fit_seeds",
+    "initial_lengthscales",
+]
+
+SEEDS_MAX = 8  # fit_seeds trains up to this many seeds in one compiled call
+OUTSIDE = -1e4  # log-kernel of an out-of-support key inside training: finite, far below any real score
+LOG_ELL_LIMIT = 700.0  # |log ℓ| beyond this over/underflows exp: the run counts as diverged
+SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a useful gradient
+SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
+POST_SINK = math.log(1e-16)  # the blog post's ks / (sum(ks) + 1e-16): a key of kernel value 1e-16, value 0
+ARITHMETIC = ("kernelviz", "post")
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A trained (multi-head) kernel smoother and the record of its training.
+
+    ``lengthscales`` ℓ_h and ``mixing`` u_h have shape (heads,) in the Gaussian convention K = exp(−u²/2)
+    (√2 ℓ is the blog post's). ``losses[t]`` is the loss at step t (before its update), ``trajectory[t]``
+    the lengthscales after t updates (row 0 the start). A diverged run stops at its last finite parameters:
+    ``losses`` and ``trajectory`` are then truncated to the ``steps_run`` completed steps, so they never
+    hold NaN. ``method`` is "adam", "search" (kernels with a zero gradient in ℓ: the losses are those of the
+    hold-out sets scored) or "sgd" (d2l's parametric pooling, whose losses are d2l's per-epoch Σ ½ error²);
+    ``message`` is a sentence for the page, "" when there is nothing to say.
+    """
+
+    lengthscales: np.ndarray
+    mixing: np.ndarray
+    losses: np.ndarray
+    trajectory: np.ndarray
+    method: str
+    diverged: bool
+    message: str
+    steps_run: int
+    kernel: str
+    holdout: int
+    learning_rate: float
+    seed: int
+
+    @property
+    def heads(self) -> int:
+        return int(self.lengthscales.shape[0])
+
+
+def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | None = None) -> np.ndarray:
+    """The blog post's starting lengthscales in this package's convention (ℓ = ℓ_post/√2).
+
+    GaussianKernel (``multihead`` False): ℓ_post = 1. MultiheadGaussianKernel: ℓ_post = linspace(0.1, 3, H).
+    ``multihead=None`` means H ≥ 2. With data ``x`` they are scaled by span(x)/6, the post's data span.
+    """
+    h = check_int("heads", heads, 1, HEADS_MAX)
+    many = h > 1 if multihead is None else bool(multihead)
+    if not many and h != 1:
+        raise ValueError("the single-kernel model has one head; ask multihead=True for several")
+    post = np.linspace(0.1, 3.0, h) if many else np.array([1.0])
+    scale = 1.0 if x is None else float(np.ptp(vector("x", x))) / 6.0
+    return post / math.sqrt(2.0) * (scale if scale > 0 else 1.0)
+
+
+def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Callable:
+    """The model, f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, as ``predict(params, x_rows,
+    available)`` with params = (log ℓ_h, u_h) (x standardised): kernel scores per head, pooled.
+
+    "kernelviz" pools the heads in float32 with the gradient written out (``pooling.pooled_heads``); "post"
+    computes as the blog post does, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
+    with ``sink = log 1e-16``), so that a held-out point whose every kernel value underflows predicts 0.
+    """
+    xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
+
+    def scores(xq, log_ell):  # one head's scores (rows, n) in float32
+        return kernel_scores(xq.astype(jnp.float32), xk, jnp.exp(log_ell), kernel, OUTSIDE)
+
+    def kernel_heads(params, xq, available):
+        log_ell, u = params
+        theta = jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32).astype(jnp.float32)
+        values = yk[:, None] * u.astype(jnp.float32)[None, :]  # head h pools u_h y_i
+        return pooling.pooled_heads(lambda t: scores(xq, t), theta, available, values)
+
+    def post_heads(params, xq, available):
+        log_ell, u = params
+        weights = pooling.over_heads(
+            lambda le: pooling.masked_softmax(scores(xq, le), available, sink=POST_SINK), log_ell)
+        return u @ (weights @ yk)
+
+    return {"kernelviz": kernel_heads, "post": post_heads}[arithmetic]
+
+
+LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
+
+
+@partial(lean_jit, static_argnames=("arithmetic",))
+def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, keys, n_seeds,
+              arithmetic="kernelviz"):
+    """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
+
+    ``arithmetic`` is ``predictor``'s: "post" trains in float32 as the blog post does, its learning rate
+    too."""
+    dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
+
+    def one(key):
+        objective = training.holdout_objective(predictor(x, y, kernel, arithmetic), x, y, mask, holdout, key)
+        return training.run(objective, params0, trainable, optimizer="adam",
+                            learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
+                            record=lambda p: jnp.exp(p[0]))
+
+    return training.each_seed(one, keys, n_seeds)
+
+
+@lean_jit
+def _search_run(x, y, mask, candidates, kernel, holdout, sets, keys, n_seeds):
+    """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
+
+    def one(key):
+        objective = training.holdout_objective(predictor(x, y, kernel), x, y, mask, holdout, key,
+                                               with_grad=False, chunks=(1, 0))
+        return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
+
+    return training.each_seed(one, keys, n_seeds)
+
+
+def search_sets(steps: int, holdout: int) -> int:
+    """Hold-out sets the search scores: the first min(steps, ⌈SEARCH_ROWS/holdout⌉) of the run's sets
+    (1,000 sets of 1 point, 200 of 10, 27 of 75: about ``SEARCH_ROWS`` predictions per lengthscale)."""
+    return max(1, min(int(steps), -(-SEARCH_ROWS // int(holdout))))
+
+
+def _search_message(label: str, heads: int, sets: int) -> str:
+    text = (
+        f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was chosen "
+        f"by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random hold-out sets "
+        "(loss averaged)."
+    )
+    if heads > 1:
+        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
+    return text
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a training run is asked for (``fit``'s arguments): ``arithmetic`` "kernelviz" or "post" (the blog
+    post's float32 and + 1e-16, ``_predictor``); ``experiment`` which of the post's experiments' keys the run
+    takes (``kernelviz.data.post.EXPERIMENTS``; None: the one it repeats, ``post.experiment_of``)."""
+
+    heads: int = 1
+    kernel: str = "gaussian"
+    holdout: int = 1
+    steps: int = 1000
+    learning_rate: float = 0.2
+    multihead: bool | None = None
+    arithmetic: str = "kernelviz"
+    experiment: int | None = None
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A checked training request: the prepared data, the start and what trains."""
+
+    prep: training.Prepared
+    heads: int
+    holdout: int
+    steps: int
+    learning_rate: float
+    params0: tuple[np.ndarray, np.ndarray]
+    trainable: tuple[np.ndarray, np.ndarray]
+    experiment: int
+
+
+def _setup(x, y, req: Request, seed: int) -> _Run:
+    xs, ys = training.check_data(x, y)
+    h = check_int("heads", req.heads, 1, HEADS_MAX)
+    many = h > 1 if req.multihead is None else bool(req.multihead)
+    st = check_int("steps", req.steps, 1, training.STEPS_MAX)
+    ho = check_int("holdout", req.holdout, *training.holdout_range(xs.shape[0]))
+    lr = check_positive("the learning rate", req.learning_rate)
+    if req.arithmetic not in ARITHMETIC:
+        raise ValueError(f"arithmetic must be one of {ARITHMETIC}, not {req.arithmetic!r}")
+    prep = training.prepare(xs, ys, int(seed))
+    slots = head_slots(h)
+    active = (np.arange(slots) < h).astype(np.float64)
+    ell0 = initial_lengthscales(h, prep.x[: prep.n], many) / prep.span  # standardised units
+    params0 = (np.log(pad(ell0, slots, 1.0)), active / h if many else active)
+    trainable = (active, active if many else np.zeros(slots))
+    if req.arithmetic == "post":  # the post's parameters and optimizer state are float32
+        params0, trainable = ((a.astype(np.float32) for a in t) for t in (params0, trainable))
+        params0, trainable = tuple(params0), tuple(trainable)
+    experiment = post.experiment_of(many, h, ho, prep.n) if req.experiment is None else int(req.experiment)
+    return _Run(prep, h, ho, st, lr, params0, trainable, experiment)
+
+
+def head_slots(heads: int) -> int:
+    """Head slots a compiled training program carries: 1 for one head (an eighth of the work of eight
+    masked slots, for the common case of chapter 2 and the seed spread), else ``HEADS_MAX``."""
+    return 1 if heads == 1 else HEADS_MAX
+
+
+def _run_keys(seeds: list[int], experiment: int) -> np.ndarray:
+    """The key each seed's run starts from: experiment ``experiment`` of ``PRNGKey(seed)``, (SEEDS_MAX, 2)."""
+    keys = [post.experiment_key(s, experiment) for s in seeds]
+    return np.stack(keys + [keys[0]] * (SEEDS_MAX - len(keys)))
+
+
+def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str) -> FitResult:
+    run = int(out.steps_run)
+    sentences = [s for s in (extra, r.prep.note) if s]
+    if bool(out.diverged):
+        sentences.insert(0, training.diverged_message(run, r.steps, r.learning_rate))
+    log_ell, u = (np.asarray(p, np.float64) for p in out.params)
+    return FitResult(
+        lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
+        mixing=np.array(u[: r.heads]),
+        losses=np.array(out.losses[:run]) * r.prep.scale**2,
+        trajectory=np.array(out.trajectory[: run + 1, : r.heads], np.float64) * r.prep.span,
+        method=method,
+        diverged=bool(out.diverged),
+        message=" ".join(sentences),
+        steps_run=run,
+        kernel=kernel,
+        holdout=r.holdout,
+        learning_rate=r.learning_rate,
+        seed=seed,
+    )
+
+
+def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
+    seeds = [int(s) for s in seeds]
+    k = get_kernel(req.kernel)
+    r = _setup(x, y, req, seeds[0])
+    p = r.prep
+    keys = _run_keys(seeds, r.experiment)
+    if k.differentiable:
+        out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
+                        r.learning_rate, keys, len(seeds), req.arithmetic)
+        method, extra = "adam", ""
+    else:
+        sets = search_sets(r.steps, r.holdout)
+        lo, hi = loo_bounds(p.x[: p.n])
+        grid = np.log(np.geomspace(lo, hi, SEARCH_GRID) / p.span)
+        ladder = r.params0[0] - r.params0[0][0]
+        mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
+        candidates = (grid[:, None] + ladder[None, :], mixing)
+        out = _search_run(p.xt, p.y, p.mask, candidates, kernel_index(k.name), r.holdout, sets, keys,
+                          len(seeds))
+        method, extra = "search", _search_message(k.label, r.heads, sets)
+    out = jax.tree.map(np.asarray, out)
+    return [
+        _result(jax.tree.map(lambda a, i=i: a[i], out), r, method, k.name, s, extra)
+        for i, s in enumerate(seeds)
+    ]
+
+
+def fit(
+    x: object,
+    y: object,
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+    seed: int = 2024,
+    *,
+    multihead: bool | None = None,
+    arithmetic: str = "kernelviz",
+    experiment: int | None = None,
+) -> FitResult:
+    """Masked training of H-head kernel regression f̂(x) = Σ_h u_h m_h(x) (see the module docstring).
+
+    Each of ``steps`` steps holds out ``holdout`` random points (1 … n − 2) and predicts them from the rest;
+    Adam (``learning_rate``) moves log ℓ_h (and u_h for the multi-head model) down the hold-out squared
+    error. Kernels whose gradient in ℓ is zero almost everywhere (the boxcar) are fitted by a search over ℓ
+    on the same hold-out sets instead (``method="search"``). One compiled call.
+
+    The hold-out sets are the blog post's: ``PRNGKey(seed)`` split as the post splits it, the run taking the
+    key of the post's experiment it repeats (``kernelviz.data.post``), so that seed 2024 on the post's sample
+    repeats the post's runs. ``arithmetic="post"`` computes as the post does (float32, K_i/(Σ_j K_j + 1e-16)).
+    """
+    req = Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic, experiment)
+    return train(x, y, [seed], req)[0]
+
+
+def fit_seeds(
+    x: object,
+    y: object,
+    seeds: Sequence[int],
+    heads: int = 1,
+    kernel: str = "gaussian",
+    holdout: int = 1,
+    steps: int = 1000,
+    learning_rate: float = 0.2,
+    *,
+    multihead: bool | None = None,
+    arithmetic: str = "kernelviz",
+    experiment: int | None = None,
+) -> list[FitResult]:
+    """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled call; one FitResult per seed.
+
+    The seeds run one after another inside the program ``fit`` uses (``fit(seed=s)`` gives the same
+    result). With more than ``TRAIN_MAX_POINTS`` points every seed trains on the first seed's subsample.
+    """
+    seed_list = [int(s) for s in seeds]
+    if not 1 <= len(seed_list) <= SEEDS_MAX:
+        raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
+    return train(x, y, seed_list, Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic,
+                                          experiment))

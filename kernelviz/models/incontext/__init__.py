@@ -1,0 +1,321 @@
+"""In context: chapter 4's attention layer pretrained on many small regression prompts.
+
+A prompt is n points (x_i, y_i) of a random task f and query points x (``kernelviz.data.tasks``). The layer is
+chapter 4's dot-product score on the features φ(x) = (1, x, x²) (``attention.dot_scores``), pooling the
+values y_i, head h times a learned output weight u_h:
+
+    s_h(x, x′) = φ(x) A_h φ(x′)ᵀ,   A_h = W_q^h W_k^hᵀ/√d_qk,
+    softmax:  f̂(x) = Σ_h u_h Σ_i softmax_i(s_h(x, x_i)) y_i           (``pooling.summed_heads``)
+    linear:   f̂(x) = Σ_h u_h Σ_i (s_h(x, x_i)/n) y_i                   (no normalisation)
+
+Pretraining (``pretrain``) runs Adam, its step cosine-decayed, on a fresh batch of ``BATCH`` prompts at
+every step (step t's key folds t into the run's key: no prompt is seen twice), the loss the mean squared
+error of f̂ against the true f on the query points. The score is a quadratic form in x′, s_h = c0 + c1 x′ +
+c2 x′², so the softmax weights are exactly a Gaussian window in x′: its width ℓ = (−2 c2)^{−1/2} is a
+lengthscale comparable to Nadaraya–Watson's (``learned_window``), and −(x − x′)²/2ℓ² is reachable exactly.
+Pretrained on a family of tasks, the softmax layer becomes Nadaraya–Watson with the window that family
+needs: narrower for rough tasks, wider for smooth tasks or noisy labels. The linear layer's weights
+s_h/n are a quadratic in x′, not normalised: no narrow window around x can form.
+
+One compiled program serves every control: heads are padded to ``HEADS_MAX`` and run one at a time in
+loops with a traced trip count (f̂ is a sum of heads, so is its gradient), context points are padded to
+``tasks.N_MAX`` and a traced branch index (``lax.switch``) picks the bucket of 32 or 64 points and the
+layer kind: a step computes what its setting needs, and no setting recompiles.
+Readouts (windows, reference smoothers, errors on fresh tasks) are in
+``kernelviz.models.incontext.evaluation``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from kernelviz.core import pooling
+from kernelviz.data import tasks
+from kernelviz.models import training
+from kernelviz.models.attention import dot_scores, gaussian_attention_params
+from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
+from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, vector
+
+__all__ = [
+    "BATCH",
+    "D_QK",
+    "KINDS",
+    "LEARNING_RATE",
+    "STEPS",
+    "ICLParams",
+    "InContextPrediction",
+    "Pretrained",
+    "head_scores",
+    "in_context_predict",
+    "layer_output",
+    "linear_weights",
+    "pretrain",
+]
+
+KINDS = ("softmax", "linear")
+D_QK = 2  # rank of each head's score matrix A_h: enough for −(x − x′)²/2ℓ²
+BATCH = 64  # prompts per pretraining step
+POINT_BUCKETS = (32, tasks.N_MAX)  # a step draws the smallest bucket holding the n context points
+INIT_LENGTHSCALE = 1.0  # heads start as Gaussian windows this wide on [−1, 1] (spread by √2 per head)
+INIT_NOISE = 0.02  # plus N(0, INIT_NOISE²) on every active entry
+PARAM_LIMIT = 1e6
+# 1500 steps × 64 prompts: within 1.015x of the best fixed window's error (2000, the most training.run takes:
+# 1.008x, at 4/3 the time; 1200: 1.03x), leaving a margin to the 1.5 s budget on a shared machine.
+STEPS = 1500
+LEARNING_RATE = 0.4  # the score entries must grow from ~1 to ~15 (1/ℓ² ≈ 200 for ℓ ≈ 0.07)
+
+
+class ICLParams(NamedTuple):
+    """The layer's parameters, padded to ``HEADS_MAX`` heads: W_q, W_k (H, 3, D_QK) and u (H,)."""
+
+    w_q: Array
+    w_k: Array
+    u: Array
+
+
+def head_scores(maps: tuple[Array, Array], queries: Array, keys: Array) -> Array:
+    """One head's s(x, x′) = φ(x) W_q W_kᵀ φ(x′)ᵀ/√D_QK (``attention.dot_scores``): (q, n)."""
+    return dot_scores(maps[0], maps[1], queries, keys, D_QK)
+
+
+def linear_weights(scores: Array, available: Array, n: Array) -> Array:
+    """Linear attention's weights w_i = s_i/n on the ``available`` keys, 0 elsewhere: no softmax, so the rows
+    need not sum to 1 nor stay positive, and no weight can single out the keys near x."""
+    return jnp.where(available, scores, 0.0) / n
+
+
+def layer_output(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, available: Array) -> Array:
+    """f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i at ``queries`` from the context (x, y) (``available`` keys): w_h the
+    softmax of s_h (``kind`` 0, ``pooling.summed_heads``) or s_h/n (``kind`` 1, ``linear_weights``).
+    ``kind`` is static."""
+    maps = (params.w_q, params.w_k)
+    if kind == 0:
+        return pooling.summed_heads(head_scores, maps, queries, x, available, y[:, None] * params.u[None, :])
+    s = pooling.over_heads(head_scores, maps, queries, x)
+    w = linear_weights(s, available, jnp.sum(available))
+    return jnp.einsum("hqn,n,h->q", w, y, params.u).astype(y.dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Pretraining
+# ---------------------------------------------------------------------------------------------------------
+
+
+def _head_outputs(kind: int, head: ICLParams, prompts: tasks.Prompts, available: Array) -> Array:
+    """One head's term u_h Σ_i w_hi(x_q) y_i of f̂ at every prompt's queries (B, Q) (``layer_output`` of
+    that head alone; ``head`` holds its W_q, W_k (3, D_QK) and u_h ())."""
+    one = ICLParams(head.w_q[None], head.w_k[None], head.u[None])
+    f = jax.vmap(lambda x, y, xq: layer_output(one, kind, xq, x, y, available))(*prompts[:3])
+    return f.astype(prompts.fq.dtype)
+
+
+def _loss_branch(kind: int):
+    """(params, prompts, available, heads) ↦ (L, ∂L/∂params) of the first ``heads`` heads (traced) of a
+    ``kind`` layer, L = mean over prompts and queries of (f̂(x_q) − f(x_q))², the other heads' gradient 0.
+
+    f̂ = Σ_h f_h is a sum of heads, so the heads run one at a time in ``fori_loop``s with a traced trip
+    count: f̂ first, then ∂L/∂θ_h = ∂f_h/∂θ_hᵀ g with g = ∂L/∂f̂ = 2(f̂ − f)/(B Q), one ``jax.vjp`` per head.
+    A step costs what its heads need, and one small program serves 1 … ``HEADS_MAX`` heads."""
+
+    def branch(params: ICLParams, prompts: tasks.Prompts, available: Array, heads: Array
+               ) -> tuple[Array, ICLParams]:
+        def head(h: Array) -> ICLParams:
+            return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, h, keepdims=False), params)
+
+        f = jax.lax.fori_loop(0, heads, lambda h, acc: acc + _head_outputs(kind, head(h), prompts, available),
+                              jnp.zeros_like(prompts.fq))
+        err = f - prompts.fq
+        g = 2.0 * err / err.size
+
+        def add_grad(h: Array, grads: ICLParams) -> ICLParams:
+            _, vjp = jax.vjp(lambda p: _head_outputs(kind, p, prompts, available), head(h))
+            return jax.tree.map(lambda a, d: a.at[h].set(d), grads, vjp(g)[0])
+
+        grads = jax.lax.fori_loop(0, heads, add_grad, jax.tree.map(jnp.zeros_like, params))
+        return jnp.mean(jnp.square(err)).astype(params.u.dtype), grads
+
+    return branch
+
+
+_LOSSES = tuple(_loss_branch(k) for k in range(len(KINDS)))
+
+
+def _step_branch(points: int):
+    """One step's loss and gradient on ``BATCH`` fresh prompts of ``points`` slots (the first n real),
+    made from the step's uniforms (``tasks.prompts_from_uniforms``: the first columns of a draw sized for
+    ``tasks.N_MAX`` points, so the random bits are drawn in one place of the program)."""
+
+    def branch(params, u, task, sizes, kind):
+        u = u[:, : tasks.uniform_count(points)]
+        prompts = tasks.prompts_from_uniforms(u, task[0].astype(jnp.int32), task[1], task[2], points)
+        return jax.lax.switch(kind, _LOSSES, params, prompts, jnp.arange(points) < sizes[0], sizes[1])
+
+    return branch
+
+
+_STEPS = tuple(_step_branch(m) for m in POINT_BUCKETS)
+
+
+@lean_jit
+def _pretrain(params0: ICLParams, trainable: ICLParams, key: Array, task: Array, sizes: Array,
+              branches: Array, steps: Array, learning_rate: Array) -> training.Trained:
+    """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: task = (family,
+    r, σ), sizes = (n, heads), branches = (point bucket, kind), all traced: one program for all."""
+
+    def objective(params: ICLParams, step: Array) -> tuple[Array, ICLParams]:
+        u = jax.random.uniform(jax.random.fold_in(key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
+                               tasks.DTYPE)
+        return jax.lax.switch(branches[0], _STEPS, params, u, task, sizes, branches[1])
+
+    def schedule(t: Array) -> Array:
+        return learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, steps) / steps)) / 2
+
+    return training.run(objective, params0, trainable, optimizer="adam", learning_rate=schedule, steps=steps,
+                        limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0))
+
+
+def initial_params(heads: int, seed: int) -> ICLParams:
+    """The padded start: head h a Gaussian window of ℓ_h = ``INIT_LENGTHSCALE`` · 2^{(h − c)/2} (c = ⌊(H −
+    1)/2⌋, ``attention.gaussian_attention_params``: nearly flat on [−1, 1]) plus N(0, ``INIT_NOISE``²) on
+    each entry, u_h = 1/H; padded heads 0."""
+    rng = np.random.default_rng(int(seed) % 2**32)
+    w = np.zeros((2, HEADS_MAX, 3, D_QK))
+    for h in range(heads):
+        g = gaussian_attention_params(INIT_LENGTHSCALE * 2.0 ** ((h - (heads - 1) // 2) / 2.0))
+        w[:, h] = g.w_q, g.w_k
+    w[:, :heads] += INIT_NOISE * rng.standard_normal(w[:, :heads].shape)
+    return ICLParams(w[0], w[1], pad(np.full(heads, 1.0 / heads), HEADS_MAX))
+
+
+@dataclass(frozen=True)
+class Pretrained:
+    """A pretrained layer: ``w_q``, ``w_k`` (heads, 3, D_QK), ``mixing`` u (heads,), its ``kind``, the task
+    family and controls it was pretrained on, and the run: ``losses`` (steps_run,) of the query MSE."""
+
+    w_q: np.ndarray
+    w_k: np.ndarray
+    mixing: np.ndarray
+    kind: str
+    family: str
+    roughness: float
+    noise: float
+    n: int
+    steps: int
+    learning_rate: float
+    seed: int
+    losses: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    steps_run: int = 0
+    diverged: bool = False
+
+    @property
+    def heads(self) -> int:
+        return int(self.w_q.shape[0])
+
+    @property
+    def params(self) -> ICLParams:
+        """The parameters padded to ``HEADS_MAX`` heads (zeros), as the compiled functions take them."""
+        w = np.zeros((2, HEADS_MAX, 3, D_QK))
+        w[:, : self.heads] = self.w_q, self.w_k
+        return ICLParams(w[0], w[1], pad(self.mixing, HEADS_MAX))
+
+    @property
+    def score_matrices(self) -> np.ndarray:
+        """A_h = W_q^h W_k^hᵀ/√D_QK (heads, 3, 3): s_h(x, x′) = φ(x) A_h φ(x′)ᵀ."""
+        return self.w_q @ np.swapaxes(self.w_k, -1, -2) / np.sqrt(D_QK)
+
+
+def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: int, steps: int,
+                  learning_rate: float, kind: str, seed: int) -> tuple:
+    """The checked controls as ``_pretrain``'s arguments (a ValueError names a control out of range)."""
+    fam, r, s, m = tasks.check_task(family, roughness, noise, n)
+    h = check_int("heads", heads, 1, HEADS_MAX)
+    st = check_int("steps", steps, 1, training.STEPS_MAX)
+    lr = check_positive("the learning rate", learning_rate)
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    nb = next(i for i, b in enumerate(POINT_BUCKETS) if m <= b)
+    p0 = initial_params(h, seed)
+    trainable = ICLParams(*(np.broadcast_to((np.arange(HEADS_MAX) < h).reshape(-1, *(1,) * (a.ndim - 1)),
+                                            a.shape) * 1.0 for a in p0))
+    branches = np.array([nb, KINDS.index(kind)], np.int32)
+    return (p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]), np.array([m, h], np.int32),
+            branches, np.int32(st), lr)
+
+
+def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32, heads: int = 1,
+             steps: int = STEPS, learning_rate: float = LEARNING_RATE, kind: str = "softmax",
+             seed: int = 0) -> Pretrained:
+    """Pretrain an H-head ``kind`` layer (``layer_output``) on prompts of ``family`` at roughness r and
+    label noise σ, n context points each, in one compiled call: ``steps`` Adam steps (≤ ``STEPS_MAX``),
+    step size ``learning_rate`` · (1 + cos(π t/steps))/2, each on ``BATCH`` fresh prompts, minimising
+    L = mean (f̂(x_q) − f(x_q))² over their query points."""
+    args = pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed)
+    out = _pretrain(*args)
+    (w_q, w_k, u), done, h = (np.asarray(a) for a in out.params), int(out.steps_run), int(heads)
+    return Pretrained(
+        w_q=np.array(w_q[:h]), w_k=np.array(w_k[:h]), mixing=np.array(u[:h]),
+        kind=kind, family=family, roughness=float(roughness), noise=float(noise), n=int(n), steps=int(steps),
+        learning_rate=float(learning_rate), seed=int(seed), losses=np.array(np.asarray(out.losses)[:done]),
+        steps_run=done, diverged=bool(out.diverged),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Prediction on one prompt
+# ---------------------------------------------------------------------------------------------------------
+
+
+class InContextPrediction(NamedTuple):
+    """The layer on one prompt: f̂ ``mean`` and band variance ``var`` (q,), so f̂ ± 2√var; the heads'
+    ``head_means`` (H, q) and attention ``weights`` (H, q, n) for a heatmap."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    head_means: np.ndarray
+    weights: np.ndarray
+
+
+def _linear_pool(scores: Array, values: Array, available: Array) -> pooling.Pooled:
+    """Linear attention's head: m = Σ_i (s_i/n) y_i; its spread the variance of y under |w|/Σ|w|."""
+    w = linear_weights(scores, available, jnp.sum(available))
+    a = jnp.abs(w)
+    _, var = pooling.moments(a / jnp.maximum(jnp.sum(a, axis=-1, keepdims=True), 1e-300), values)
+    return pooling.Pooled(w @ values, var, w)
+
+
+def _predict(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, available: Array) -> tuple:
+    """f̂, its band s² (``pooling.mix`` of the heads' moments, p_h ∝ |u_h|), head means and weights. The
+    softmax layer is ``pooling.multihead``; the linear one pools with ``linear_weights``."""
+    if kind == 0:
+        return pooling.multihead(head_scores, (params.w_q, params.w_k), queries, x, y, available, params.u,
+                                 block=HEADS_QUERY_BLOCK, with_weights=True)
+    heads = pooling.over_heads(lambda m: _linear_pool(head_scores(m, queries, x), y, available),
+                               (params.w_q, params.w_k))
+    mean, var = pooling.mix(heads.mean, heads.var, params.u)
+    return mean, var, heads.mean, heads.var, heads.weights
+
+
+_predict_jit = jax.jit(_predict, static_argnames=("kind",))
+
+
+def in_context_predict(fit: Pretrained, x: object, y: object, queries: object) -> InContextPrediction:
+    """The pretrained layer at ``queries`` with the prompt's context (x, y) as keys and values: the mean
+    f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, the band s²(x) = Σ_h p_h Σ_i w_hi (y_i − f̂)² (p_h = |u_h|/Σ|u|, as
+    ``pooling.mix``), the heads' means and the weights (H, q, n)."""
+    q, xs, ys = vector("queries", queries), vector("x", x), vector("y", y)
+    if xs.shape != ys.shape or xs.shape[0] == 0:
+        raise ValueError("x and y must be non-empty and of the same length")
+    nq, n = q.shape[0], xs.shape[0]
+    qp, kp = bucket(nq), bucket(n)
+    mean, var, hm, _, w = _predict_jit(fit.params, KINDS.index(fit.kind), pad(q, qp), pad(xs, kp, xs[0]),
+                                       pad(ys, kp), np.arange(kp) < n)
+    h = fit.heads
+    return InContextPrediction(np.asarray(mean)[:nq], np.asarray(var)[:nq], np.asarray(hm)[:h, :nq],
+                               np.array(np.asarray(w)[:h, :nq, :n]))

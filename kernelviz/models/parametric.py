@@ -1,0 +1,180 @@
+"""d2l's parametric attention pooling, trained as d2l trains it (and as its Kotlin/DJL port does).
+
+    f(x) = Σ_i softmax_i(−((x − x_i) w)²/2) y_i,        w = 1/ℓ learnable,
+
+d2l (the PyTorch/MXNet chapter) trains it by SGD (learning rate 0.5, 5 epochs, w from U(0, 1)) on the
+full-batch loss Σ_i ½(y_i − f_{−i}(x_i))²: each training input is predicted from the key–value pairs of
+all the other examples. The Kotlin/DJL port starts from w = 1 and takes SGD steps at learning rate 3 on
+batches of 10 points in order (no shuffling), 10 epochs, with DJL's L2Loss (the mean over the batch of
+½ error²), and each query's own pair is among its keys (``include_self=True``). The loop is
+``kernelviz.models.training.run``, the same as masked training's; whether a point sees itself and the batch
+size are traced arguments, so both procedures run one compiled program per data size.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from kernelviz.core import pooling
+from kernelviz.core.kernels import Kernel, get_kernel, kernel_index, kernel_scores
+from kernelviz.models import training
+from kernelviz.models.heads import OUTSIDE, FitResult
+from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, paired, vector
+
+__all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
+
+W_LIMIT = 1e300  # |w| beyond this counts as diverged
+
+
+def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array,
+                    kernel: jax.Array, include_self: jax.Array, batch_size: jax.Array) -> jax.Array:
+    """The loss of training step ``step``: Σ_{i ∈ B} c ½(y_i − f(x_i))² over the step's batch B.
+
+    f(x_i) pools the values of the other real points (``include_self`` false, d2l) or of all of them
+    (true, the Kotlin port). ``batch_size`` 0 means the full batch with c = 1 (d2l's summed loss); a
+    batch size b takes the points b·s … b·s + b − 1 (s = step mod the number of batches, points in their
+    given order) with c = 1/|B| (DJL's L2Loss, the batch mean). Every row of the pairwise scores is
+    computed (at most a few hundred points), so one program serves every batch size.
+    """
+    size = x.shape[0]
+    index = jnp.arange(size)
+    n = jnp.sum(mask)
+    batched = batch_size > 0
+    width = jnp.maximum(batch_size, 1)
+    batch = step % jnp.where(batched, (n + width - 1) // width, 1)
+    rows = mask & jnp.where(batched, index // width == batch, True)
+    scale = jnp.where(batched, 1.0 / jnp.maximum(jnp.sum(rows), 1), 1.0)
+    available = mask[None, :] & (include_self | (index[:, None] != index[None, :]))
+    scores = kernel_scores(x, x, 1.0 / w, kernel, OUTSIDE)  # w = 1/ℓ
+    mean = pooling.pool(scores, y, available).mean
+    return scale * jnp.sum(jnp.where(rows, 0.5 * jnp.square(mean - y), 0.0))
+
+
+def _inverse(w):
+    return jnp.reshape(1.0 / jnp.maximum(jnp.abs(w), 1e-300), (1,))
+
+
+@partial(jax.jit, static_argnames=("optimizer",))
+def _parametric_run(x, y, mask, w0, kernel, steps, learning_rate, include_self, batch_size, optimizer):
+    value_and_grad = jax.value_and_grad(parametric_loss)
+
+    def objective(w, step):
+        return value_and_grad(w, step, x, y, mask, kernel, include_self, batch_size)
+
+    return training.run(objective, w0, 1.0, optimizer=optimizer, learning_rate=learning_rate, steps=steps,
+                        limit=W_LIMIT, record=_inverse)
+
+
+def _message(diverged: bool, run: int, steps: int, learning_rate: float, k: Kernel, note: str) -> str:
+    """What the page says about a run: divergence, a kernel without a gradient, a subsample."""
+    sentences = [training.diverged_message(run, steps, learning_rate, "w")] if diverged else []
+    if not k.differentiable:
+        sentences.append(f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is "
+                         "zero), so w stays where it starts.")
+    return " ".join(sentences + ([note] if note else []))
+
+
+def batch_count(n: int, batch_size: int | None) -> int:
+    """Batches in one epoch of n points: 1 for the full batch (None), else ⌈n/batch_size⌉ (the last may be
+    smaller: DJL keeps it)."""
+    return 1 if batch_size is None else -(-int(n) // int(batch_size))
+
+
+def _start(w0: float | None, seed: int) -> float:
+    start = float(np.random.default_rng(int(seed)).uniform()) if w0 is None else float(w0)
+    if not (math.isfinite(start) and start != 0):
+        raise ValueError(f"w0 must be a finite non-zero number, not {w0!r}")
+    return start
+
+
+def fit_parametric(
+    x: object,
+    y: object,
+    kernel: str = "gaussian",
+    steps: int = 5,
+    learning_rate: float = 0.5,
+    w0: float | None = None,
+    seed: int = 0,
+    optimizer: str = "sgd",
+    *,
+    include_self: bool = False,
+    batch_size: int | None = None,
+) -> FitResult:
+    """d2l's parametric attention pooling f(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i, trained as d2l does.
+
+    w plays 1/ℓ (ℓ = 1/|w|). It starts at ``w0``, or like d2l's ``torch.rand`` at a uniform draw from
+    [0, 1) (``seed``), and takes ``steps`` steps of SGD (or ``optimizer="adam"``) on ``parametric_loss``.
+    By default (d2l) each step is an epoch on the full batch, loss Σ_i ½(y_i − f_{−i}(x_i))², every training
+    input predicted from the key–value pairs of all the others. ``batch_size`` b makes each step one batch
+    of b points in order (⌈n/b⌉ steps an epoch), loss the batch mean of ½ error², and ``include_self``
+    puts each point's own pair among its keys: with w0=1, learning_rate=3, batch_size=10, 10 epochs
+    (steps=50) and include_self=True this is the Kotlin/DJL port. ``losses`` are each step's loss before
+    its update. Data above ``TRAIN_MAX_POINTS`` points use a random subsample. One compiled call.
+    """
+    k = get_kernel(kernel)
+    xs, ys = training.check_data(x, y)
+    st = check_int("steps", steps, 1, training.STEPS_MAX)
+    lr = check_positive("the learning rate", learning_rate)
+    if optimizer not in training.OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(training.OPTIMIZERS)}, not {optimizer!r}")
+    p = training.prepare(xs, ys, int(seed))
+    batch = 0 if batch_size is None else check_int("batch_size", batch_size, 1, p.n)
+    out = jax.tree.map(np.asarray, _parametric_run(p.x, p.y * p.scale, p.mask, _start(w0, seed),
+                                                    kernel_index(k.name), st, lr, bool(include_self), batch,
+                                                    optimizer))
+    run = int(out.steps_run)
+    return FitResult(
+        lengthscales=np.array([1.0 / max(abs(float(out.params)), 1e-300)]),
+        mixing=np.array([1.0]),
+        losses=np.array(out.losses[:run]),
+        trajectory=np.array(out.trajectory[: run + 1]).reshape(-1, 1),
+        method=optimizer,
+        diverged=bool(out.diverged),
+        message=_message(bool(out.diverged), run, st, lr, k, p.note),
+        steps_run=run,
+        kernel=k.name,
+        holdout=0 if include_self else 1,
+        learning_rate=lr,
+        seed=int(seed),
+    )
+
+
+def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: object,
+                      kernel: str = "gaussian", batch_size: int | None = None) -> np.ndarray:
+    """The Kotlin/DJL port's validation loss at each w of ``ws``: the pooling over all training pairs,
+
+        f_w(x) = Σ_i softmax_i(log K((x − x_i) w)) y_i,     e_j(w) = ½(y_val,j − f_w(x_val,j))²,
+
+    scored like DJL's ``EasyTrain.fit`` scores its validation set after an epoch: L2Loss (the batch mean of
+    e_j) on batches of ``batch_size`` validation points in order, averaged over the batches (the last may
+    be smaller: DJL keeps it); ``batch_size`` None is one batch, the mean of all e_j. The port's set is
+    x_val = arange(0, 5, 0.1), y_val = f(x_val) without noise, batches of 10. A validation point with no
+    training input inside a compact kernel's window has no prediction: its loss is NaN.
+    """
+    xs, ys = training.check_data(x, y)
+    xv, yv = paired(x_val, y_val, 1, "the validation set needs at least one point")
+    w = vector("ws", ws)
+    k = get_kernel(kernel)
+    nw, nv, n = w.shape[0], xv.shape[0], xs.shape[0]
+    sizes = bucket(nw), bucket(nv), bucket(n)
+    e = np.asarray(_validation_errors(pad(w, sizes[0], 1.0), pad(xv, sizes[1], xv[0]), pad(yv, sizes[1]),
+                                      pad(xs, sizes[2], xs[0]), pad(ys, sizes[2]), np.arange(sizes[2]) < n,
+                                      kernel_index(k.name)))[:nw, :nv]
+    size = nv if batch_size is None else check_int("batch_size", batch_size, 1, nv)
+    starts = range(0, nv, size)
+    return np.mean([e[:, b : b + size].mean(axis=1) for b in starts], axis=0)
+
+
+@jax.jit
+def _validation_errors(ws, xv, yv, xs, ys, mask, kernel):
+    """e_j(w) = ½(y_val,j − f_w(x_val,j))² for every w (rows) and validation point (columns), padded."""
+
+    def errors(wk: jax.Array) -> jax.Array:
+        return 0.5 * jnp.square(pooling.pool(kernel_scores(xv, xs, 1.0 / wk, kernel), ys, mask).mean - yv)
+
+    return jax.lax.map(errors, ws)  # one w at a time: temporaries (validation × training), not × w

@@ -1,0 +1,334 @@
+"""One training loop for every model of kernelviz: masked (hold-out) training with optax.
+
+A model is a predictor of held-out rows from the remaining keys, ``predict(params, x_rows, available)``.
+One step of masked training (the blog post's) holds out ``holdout`` random points, predicts them from
+the others and moves the parameters down the hold-out squared error
+
+    L = (1/k) Σ_{j held out} (y_j − f̂_{−held}(x_j))²,
+
+with an optax optimizer (Adam for the post's models, SGD for d2l's). ``run`` is that loop, shared by the
+multi-head kernel regression (``kernelviz.models.heads``), dot-product attention
+(``kernelviz.models.attention``) and d2l's parametric pooling, whose objective is the full leave-one-out loss
+(``kernelviz.models.loo.loo_loss``) instead of a random hold-out. Which parameters train is an argument (a
+0/1 mask per parameter).
+
+How it stays live:
+
+* one ``jax.jit`` call per fit; the steps run in a ``lax.while_loop`` with a *traced* step count, writing
+  into fixed buffers of ``STEPS_MAX`` losses and trajectory rows, and stopping at the first non-finite
+  step (divergence) with the last finite parameters;
+* hold-out sets are masks over the padded data (``holdout_split``, ``jax.random``), and the held-out rows
+  run in chunks (``chunked_sum``) whose counts are traced loop bounds: one program serves every hold-out
+  size, and hold-out 1 computes 4 rows of the kernel matrix, not n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jax import Array
+
+from kernelviz.data import post
+from kernelviz.runtime.shapes import bucket, pad, paired
+
+__all__ = [
+    "STEPS_MAX",
+    "TRAIN_MAX_POINTS",
+    "Prepared",
+    "Trained",
+    "check_data",
+    "chunked_sum",
+    "diverged_message",
+    "each_seed",
+    "holdout_bucket",
+    "holdout_chunks",
+    "holdout_objective",
+    "holdout_range",
+    "holdout_split",
+    "prepare",
+    "run",
+    "search",
+]
+
+STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
+# Above this many points training uses a random subsample of this size: the smallest padded size, so
+# training on any data set runs the programs the warm-up compiled, and a slider move stays live.
+TRAIN_MAX_POINTS = 256
+HOLDOUT_BLOCK = 64  # a training step runs ⌊holdout/64⌋ chunks of 64 held-out rows,
+HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4,
+HOLDOUT_SMALL_MAX = 10  # or, when that is more than 10 chunks, one more chunk of 64 (cheaper then)
+OPTIMIZERS = {"adam": optax.adam, "sgd": optax.sgd}
+
+
+def holdout_range(n: int) -> tuple[int, int]:
+    """The hold-out sizes allowed for n points: 1 … n − 2 (at least two points must remain to predict from).
+
+    For more than ``TRAIN_MAX_POINTS`` points training uses a subsample, so n is that size then.
+    """
+    m = min(int(n), TRAIN_MAX_POINTS)
+    return 1, max(1, m - 2)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Training data, padded to a bucket: ``x`` as given, ``xt`` = (x − center)/span (so ℓ̃ = ℓ/span inside
+    the compiled loop), ``y`` divided by ``scale`` = max |y|, ``mask`` the n real points; ``note`` says when
+    a subsample was drawn."""
+
+    x: np.ndarray
+    xt: np.ndarray
+    y: np.ndarray
+    mask: np.ndarray
+    n: int
+    scale: float
+    span: float
+    note: str
+
+
+def prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> Prepared:
+    """Subsample (above ``TRAIN_MAX_POINTS``), pad, scale y and standardise x for a training run."""
+    note = ""
+    if xs.shape[0] > TRAIN_MAX_POINTS:
+        pick = np.sort(np.random.default_rng(seed).choice(xs.shape[0], TRAIN_MAX_POINTS, replace=False))
+        note = f"Trained on a random subsample of {TRAIN_MAX_POINTS} of the {xs.shape[0]} points."
+        xs, ys = xs[pick], ys[pick]
+    n, size = xs.shape[0], bucket(xs.shape[0])
+    top = float(np.max(np.abs(ys)))
+    scale = top if top > 0 else 1.0
+    xp = pad(xs, size, xs[0])  # padded keys sit at a real x: no huge distance, and they are masked anyway
+    center, span = 0.5 * (float(np.max(xs)) + float(np.min(xs))), float(np.ptp(xs))
+    mask = np.arange(size) < n
+    return Prepared(xp, (xp - center) / span, pad(ys / scale, size), mask, n, scale, span, note)
+
+
+def check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
+    """x and y as finite float arrays of one length, at least 3 points and 2 distinct x, or a ValueError."""
+    xs, ys = paired(x, y, 3, "training needs at least three points (one to hold out, two to predict from)")
+    if float(np.ptp(xs)) <= 0:
+        raise ValueError("training needs at least two distinct x values")
+    return xs, ys
+
+
+def diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
+    """The sentence a page shows when ``run`` stopped at a non-finite step."""
+    return (
+        f"Training diverged at step {step + 1} of {steps} (the learning rate {learning_rate:g} is too high "
+        f"for this loss); the fit stops at the last finite {what}, after {step} steps."
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hold-out sets and their loss
+# ---------------------------------------------------------------------------------------------------------
+
+
+def holdout_split(key: Array, mask: Array, holdout: Array) -> tuple[Array, Array]:
+    """One step's random hold-out set, drawn as the blog post draws it: (an order of the slots with the
+    held-out points first, the keys left available).
+
+    The post holds out ``random.permutation(key, arange(n))[:holdout]``: ``arange(n)`` sorted (stably) by
+    32-bit random keys (``kernelviz.data.post.permutation_keys``, exact for any n ≤ ``mask``'s size, n the
+    real points, which come first). Here each slot's 64-bit sort key is its random key above its index, and
+    padded slots sort last; one sort of plain integers gives the post's permutation, and the points whose
+    key is above the ``holdout``-th are the ones left available.
+
+    Hold-out 1 (the sources' setting) needs no sort: the held-out slot is the argmin of the keys
+    (``lax.cond`` on ``holdout == 1``), the slot the sort would put first. Every entry of that order is the
+    held-out slot: the rows after the first, which carry weight 0 in the loss, repeat it.
+    """
+    size = mask.shape[0]
+    index_bits = max(1, (size - 1).bit_length())
+    u64 = jnp.uint64
+    bits = post.permutation_keys(key, jnp.sum(mask), size).astype(u64)
+    index = jnp.arange(size, dtype=u64)
+    keys = jnp.where(mask, bits << u64(index_bits), u64(1) << u64(63)) | index
+
+    def by_sort(keys: Array) -> tuple[Array, Array]:
+        ordered = jnp.sort(keys)
+        return (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32), ordered[holdout - 1]
+
+    def smallest(keys: Array) -> tuple[Array, Array]:
+        first = jnp.argmin(keys)
+        return jnp.full(size, first, jnp.int32), keys[first]
+
+    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys)
+    return order, mask & (keys > last)
+
+
+def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Array, zero: object,
+                rows: int = HOLDOUT_ROWS, big: int = HOLDOUT_BLOCK) -> object:
+    """Σ_c fn(idx_c, w_c) over chunks of held-out rows: idx_c consecutive entries of ``order``,
+    w_c = 1/holdout on held-out rows and 0 on the padded rest.
+
+    ⌊holdout/big⌋ chunks of ``big`` rows, then ⌈(holdout mod big)/rows⌉ chunks of ``rows`` (or one more big
+    chunk when that would be more than ``HOLDOUT_SMALL_MAX`` small ones): ``fori_loop``s with traced trip
+    counts, so one program serves every hold-out size at a cost that grows with it (``big=0``: only chunks
+    of ``rows``). ``fn`` returns a pytree (a loss and its gradient), summed leaf by leaf.
+    """
+    inv = 1.0 / holdout
+    padded = jnp.concatenate([order, jnp.zeros(max(rows, big), order.dtype)])
+
+    def chunks(first, count, size, acc):
+        offsets = jnp.arange(size)
+
+        def body(c, acc):
+            start = first + c * size
+            idx = jax.lax.dynamic_slice(padded, (start,), (size,))
+            return jax.tree.map(jnp.add, acc, fn(idx, jnp.where(start + offsets < holdout, inv, 0.0)))
+
+        return jax.lax.fori_loop(0, count, body, acc)
+
+    if not big:
+        return chunks(0, (holdout + rows - 1) // rows, rows, zero)
+    small = (holdout % big + rows - 1) // rows
+    extra = small > HOLDOUT_SMALL_MAX
+    n_big = holdout // big + extra.astype(holdout.dtype)
+    return chunks(n_big * big, jnp.where(extra, 0, small), rows, chunks(0, n_big, big, zero))
+
+
+Predict = Callable[[object, Array, Array], Array]
+
+
+def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
+                      with_grad: bool = True, chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
+                      ) -> Callable[[object, Array], object]:
+    """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
+    (L alone with ``with_grad=False``).
+
+    ``key`` (uint32[2]) is the run's key, split once per step as the post's ``train`` splits it
+    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``holdout_split``).
+
+    ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
+    gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
+    nothing is differentiated through a loop (``benchmarks/reference_training.py`` predicts every padded
+    row at once instead, the plain form ``benchmarks/bench_training.py`` times against the chunks).
+    """
+
+    def rows_loss(params, idx, row_weight, available):
+        return jnp.sum(row_weight * jnp.square(predict(params, x[idx], available) - y[idx]))
+
+    loss = jax.value_and_grad(rows_loss) if with_grad else rows_loss
+
+    keys = post.step_keys(key, STEPS_MAX)
+
+    def objective(params, step):
+        order, available = holdout_split(keys[step], mask, holdout)
+        zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params)) if with_grad else jnp.zeros(())
+        return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, holdout, zero, *chunks)
+
+    return objective
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The loop
+# ---------------------------------------------------------------------------------------------------------
+
+
+class Trained(NamedTuple):
+    """What ``run`` returns: final ``params``, ``losses`` (STEPS_MAX,), ``trajectory`` (STEPS_MAX + 1, T)
+    of ``record(params)`` after each step (row 0 the start), ``steps_run`` and ``diverged``."""
+
+    params: object
+    losses: Array
+    trajectory: Array
+    steps_run: Array
+    diverged: Array
+
+
+def _finite(tree: object, limit: float) -> Array:
+    ok = jnp.asarray(True)
+    for leaf in jax.tree.leaves(tree):
+        ok = ok & jnp.all(jnp.isfinite(leaf)) & jnp.all(jnp.abs(leaf) < limit)
+    return ok
+
+
+def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object, *,
+        optimizer: str, learning_rate: Array, steps: Array, limit: float,
+        record: Callable[[object], Array]) -> Trained:
+    """``steps`` optimizer steps on ``objective(params, step) -> (loss, grads)``, in one while loop.
+
+    Gradients are multiplied by ``trainable`` (a 0/1 pytree shaped like ``params0``), so frozen and padded
+    parameters never move. A step whose loss, gradient or new parameters are not finite, or whose
+    parameters leave (−``limit``, ``limit``), is not taken: the loop stops there (``diverged``) with the
+    last finite parameters. ``losses[t]`` is step t's loss before its update. Call inside ``jax.jit``.
+    """
+    opt = OPTIMIZERS[optimizer](learning_rate)
+    state0 = opt.init(params0)
+    traj0 = jnp.zeros((STEPS_MAX + 1, *record(params0).shape)).at[0].set(record(params0))
+
+    def body(c):
+        i, _, params, state, losses, traj = c
+        loss, grads = objective(params, i)
+        grads = jax.tree.map(jnp.multiply, grads, trainable)
+        updates, new_state = opt.update(grads, state, params)
+        new = optax.apply_updates(params, updates)
+        good = jnp.isfinite(loss) & _finite(grads, jnp.inf) & _finite(new, limit)
+        params, state = jax.tree.map(lambda a, b: jnp.where(good, a, b), (new, new_state), (params, state))
+        losses = losses.at[i].set(jnp.where(good, loss, 0.0))
+        traj = traj.at[i + 1].set(jnp.where(good, record(params), 0.0))
+        return i + good.astype(i.dtype), good, params, state, losses, traj
+
+    init = (jnp.asarray(0, jnp.int32), jnp.asarray(True), params0, state0, jnp.zeros(STEPS_MAX), traj0)
+    i, ok, params, _, losses, traj = jax.lax.while_loop(lambda c: (c[0] < steps) & c[1], body, init)
+    return Trained(params, losses, traj, i, ~ok)
+
+
+def search(objective: Callable[[object, Array], Array], candidates: object, sets: Array,
+           record: Callable[[object], Array]) -> Trained:
+    """The candidate with the least loss summed over the hold-out sets of steps 0 … ``sets`` − 1.
+
+    For models whose loss has no useful gradient (the boxcar kernel's is flat almost everywhere): every
+    candidate (a pytree with a leading candidate axis) is scored on the same hold-out sets Adam's steps
+    would draw. ``losses[t]`` is set t's loss of the best candidate so far, ``trajectory[t + 1]`` that
+    candidate's ``record``. Call inside ``jax.jit``.
+    """
+    first = jax.tree.map(lambda a: a[0], candidates)
+
+    def body(i, c):
+        total, losses, traj = c
+        per = jax.vmap(lambda p: objective(p, i))(candidates)
+        total = total + per
+        k = jnp.argmin(total)
+        best = jax.tree.map(lambda a: a[k], candidates)
+        return total, losses.at[i].set(per[k]), traj.at[i + 1].set(record(best))
+
+    size = jax.tree.leaves(candidates)[0].shape[0]
+    traj0 = jnp.zeros((STEPS_MAX + 1, *record(first).shape)).at[0].set(record(first))
+    total, losses, traj = jax.lax.fori_loop(0, sets, body, (jnp.zeros(size), jnp.zeros(STEPS_MAX), traj0))
+    best = jax.tree.map(lambda a: a[jnp.argmin(total)], candidates)
+    return Trained(best, losses, traj, jnp.asarray(sets, jnp.int32), jnp.asarray(False))
+
+
+def each_seed(fn: Callable[[Array], object], seeds: Array, n_seeds: Array) -> object:
+    """``fn(seed)`` for the first ``n_seeds`` of ``seeds``, one after another inside the program, stacked on
+    a leading (len(seeds),) axis (rows past ``n_seeds`` stay 0): one program for one seed or several."""
+    shapes = jax.eval_shape(fn, seeds[0])
+    bufs0 = jax.tree.map(lambda s: jnp.zeros((seeds.shape[0], *s.shape), s.dtype), shapes)
+
+    def body(k, bufs):
+        return jax.tree.map(lambda b, o: b.at[k].set(o), bufs, fn(seeds[k]))
+
+    return jax.lax.fori_loop(0, n_seeds, body, bufs0)
+
+
+def holdout_chunks(holdout: int) -> tuple[int, int]:
+    """Chunks one training step runs for a hold-out of k points: (chunks of ``HOLDOUT_BLOCK`` = 64 rows,
+    chunks of ``HOLDOUT_ROWS`` = 4 rows) = (⌊k/64⌋, ⌈(k mod 64)/4⌉), or (⌊k/64⌋ + 1, 0) when the second
+    count exceeds ``HOLDOUT_SMALL_MAX``."""
+    k = int(holdout)
+    small = -(-(k % HOLDOUT_BLOCK) // HOLDOUT_ROWS)
+    if small > HOLDOUT_SMALL_MAX:
+        return k // HOLDOUT_BLOCK + 1, 0
+    return k // HOLDOUT_BLOCK, small
+
+
+def holdout_bucket(holdout: int) -> int:
+    """Kernel rows one training step computes for a hold-out of this size (``holdout_chunks``)."""
+    big, small = holdout_chunks(holdout)
+    return big * HOLDOUT_BLOCK + small * HOLDOUT_ROWS
