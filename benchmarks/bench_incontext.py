@@ -33,8 +33,8 @@ from itertools import pairwise
 import jax
 import numpy as np
 
-import kernelviz as kv
 from benchmarks._measure import rss_bytes
+from kernelviz.app.warmup import count_compilations
 from kernelviz.models import attention
 from kernelviz.models import incontext as ic
 from kernelviz.models.attention import training as attention_training
@@ -70,7 +70,7 @@ def compile_cost() -> None:
     args = ic.pretrain_args("sine", 3.0, 0.1, 32, 1, ic.STEPS, ic.LEARNING_RATE, "softmax", 0)
     _compile("chapter 5's pretrain  ", lambda: ic._pretrain.lower(*args))
     jax.config.update("jax_enable_compilation_cache", True)
-    with kv.count_compilations() as count:
+    with count_compilations() as count:
         t = time.perf_counter()
         ic.pretrain()
         first = time.perf_counter() - t
@@ -95,7 +95,7 @@ def recompiles() -> None:
     controls = [dict(family="gp", roughness=6.0, noise=0.5, n=50, heads=3, steps=300, kind="softmax"),
                 dict(family="sine", roughness=9.0, noise=0.0, n=12, heads=8, steps=200, kind="linear"),
                 dict(family="sine", roughness=1.0, noise=1.0, n=64, heads=2, steps=1, learning_rate=0.1)]
-    with kv.count_compilations() as count:
+    with count_compilations() as count:
         for c in controls:
             ic.pretrain(**c)  # type: ignore[arg-type]
     print(f"recompiles across {len(controls)} other control settings: {count.requests} programs compiled or "

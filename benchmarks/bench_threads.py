@@ -2,7 +2,7 @@
 
 Runs the same calls in two fresh processes, one with ``KERNELVIZ_XLA_THREADS=1`` (the default: JAX's CPU
 client gets a one-thread intra-op pool, ``kernelviz/runtime/jax_setup.py``) and one with
-``KERNELVIZ_XLA_THREADS=all`` (XLA's default: a thread per core), each after ``kv.warmup()``, and prints the
+``KERNELVIZ_XLA_THREADS=all`` (XLA's default: a thread per core), each after ``the warm-up``, and prints the
 median time of each call in both and their ratio. The calls are what the pages run on a slider move, plus one
 large streaming prediction where splitting the work over the cores might pay.
 
@@ -54,9 +54,10 @@ def calls() -> dict:
 
 def child(repeat: int) -> None:
     """Times every call (one untimed call first) and prints name → median seconds as JSON."""
-    import kernelviz as kv
+    from kernelviz.app.warmup import warmup
+    from kernelviz.runtime import jax_setup
 
-    kv.warmup()
+    warmup()
     out = {}
     for name, call in calls().items():
         call(-1)
@@ -66,7 +67,7 @@ def child(repeat: int) -> None:
             call(i)
             times.append(time.perf_counter() - t)
         out[name] = statistics.median(times)
-    out["XLA compute threads"] = kv._jax.ONE_COMPUTE_THREAD
+    out["XLA compute threads"] = jax_setup.ONE_COMPUTE_THREAD
     print(json.dumps(out))
 
 
@@ -84,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="timed calls of each")
     args = parser.parse_args()
-    print(f"{os.cpu_count()} cores; median of {args.repeat} calls after kv.warmup()", flush=True)
+    print(f"{os.cpu_count()} cores; median of {args.repeat} calls after the warm-up", flush=True)
     one, every = run("1", args.repeat), run("all", args.repeat)
     if not one.pop("XLA compute threads") or every.pop("XLA compute threads"):
         print("(the one-thread client was not made: no CPU affinity here, or a single core)")

@@ -8,8 +8,8 @@ The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
 step (value_and_grad of the hold-out MSE of the 8-head Gaussian smoother + an optax Adam update). Both run
 in float64 (kernelviz enables it). Printed: median wall time of several runs after compilation, the ratio,
-compile counts (jax.monitoring backend-compile events), kv.warmup() time with this process's persistent
-cache, and with ``--cold-warmup`` also kv.warmup() in a fresh process on an empty cache directory (every
+compile counts (jax.monitoring backend-compile events), warmup() time with this process's persistent
+cache, and with ``--cold-warmup`` also warmup() in a fresh process on an empty cache directory (every
 program compiled by XLA). The machine's load average is printed with each figure: on a shared machine
 the timings move with it.
 """
@@ -33,8 +33,12 @@ from jax import random
 import kernelviz as kv
 from benchmarks.reference_attention import fit_plain
 from benchmarks.reference_training import reference_fit
+from kernelviz.app import defaults
+from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
 from kernelviz.models import training
+from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
 
 HEADS = 8
 
@@ -101,20 +105,20 @@ def load() -> str:
 COLD = """
 import time, kernelviz as kv
 t0 = time.perf_counter()
-r = kv.warmup()
+r = warmup()
 print(f"{time.perf_counter() - t0:.1f} {r.programs} {r.compiled} {r.cache_hits}")
 """
 
 
 def cold_warmup() -> str:
-    """kv.warmup() (default sizes) in a fresh interpreter whose persistent cache directory is empty."""
+    """warmup() (default sizes) in a fresh interpreter whose persistent cache directory is empty."""
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "KERNELVIZ_JAX_CACHE": cache}
         before = load()
         cmd = [sys.executable, "-c", COLD]
         run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
         seconds, programs, compiled, hits = run.stdout.split()
-        return (f"kv.warmup() on an empty cache (fresh process): {seconds} s, {programs} programs "
+        return (f"warmup() on an empty cache (fresh process): {seconds} s, {programs} programs "
                 f"({compiled} compiled by XLA, {hits} from the cache); {before} before, {load()} after")
 
 
@@ -126,18 +130,18 @@ def against_the_post(x: np.ndarray, y: np.ndarray, X: jax.Array, Y: jax.Array,
     print(f"{'hold-out':>8} {'rows':>5} {'kv.fit':>10} {'per step':>10} {'loop':>10} {'per step':>10} "
           f"{'ratio':>7} {'compiles fit/loop':>18}  load average")
     for holdout in (1, 10, 75):
-        with kv.count_compilations() as c_fit:
+        with count_compilations() as c_fit:
             kv.fit(x, y, heads=HEADS, holdout=holdout, steps=args.steps, seed=0)
         t_fit = median_time(
             lambda h=holdout: kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=1), args.repeats
         )
-        with kv.count_compilations() as c_loop:
+        with count_compilations() as c_loop:
             baseline_train(X, Y, holdout, 3, random.PRNGKey(0))
         loop_repeats = max(1, min(args.repeats, 3))
         t_loop = median_time(
             lambda h=holdout: baseline_train(X, Y, h, args.steps, random.PRNGKey(1)), loop_repeats
         )
-        print(f"{holdout:>8} {kv.holdout_bucket(holdout):>5} {t_fit * 1e3:>8.1f}ms "
+        print(f"{holdout:>8} {holdout_bucket(holdout):>5} {t_fit * 1e3:>8.1f}ms "
               f"{t_fit / args.steps * 1e6:>8.1f}us {t_loop * 1e3:>8.1f}ms "
               f"{t_loop / args.steps * 1e6:>8.1f}us {t_loop / t_fit:>6.1f}x "
               f"{c_fit.requests:>9}/{c_loop.requests}  {load()}")
@@ -168,7 +172,7 @@ def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
     """Hold-out 1's split, argmin of the keys, against hold-out 2's, their sort: ``args.steps`` splits of 256
     slots in one compiled loop (the post's keys, ``post.step_keys``), each way, same run; then kv.fit on the
     post's data with one head and with 8 at hold-out 1 for scale."""
-    mask = np.arange(kv.TRAIN_MAX_POINTS) < kv.TRAIN_MAX_POINTS
+    mask = np.arange(TRAIN_MAX_POINTS) < TRAIN_MAX_POINTS
 
     @jax.jit
     def splits(key, holdout):
@@ -201,7 +205,7 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
     """kv.fit_attention at chapter 4's defaults (scores φ A_h φ′ᵀ, scalar values, float32 pooling with its
     gradient by hand: ``pooling.summed_heads``) against the plain float64 layer differentiated by JAX
     (``reference_attention.fit_plain``, same start, same loop), same run."""
-    a = kv.defaults.ATTENTION
+    a = defaults.ATTENTION
     print(f"\nkv.fit_attention ({a.heads} heads, d_qk {a.d_qk}, {args.steps:,} steps) against the plain "
           "float64 reference (benchmarks/reference_attention.py):")
     print(f"{'hold-out':>8} {'kernelviz':>10} {'plain float64 autodiff':>24}  final loss kernelviz / plain")
@@ -219,17 +223,17 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
 
 def after_warmup(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Compilations in a sweep after the warm-up, and the seed spread."""
-    with kv.count_compilations() as c_after:
+    with count_compilations() as c_after:
         for holdout in (1, 10, 75):
             kv.fit(x, y, heads=3, holdout=holdout, steps=17, seed=5, learning_rate=0.05, kernel="laplace")
     print(f"\nafter warm-up, a sweep of hold-out/heads/kernel/steps/seed/learning rate: "
           f"{c_after.requests} compilations")
-    fits = kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps)
+    fits = kv.fit_seeds(x, y, seeds=range(SEEDS_MAX), heads=1, holdout=10, steps=args.steps)
     t_seeds = median_time(
-        lambda: kv.fit_seeds(x, y, seeds=range(kv.SEEDS_MAX), heads=1, holdout=10, steps=args.steps),
+        lambda: kv.fit_seeds(x, y, seeds=range(SEEDS_MAX), heads=1, holdout=10, steps=args.steps),
         max(1, min(args.repeats, 3)),
     )
-    print(f"fit_seeds ({kv.SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms ({load()}); "
+    print(f"fit_seeds ({SEEDS_MAX} seeds, 1 head, hold-out 10): {t_seeds * 1e3:.0f} ms ({load()}); "
           "lengthscales "
           + ", ".join(f"{f.lengthscales[0]:.3f}" for f in fits)
           + f"; leave-one-out optimum {kv.loo_lengthscale(x, y):.3f}")
@@ -240,7 +244,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--cold-warmup", action="store_true", help="also time kv.warmup() on an empty cache")
+    parser.add_argument("--cold-warmup", action="store_true", help="also time warmup() on an empty cache")
     args = parser.parse_args()
 
     ds = kv.blog_data()
@@ -253,8 +257,8 @@ def main() -> None:
     if args.cold_warmup:
         print(cold_warmup())
     t0 = time.perf_counter()
-    report = kv.warmup()
-    print(f"kv.warmup() {report.n_points}: {time.perf_counter() - t0:.1f} s, {report.programs} programs "
+    report = warmup()
+    print(f"warmup() {report.n_points}: {time.perf_counter() - t0:.1f} s, {report.programs} programs "
           f"({report.compiled} compiled by XLA, {report.cache_hits} loaded from the persistent cache); "
           f"{load()}")
 

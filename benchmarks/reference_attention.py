@@ -12,9 +12,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jax import Array
 
-import kernelviz as kv
 from kernelviz.core import pooling
-from kernelviz.models.attention import features
+from kernelviz.models.attention import AttentionFit, features
 from kernelviz.models.attention.training import layer_start, train_layer
 
 
@@ -29,6 +28,6 @@ def plain_layer_output(params: tuple[Array, ...], queries: Array, keys: Array, t
     return jnp.einsum("hrf,hfv,hv->r", pooled, w_v, u)
 
 
-def fit_plain(x: object, y: object, **settings: object) -> kv.AttentionFit:
+def fit_plain(x: object, y: object, **settings: object) -> AttentionFit:
     """``kv.fit_attention(x, y, **settings)`` with the plain float64 layer."""
     return train_layer(plain_layer_output, layer_start(x, y, **settings))

@@ -1,124 +1,60 @@
-"""kernelviz: attention grown out of kernel regression, as an interactive dashboard.
+"""kernelviz: attention grown out of kernel regression.
 
-The public API used by the pages, the tests and the benchmarks::
+What a notebook needs, one chapter at a time (every function takes NumPy arrays or lists and returns NumPy
+arrays in named records; float64 inside each call, whatever the caller's JAX settings)::
 
     import kernelviz as kv
-    s = kv.nadaraya_watson(queries, keys, values, lengthscale, kernel="gaussian", with_weights=True)
-    kv.loo_lengthscale(x, y, kernel="gaussian")
+    data = kv.blog_data()                                    # the blog post's 150 points
+    s = kv.nadaraya_watson(data.grid(256), data.x, data.y, 0.3, with_weights=True)
+    s.mean, s.std, s.weights                                 # f̂(x*), s(x*) and w_i(x*)
+
+Data
+    ``Dataset`` (x, y, the truth where known), ``DATASETS`` (the built-in names), ``make_dataset(name)``,
+    ``blog_data()`` and ``d2l_data()`` (the two sources' own samples), ``load_csv`` and
+    ``dataset_from_arrays`` (your data, checked), ``DataError`` (what is wrong with an input, in words).
+Chapter 1 · Nadaraya–Watson
+    ``KERNELS`` (their names), ``kernel_value(u, kernel)`` K(u), ``nadaraya_watson`` f̂(x) = Σᵢ wᵢ(x) yᵢ with
+    wᵢ = softmax(log K((x − xᵢ)/ℓ)) and its band, ``knn_average`` (k nearest neighbours),
+    ``loo_curve`` and ``loo_lengthscale`` (leave-one-out error over ℓ, and its minimiser ℓ*).
+Chapters 2 and 3 · masked training, multi-head kernel regression
+    ``fit`` (ℓ, or H heads' ℓ_h and mixing u_h, learned on random hold-out sets), ``fit_seeds`` (several
+    seeds in one call), ``predict_heads`` (Σ_h u_h m_h(x)), ``fit_parametric`` (d2l's learned w = 1/ℓ).
+Chapter 4 · dot-product attention
+    ``fit_attention`` (a trained attention layer on tokens (1, x̃, x̃², ỹ)), ``attention_predict``,
+    ``attention_loo_error`` (its leave-one-out error),
+    ``dot_product_attention`` softmax(q·k/√d) v, ``self_attention`` (the notes' module, in JAX).
+Chapter 5 · in-context learning
+    ``sample_prompts`` (small regression tasks), ``pretrain`` (one attention layer on many tasks),
+    ``in_context_predict``, ``learned_window`` (the window it learned), ``evaluate`` (its error against
+    the best fixed kernel).
+
+Everything else lives in the layers: ``kernelviz.core`` (kernels, pooling), ``kernelviz.data``,
+``kernelviz.models`` (one module per chapter), ``kernelviz.runtime`` (JAX set-up and the server's devices)
+and ``kernelviz.app`` (the dashboard). Importing kernelviz changes nothing in JAX's settings.
 """
 
-from kernelviz.app.defaults import KERNEL_GRID_POINTS
-from kernelviz.app.warmup import (
-    QUERY_POINTS,
-    CompileCount,
-    WarmupReport,
-    count_compilations,
-    warmup,
-    warmup_tasks,
-)
-from kernelviz.core.kernels import KERNELS, Kernel, get_kernel, kernel_value, kernel_values, log_kernel
-from kernelviz.data.csvfile import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS, dataset_from_arrays, load_csv
-from kernelviz.data.datasets import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset, subsample
-from kernelviz.data.tasks import FAMILIES, Prompts, sample_prompts
-from kernelviz.models.attention import (
-    D_QK_MAX,
-    D_V_MAX,
-    AttentionFit,
-    AttentionPrediction,
-    GaussianAttention,
-    attention_kernel,
-    attention_loo_error,
-    attention_predict,
-    attention_values,
-    dot_product_attention,
-    gaussian_attention_params,
-    gaussian_layer,
-)
-from kernelviz.models.attention.selfattention import (
-    SelfAttentionWeights,
-    as_self_attention,
-    multihead_self_attention,
-    self_attention,
-    softmax_attention,
-)
-from kernelviz.models.attention.training import STARTS, fit_attention, start_lengthscales
-from kernelviz.models.heads import SEEDS_MAX, FitResult, fit, fit_seeds, initial_lengthscales
-from kernelviz.models.incontext import InContextPrediction, Pretrained, in_context_predict, pretrain
-from kernelviz.models.incontext.evaluation import (
-    Evaluation,
-    LengthscaleSearch,
-    SweepRow,
-    Window,
-    best_fixed_lengthscale,
-    evaluate,
-    in_context_error,
-    learned_kernel,
-    learned_window,
-    loo_window,
-    window_sweep,
-)
+from kernelviz.core.kernels import KERNELS, kernel_value
+from kernelviz.data.csvfile import dataset_from_arrays, load_csv
+from kernelviz.data.datasets import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset
+from kernelviz.data.tasks import sample_prompts
+from kernelviz.models.attention import attention_loo_error, attention_predict, dot_product_attention
+from kernelviz.models.attention.selfattention import self_attention
+from kernelviz.models.attention.training import fit_attention
+from kernelviz.models.heads import fit, fit_seeds
+from kernelviz.models.incontext import in_context_predict, pretrain
+from kernelviz.models.incontext.evaluation import evaluate, learned_window
 from kernelviz.models.loo import loo_curve, loo_lengthscale
 from kernelviz.models.parametric import fit_parametric
-from kernelviz.models.smoothing import (
-    HEADS_MAX,
-    HeadsPrediction,
-    Smooth,
-    knn_average,
-    nadaraya_watson,
-    predict_heads,
-)
-from kernelviz.models.training import (
-    STEPS_MAX,
-    TRAIN_MAX_POINTS,
-    holdout_bucket,
-    holdout_chunks,
-    holdout_range,
-)
-from kernelviz.runtime import jax_setup as _jax  # noqa: F401  (float64 and the compilation cache, before anything else)
+from kernelviz.models.smoothing import knn_average, nadaraya_watson, predict_heads
 
 __all__ = [
     "DATASETS",
-    "D_QK_MAX",
-    "D_V_MAX",
-    "FAMILIES",
-    "HEADS_MAX",
     "KERNELS",
-    "KERNEL_GRID_POINTS",
-    "MAX_CSV_BYTES",
-    "MAX_CSV_MB",
-    "MAX_CSV_ROWS",
-    "QUERY_POINTS",
-    "SEEDS_MAX",
-    "STARTS",
-    "STEPS_MAX",
-    "TRAIN_MAX_POINTS",
-    "AttentionFit",
-    "AttentionPrediction",
-    "CompileCount",
     "DataError",
     "Dataset",
-    "Evaluation",
-    "FitResult",
-    "GaussianAttention",
-    "HeadsPrediction",
-    "InContextPrediction",
-    "Kernel",
-    "LengthscaleSearch",
-    "Pretrained",
-    "Prompts",
-    "SelfAttentionWeights",
-    "Smooth",
-    "SweepRow",
-    "WarmupReport",
-    "Window",
-    "as_self_attention",
-    "attention_kernel",
     "attention_loo_error",
     "attention_predict",
-    "attention_values",
-    "best_fixed_lengthscale",
     "blog_data",
-    "count_compilations",
     "d2l_data",
     "dataset_from_arrays",
     "dot_product_attention",
@@ -127,36 +63,17 @@ __all__ = [
     "fit_attention",
     "fit_parametric",
     "fit_seeds",
-    "gaussian_attention_params",
-    "gaussian_layer",
-    "get_kernel",
-    "holdout_bucket",
-    "holdout_chunks",
-    "holdout_range",
-    "in_context_error",
     "in_context_predict",
-    "initial_lengthscales",
     "kernel_value",
-    "kernel_values",
     "knn_average",
-    "learned_kernel",
     "learned_window",
     "load_csv",
-    "log_kernel",
     "loo_curve",
     "loo_lengthscale",
-    "loo_window",
     "make_dataset",
-    "multihead_self_attention",
     "nadaraya_watson",
     "predict_heads",
     "pretrain",
     "sample_prompts",
     "self_attention",
-    "softmax_attention",
-    "start_lengthscales",
-    "subsample",
-    "warmup",
-    "warmup_tasks",
-    "window_sweep",
 ]

@@ -6,6 +6,7 @@ import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
+from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.models import smoothing
 
 CH = "1_kernel_regression"
@@ -74,7 +75,7 @@ kernel = ui.control(
     "kr.kernel",
     default=defaults.KERNEL_REGRESSION.kernel,
     options=kv.KERNELS,
-    format_func=lambda k: kv.get_kernel(k).label,
+    format_func=lambda k: get_kernel(k).label,
     container=c1,
     help="The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. Gaussian, boxcar "
     "and triangular (which the lecture notes call Epanechnikov) are the notes'; Epanechnikov 1 − u², "
@@ -107,7 +108,7 @@ with c3:
         help="kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ.",
     )
     baselines = ui.control("toggle", "Baselines: average and k-NN", "kr.baselines", default=False)
-K = kv.get_kernel(kernel)
+K = get_kernel(kernel)
 
 with ui.busy(f"Kernel regression with the {K.label} kernel, ℓ = {ell:g}, on {data.n:,} points…"):
     s = cache.predict(data, ell, kernel)
@@ -202,7 +203,7 @@ with right:
         kf.kernel_shape_figure(u, shapes, K.label), key="kr.kernel_shape", filename="kernelviz-kernel-shapes"
     )
     st.caption(ui.prose(CH, "shape_caption", kernel=K.label))
-    ui.show_code(kv.kernel_values, label="The code of the kernel shapes")
+    ui.show_code(kernel_values, label="The code of the kernel shapes")
 
 if ds.name == "d2l":
     d2l_pooling(data)

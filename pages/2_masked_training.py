@@ -12,7 +12,10 @@ from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache, cache_d2l, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
+from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, parametric, training
+from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.training import STEPS_MAX, holdout_range
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
@@ -27,7 +30,7 @@ EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and t
 
 def kernel_box(label: str, key: str, container: object = None, help: str | None = None) -> str:
     return ui.control("selectbox", label, key, default=M.kernel, options=kv.KERNELS,
-                      format_func=lambda k: kv.get_kernel(k).label, container=container, help=help)
+                      format_func=lambda k: get_kernel(k).label, container=container, help=help)
 
 
 def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
@@ -48,7 +51,7 @@ def seed_box(container: object) -> int:
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
-    lo_h, hi_h = kv.holdout_range(len(data.train))
+    lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
     kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
                         "the other kernels are kernelviz's, trained the same way.")
@@ -69,7 +72,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         "masked.steps",
         default=M.steps,
         min_value=50,
-        max_value=kv.STEPS_MAX,
+        max_value=STEPS_MAX,
         step=50,
         container=c3,
         help="The post trains 100 steps.",
@@ -132,7 +135,7 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
             data.grid(),
             curves,
             truth=None if truth is None else truth[0],
-            title=f"Fit after {done} ({kv.get_kernel(kernel).label} kernel)",
+            title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
             x_title=data.ds.x_label,
             y_title=data.ds.y_label,
         ),
@@ -154,7 +157,7 @@ def loss_and_loo(view: views.MaskedView, kernel: str) -> None:
     with right:
         st.markdown("**Where training went on the leave-one-out curve**")
         ui.show(kf.masked_loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
-        gap = ui.prose(CH, "loo_gap", kernel=kv.get_kernel(kernel).label) if math.inf in view.cv else ""
+        gap = ui.prose(CH, "loo_gap", kernel=get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
         ui.show_code(kv.loo_curve, kv.loo_lengthscale, label="The code of the leave-one-out curve")
 
@@ -204,9 +207,9 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         "slider",
         "Seeds per hold-out size",
         "masked.nseeds",
-        default=kv.SEEDS_MAX,
+        default=SEEDS_MAX,
         min_value=2,
-        max_value=kv.SEEDS_MAX,
+        max_value=SEEDS_MAX,
         container=st.columns([1, 2])[0],
     )
     with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
@@ -227,7 +230,7 @@ def training_section(data: ui.Data) -> None:
     """The post's model: its controls, the fit, the loss, the post's figure and the seed spread (the
     controls rerun this alone; d2l's section below does not change with them)."""
     kernel, holdout, steps, lr, seed = controls(data)
-    label = kv.get_kernel(kernel).label
+    label = get_kernel(kernel).label
     with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
         view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
     masked_fit(data, view, kernel, steps)
@@ -297,7 +300,7 @@ def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
 def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
     """Epochs of d2l's training (5 by default) or of the Kotlin port's (10; at most 2,000 batches)."""
     if kotlin:
-        most = min(EPOCHS_MAX, kv.STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
+        most = min(EPOCHS_MAX, STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
         key, default, say = "masked.kotlin_epochs", min(KT.epochs, most), "The port trains 10 epochs."
     else:
         most, key, default, say = EPOCHS_MAX, "masked.d2l_epochs", D2L.steps, "d2l trains 5 epochs."

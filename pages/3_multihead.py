@@ -8,7 +8,11 @@ from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache_heads, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
+from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, training
+from kernelviz.models.heads import FitResult
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import STEPS_MAX, holdout_range
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
@@ -32,10 +36,10 @@ def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int
 
 def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
     """Number of heads, hold-out size, steps, learning rate and seed of the reader's own model."""
-    lo_h, hi_h = kv.holdout_range(len(train))
+    lo_h, hi_h = holdout_range(len(train))
     c_heads, c_holdout, c_steps = st.columns(3)
     n_heads = ui.control(
-        "slider", "Number of heads", "mh.heads", default=MH.heads, min_value=1, max_value=kv.HEADS_MAX,
+        "slider", "Number of heads", "mh.heads", default=MH.heads, min_value=1, max_value=HEADS_MAX,
         container=c_heads, help="H: how many kernel smoothers, each with its own lengthscale, are mixed.",
     )
     holdout = ui.control(
@@ -44,15 +48,15 @@ def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
         help="Points hidden and predicted at each step (the blog post: 1).",
     )
     steps = ui.control(
-        "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=kv.STEPS_MAX,
+        "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=STEPS_MAX,
         step=50, container=c_steps, help="The blog post trains this model for 1,000 steps.",
     )
     return n_heads, holdout, steps, *rate_and_seed("mh.own_", *st.columns(3)[:2])
 
 
-def own_fit(data: ui.Data, result: kv.FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
+def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
     """Readouts, the fit with every head and the band of the mixture."""
-    ds, K, n_heads = data.ds, kv.get_kernel(kernel), len(result.lengthscales)
+    ds, K, n_heads = data.ds, get_kernel(kernel), len(result.lengthscales)
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
@@ -89,7 +93,7 @@ PICTURES = {
 }
 
 
-def learned(result: kv.FitResult) -> None:
+def learned(result: FitResult) -> None:
     """The learned ℓ_h and u_h as a table."""
     st.subheader("What the heads learned")
     ui.show_table(vt.heads_table(result))
@@ -98,7 +102,7 @@ def learned(result: kv.FitResult) -> None:
 
 
 @st.fragment
-def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
+def heads_pictures(result: FitResult, view: views.HeadsView) -> None:
     """Each head's weights, the mixing weights or the loss, the one chosen (the choice reruns this alone; a
     move of the controls redraws only the picture shown)."""
     picture = ui.picture_control("mh.picture", PICTURES)
@@ -119,7 +123,7 @@ def heads_pictures(result: kv.FitResult, view: views.HeadsView) -> None:
         loss_picture(result)
 
 
-def loss_picture(result: kv.FitResult) -> None:
+def loss_picture(result: FitResult) -> None:
     """The loss at every step, or why there is none; and the code of the loss."""
     search = " " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""
     caption = ui.prose(CHAPTER, "loss_caption") + search
@@ -132,7 +136,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone)."""
     lr, seed = rate_and_seed("mh.", *st.columns(3)[:2])
-    label = kv.get_kernel(kernel).label
+    label = get_kernel(kernel).label
     with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
         panels = cache_heads.panels(data, kernel, lr, seed)
@@ -159,7 +163,7 @@ def own_model(data: ui.Data, kernel: str) -> None:
     st.subheader("Your own model: any number of heads")
     ui.say(CHAPTER, "explore_intro")
     n_heads, holdout, steps, lr, seed = own_controls(data.train)
-    label = kv.get_kernel(kernel).label
+    label = get_kernel(kernel).label
     with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
                  f"{holdout} held-out point(s) per step, {label} kernel…"):
         result = cache_heads.fit_multihead(data, n_heads, kernel, holdout, steps, lr, seed)
@@ -177,7 +181,7 @@ ui.chapter_header("3 · Multi-head kernel regression", lead=ui.prose(CHAPTER, "l
                   source=ui.prose(CHAPTER, "source"))
 kernel = ui.control(
     "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
-    format_func=lambda k: kv.get_kernel(k).label, container=st.columns(3)[0],
+    format_func=lambda k: get_kernel(k).label, container=st.columns(3)[0],
     help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian; "
     "the other kernels are kernelviz's.",
 )

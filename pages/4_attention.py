@@ -10,7 +10,10 @@ from kernelviz.app.ui import cache_attention, cache_heads, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.models import attention, training
-from kernelviz.models.attention import selfattention
+from kernelviz.models.attention import D_QK_MAX, AttentionFit, selfattention
+from kernelviz.models.attention.selfattention import as_self_attention, multihead_self_attention
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import STEPS_MAX, holdout_range
 
 CHAPTER = "4_attention"
 A = defaults.ATTENTION
@@ -47,14 +50,14 @@ def gaussian_section(data: ui.Data) -> None:
 
 def layer_controls(train: kv.Dataset) -> vt.Settings:
     """The trained layer's eight controls, in two rows (the defaults are ``defaults.ATTENTION``)."""
-    lo_h, hi_h = kv.holdout_range(len(train))
+    lo_h, hi_h = holdout_range(len(train))
     c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
     c4, c5, c6, c7 = st.columns([1.0, 1.2, 1.0, 1.6])
     heads = ui.control("slider", "Number of heads H", "attn.heads", default=A.heads, min_value=1,
-                       max_value=kv.HEADS_MAX, container=c0,
+                       max_value=HEADS_MAX, container=c0,
                        help="H attention heads, each with its own W_q, W_k, W_v and U.")
     d_qk = ui.control("slider", "Query/key size $d_{qk}$", "attn.dqk", default=A.d_qk, min_value=1,
-                      max_value=kv.D_QK_MAX, container=c1,
+                      max_value=D_QK_MAX, container=c1,
                       help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
     d_v = ui.control("slider", "Value size $d_v$", "attn.dv", default=A.d_v, min_value=1,
                      max_value=attention.D_V_MAX, container=c2,
@@ -66,7 +69,7 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
                          min_value=lo_h, max_value=hi_h, container=c4,
                          help="Points hidden and predicted at each training step.")
     steps = ui.control("slider", "Training steps", "attn.steps", default=A.steps, min_value=50,
-                       max_value=kv.STEPS_MAX, step=50, container=c5)
+                       max_value=STEPS_MAX, step=50, container=c5)
     seed = ui.control("slider", "Seed", "attn.seed", default=A.seed, min_value=0, max_value=99, container=c6,
                       help="The noise on the start and the random hold-out sets.")
     lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
@@ -75,7 +78,7 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
     return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
 
-def layer_fit(data: ui.Data, s: vt.Settings, fit: kv.AttentionFit,
+def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit,
               view: views.AttentionView) -> None:
     """How training went, the readouts and the layer's fit with every head's part of it."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
@@ -126,7 +129,7 @@ def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
         heads, joined = cache_attention.notes_check(data, s)
     ui.say(CHAPTER, "notes_check", heads=f"{heads:.0e}", joined=f"{joined:.0e}")
     ui.show_code(kv.self_attention, selfattention.softmax_attention, selfattention.attention_weights,
-                 kv.multihead_self_attention, kv.as_self_attention,
+                 multihead_self_attention, as_self_attention,
                  label="The notes' SelfAttention and multi-head attention, in JAX")
 
 
@@ -206,14 +209,14 @@ def self_cross(view: views.AttentionView, h: int) -> None:
     ui.show_code(views.attention_view, training.run)
 
 
-def loss_picture(fit: kv.AttentionFit) -> None:
+def loss_picture(fit: AttentionFit) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
     ui.loss_chart(fit.losses, "attn.loss", "kernelviz-attention-loss", ui.prose(CHAPTER, "loss_caption"))
     ui.show_code(training.holdout_objective, training.run)
 
 
 @st.fragment
-def inside_layer(view: views.AttentionView, fit: kv.AttentionFit, heads: int, x_title: str) -> None:
+def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader("Inside the trained layer")

@@ -20,6 +20,10 @@ from streamlit.testing.v1 import AppTest
 
 import kernelviz as kv
 from kernelviz.app import ui
+from kernelviz.core.kernels import get_kernel
+from kernelviz.data.csvfile import MAX_CSV_MB
+from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_range
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240
@@ -256,7 +260,7 @@ def test_large_data_streams_and_subsamples_training():
     at = start(MASKED, {"data.n": "5000"})
     ok(at)
     assert at.select_slider(key="data.n").value == 5000
-    assert any("subsample" in c.value and f"{kv.TRAIN_MAX_POINTS:,}" in c.value for c in at.caption)
+    assert any("subsample" in c.value and f"{TRAIN_MAX_POINTS:,}" in c.value for c in at.caption)
     at.switch_page(KR).run()
     ok(at)
     fit = charts(at)["kr.fit"]
@@ -327,7 +331,7 @@ def test_the_post_figure_or_the_seed_spread_one_at_a_time():
     after = charts(at)
     assert "masked.seeds" in after and "masked.post" not in after
     assert after["masked.fit"] == before["masked.fit"]  # the choice does not retrain the fit
-    assert at.slider(key="masked.nseeds").value == kv.SEEDS_MAX
+    assert at.slider(key="masked.nseeds").value == SEEDS_MAX
     shown((m.value for m in at.markdown), MASKED_CH, "caveats")  # the post's caveats, either way
     assert at.query_params["masked.picture"] == ["seeds"] or at.query_params["masked.picture"] == "seeds"
 
@@ -338,7 +342,7 @@ def test_compact_kernel_at_small_lengthscale_explains_its_gaps():
     at.run()
     ok(at)
     gaps = shown((i.value for i in at.info), KR_CH, "gaps")
-    assert gaps["kernel"] == kv.get_kernel("boxcar").label
+    assert gaps["kernel"] == get_kernel("boxcar").label
     assert gaps["ell"] == f"{at.select_slider(key='kr.lengthscale').value:g}"
     assert 0 < int(gaps["share"].rstrip("%")) <= 100
     fit = charts(at)["kr.fit"]
@@ -441,7 +445,7 @@ def test_masked_training_is_the_posts_gaussian_kernel():
     text = page_texts(at)
     shown(text, MASKED_CH, "seeds_intro")  # says the seed spread is kernelviz's, not the post's
     seeds = shown(text, MASKED_CH, "seeds_caption")
-    assert (seeds["first"], seeds["last"], seeds["steps"]) == ("2024", str(2024 + kv.SEEDS_MAX - 1), "100")
+    assert (seeds["first"], seeds["last"], seeds["steps"]) == ("2024", str(2024 + SEEDS_MAX - 1), "100")
 
 
 def test_home_previews_are_the_chapters_opening_views():
@@ -507,7 +511,7 @@ def test_junk_query_params_are_ignored_or_clamped():
     )
     ok(at)
     assert at.select_slider(key="data.n").value == min(ui.POINT_CHOICES)
-    assert at.slider(key="masked.holdout").value == kv.holdout_range(min(ui.POINT_CHOICES))[1]
+    assert at.slider(key="masked.holdout").value == holdout_range(min(ui.POINT_CHOICES))[1]
     assert at.slider(key="masked.steps").value == 50
     assert at.select_slider(key="masked.lr").value == pytest.approx(0.2)
     assert at.number_input(key="masked.seed").value == 2024
@@ -530,7 +534,7 @@ def test_controls_keep_their_value_when_their_range_changes():
     at.select_slider(key="data.n").set_value(300)  # the hold-out slider's maximum changes with n
     at.run()
     ok(at)
-    assert at.slider(key="masked.holdout").max == kv.holdout_range(300)[1]
+    assert at.slider(key="masked.holdout").max == holdout_range(300)[1]
     assert at.slider(key="masked.holdout").value == 7
 
 
@@ -638,7 +642,7 @@ def test_log_options_are_nice_and_cover_the_data():
 
 def test_config_matches_the_upload_limit_and_theme():
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
-    assert cfg["server"]["maxUploadSize"] == kv.MAX_CSV_MB
+    assert cfg["server"]["maxUploadSize"] == MAX_CSV_MB
     assert cfg["server"]["headless"] is True
     assert cfg["browser"]["gatherUsageStats"] is False
     assert "light" in cfg["theme"]

@@ -11,9 +11,12 @@ import pytest
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.app.defaults import KERNEL_GRID_POINTS
 from kernelviz.core import pooling
 from kernelviz.models import attention
+from kernelviz.models.attention import AttentionFit, attention_kernel, gaussian_attention_params
 from kernelviz.models.attention import training as attention_training
+from kernelviz.models.heads import initial_lengthscales
 
 A = defaults.ATTENTION
 
@@ -24,7 +27,7 @@ def blog() -> kv.Dataset:
 
 
 @pytest.fixture(scope="module")
-def trained(blog) -> kv.AttentionFit:
+def trained(blog) -> AttentionFit:
     return kv.fit_attention(blog.x, blog.y, heads=3, d_qk=4, holdout=10, steps=300, seed=0, d_v=2)
 
 
@@ -68,7 +71,7 @@ def test_gaussian_nadaraya_watson_is_an_attention_head(blog, ell):
     x, y = blog.x, blog.y
     q = np.linspace(-3.5, 3.5, 101)
     nw = kv.nadaraya_watson(q, x, y, ell)
-    g = kv.gaussian_attention_params(ell)
+    g = gaussian_attention_params(ell)
     assert g.w_q.shape == g.w_k.shape == (3, 2) and g.w_v.shape == (4, 1)
     assert g.score_scale == pytest.approx(2**-0.5)
     np.testing.assert_array_equal(g.w_v[:, 0], [0, 0, 0, 1])  # W_v projects the token onto y
@@ -83,7 +86,7 @@ def test_gaussian_nadaraya_watson_is_an_attention_head(blog, ell):
 
 def test_gaussian_scores_differ_from_the_kernel_by_a_query_constant():
     ell, scale = 0.4, 1.7
-    g = kv.gaussian_attention_params(ell, scale)
+    g = gaussian_attention_params(ell, scale)
     xq, xk = np.array([-1.0, 0.3, 2.0]), np.linspace(-2, 2, 9)
     phi = lambda v: np.stack([np.ones_like(v), v / scale, (v / scale) ** 2], axis=-1)  # noqa: E731
     s = (phi(xq) @ g.w_q) @ (phi(xk) @ g.w_k).T * g.score_scale
@@ -97,7 +100,7 @@ def test_dot_product_attention_matches_numpy(blog):
     w_q, w_k = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
     q = np.linspace(-3, 3, 20)
     att = kv.dot_product_attention(q, blog.x, blog.y, w_q, w_k, center=0.1, scale=1.5)
-    fit = kv.AttentionFit(w_q=w_q[None], w_k=w_k[None], w_v=np.eye(4)[None, :, 3:], mixing=np.eye(1),
+    fit = AttentionFit(w_q=w_q[None], w_k=w_k[None], w_v=np.eye(4)[None, :, 3:], mixing=np.eye(1),
                           center=0.1, scale=1.5, y_scale=1.0)
     w = np_weights(fit, 0, q, blog.x)
     np.testing.assert_allclose(att.weights, w, atol=1e-12)
@@ -146,7 +149,7 @@ def test_d_v_only_changes_the_parametrisation_of_the_read_out(blog):
     W_v^h U_h as its value map."""
     f = kv.fit_attention(blog.x, blog.y, heads=2, d_qk=2, steps=50, seed=3, d_v=3)
     assert f.w_v.shape == (2, 4, 3) and f.mixing.shape == (2, 3) and f.readout.shape == (2, 4)
-    one = kv.AttentionFit(w_q=f.w_q, w_k=f.w_k, w_v=f.readout[:, :, None], mixing=np.ones((2, 1)),
+    one = AttentionFit(w_q=f.w_q, w_k=f.w_k, w_v=f.readout[:, :, None], mixing=np.ones((2, 1)),
                           center=f.center, scale=f.scale, y_scale=f.y_scale)
     q = np.linspace(-3, 3, 15)
     np.testing.assert_allclose(kv.attention_predict(one, q, blog.x, blog.y).mean,
@@ -175,19 +178,19 @@ def test_leave_one_out_error_matches_numpy_and_the_gaussian_curve(blog, trained)
 
 
 def test_learned_kernel_on_a_grid(blog, trained):
-    grid = np.linspace(-3, 3, kv.KERNEL_GRID_POINTS)
-    s = kv.attention_kernel(trained, grid, kind="scores")
-    log_k = kv.attention_kernel(trained, grid)
-    g = kv.KERNEL_GRID_POINTS
+    grid = np.linspace(-3, 3, KERNEL_GRID_POINTS)
+    s = attention_kernel(trained, grid, kind="scores")
+    log_k = attention_kernel(trained, grid)
+    g = KERNEL_GRID_POINTS
     assert s.shape == log_k.shape == (3, g, g)
     shift = log_k - s  # a per-query constant: the same softmax weights
     np.testing.assert_allclose(shift, np.repeat(shift[:, :, :1], g, axis=2), atol=1e-8)
     assert np.max(np.abs(log_k - log_k.transpose(0, 2, 1))) > 1e-3  # a trained head is not symmetric
-    gauss = kv.attention_kernel(attention.gaussian_layer([0.3, 1.2], [0.5, 0.5], blog.x, blog.y), grid)
+    gauss = attention_kernel(attention.gaussian_layer([0.3, 1.2], [0.5, 0.5], blog.x, blog.y), grid)
     for g, ell in zip(gauss, (0.3, 1.2), strict=True):  # the Gaussian's log K exactly
         np.testing.assert_allclose(g, -((grid[:, None] - grid[None, :]) ** 2) / (2 * ell**2), atol=1e-9)
     with pytest.raises(ValueError, match="kind"):
-        kv.attention_kernel(trained, grid, kind="weights")
+        attention_kernel(trained, grid, kind="weights")
 
 
 # ----------------------------------------------------------------------------------------------- training
@@ -261,7 +264,7 @@ def test_starts(blog):
     np.testing.assert_allclose(attention_training.start_lengthscales("gaussian", 4, x, y),
                                ell * np.array([2**-0.5, 1.0, 2**0.5, 2.0]))
     np.testing.assert_allclose(attention_training.start_lengthscales("post", 4, x, y),
-                               kv.initial_lengthscales(4, x))
+                               initial_lengthscales(4, x))
     assert attention_training.start_lengthscales("random", 4, x, y).size == 0
     with pytest.raises(ValueError, match="start"):
         kv.fit_attention(x, y, steps=1, start="ones")
@@ -290,7 +293,7 @@ def test_padding_does_not_change_the_model(blog):
 # ------------------------------------------------------------------- a fair trained layer (fixed seeds)
 
 
-def _score(ds: kv.Dataset, layer: kv.AttentionFit) -> tuple[float, float, float]:
+def _score(ds: kv.Dataset, layer: AttentionFit) -> tuple[float, float, float]:
     """(leave-one-out error, error against the true mean, largest mean head offset / span)."""
     grid = np.linspace(ds.x.min(), ds.x.max(), 200)
     truth = np.mean((kv.attention_predict(layer, grid, ds.x, ds.y, with_weights=False).mean

@@ -20,6 +20,8 @@ import pytest
 import kernelviz as kv
 from kernelviz.data import csvfile as csvdata
 from kernelviz.data import datasets as data
+from kernelviz.data.csvfile import MAX_CSV_BYTES, MAX_CSV_MB, MAX_CSV_ROWS
+from kernelviz.data.datasets import subsample
 
 # ------------------------------------------------------------------------------------- synthetic sets
 
@@ -195,26 +197,26 @@ def test_dataset_from_arrays_rejects(x, y, phrase: str) -> None:
 
 def test_subsample_keeps_one_point_per_rank_stratum() -> None:
     ds = kv.dataset_from_arrays(np.arange(1000.0), np.arange(1000.0) * 2)
-    sub = kv.subsample(ds, 64, seed=3)
+    sub = subsample(ds, 64, seed=3)
     assert len(sub) == 64
     ranks = sub.x.astype(int)  # x equals its rank here
     edges = (np.arange(65) * 1000) // 64
     assert np.all((ranks >= edges[:-1]) & (ranks < edges[1:]))
     np.testing.assert_array_equal(sub.y, 2 * sub.x)
     assert sub.notes[-1].startswith("Training uses 64 of 1,000 points (an even subsample")
-    again = kv.subsample(ds, 64, seed=3)
+    again = subsample(ds, 64, seed=3)
     np.testing.assert_array_equal(again.x, sub.x)
-    assert not np.array_equal(kv.subsample(ds, 64, seed=4).x, sub.x)
+    assert not np.array_equal(subsample(ds, 64, seed=4).x, sub.x)
 
 
 def test_subsample_keeps_metadata_and_returns_small_sets_unchanged() -> None:
     ds = kv.blog_data(n=300)
-    sub = kv.subsample(ds, 100)
+    sub = subsample(ds, 100)
     assert sub.true_mean is ds.true_mean and sub.title == ds.title and sub.n_rows_read == 300
     assert np.all(np.diff(sub.x) > 0)
-    assert kv.subsample(ds, 300) is ds
+    assert subsample(ds, 300) is ds
     with pytest.raises(kv.DataError, match="at least 3"):
-        kv.subsample(ds, 2)
+        subsample(ds, 2)
 
 
 # --------------------------------------------------------------------------------------- CSV: bad
@@ -521,8 +523,8 @@ def test_a_failing_reader_becomes_a_data_error() -> None:
 
 
 def test_limit_constants_agree() -> None:
-    assert kv.MAX_CSV_BYTES == kv.MAX_CSV_MB * 1024 * 1024
-    assert isinstance(kv.MAX_CSV_MB, int) and kv.MAX_CSV_ROWS == 1_000_000
+    assert MAX_CSV_BYTES == MAX_CSV_MB * 1024 * 1024
+    assert isinstance(MAX_CSV_MB, int) and MAX_CSV_ROWS == 1_000_000
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import kernelviz as kv
+from kernelviz.app.warmup import count_compilations
 from kernelviz.core import pooling
 from kernelviz.data import tasks
 from kernelviz.models import incontext as ic
@@ -117,7 +117,7 @@ def test_softmax_matches_nadaraya_watson_and_beats_linear(fits: dict[str, ic.Pre
 
 def test_nothing_recompiles_across_controls(fits: dict[str, ic.Pretrained]) -> None:
     before = ic._pretrain._cache_size()
-    with kv.count_compilations() as count:
+    with count_compilations() as count:
         ic.pretrain("gp", 5.0, 0.5, n=50, heads=3, steps=20, learning_rate=0.1, kind="softmax", seed=3)
         ic.pretrain("sine", 9.0, 0.0, n=7, heads=8, steps=5, kind="linear", seed=4)
         ic.pretrain("gp", 1.0, 1.0, n=64, heads=2, steps=1, seed=5)

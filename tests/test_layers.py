@@ -90,6 +90,16 @@ def test_every_module_lives_in_a_layer():
 def test_imports_go_one_way_down_the_layers():
     wrong = {name: up for name in MODULES if _layer(name) is not None and (up := _uphill(name))}
     assert wrong == {}
+    assert not any(_layer(i) == LAYERS.index("app") for i in _imports(MODULES["kernelviz"]))
+
+
+def test_the_top_level_exports_what_a_notebook_needs_each_documented():
+    import kernelviz as kv
+
+    assert len(kv.__all__) <= 30
+    assert sorted(kv.__all__) == sorted(n for n in vars(kv) if not n.startswith("_") and n not in LAYERS)
+    undocumented = [n for n in kv.__all__ if f"``{n}" not in kv.__doc__]
+    assert undocumented == []
 
 
 def test_only_the_app_imports_plotly_or_streamlit():

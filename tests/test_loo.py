@@ -7,6 +7,7 @@ import pytest
 
 import benchmarks.reference_loo as reference_loo
 import kernelviz as kv
+from kernelviz.app.warmup import count_compilations
 from kernelviz.models import loo
 from kernelviz.models.loo import loo_bounds
 from tests.test_smoothing import X, Y, numpy_kernel
@@ -112,7 +113,7 @@ def test_loo_optimum_compiles_once_for_every_teaching_size_and_kernel():
     x = np.sort(rng.uniform(0, 5, 256))
     y = np.sin(x) + rng.normal(0, 0.3, 256)
     kv.loo_lengthscale(x, y)
-    with kv.count_compilations() as count:
+    with count_compilations() as count:
         for i, n in enumerate((10, 50, 150, 256)):
             kv.loo_lengthscale(x[:n], y[:n], SMOOTH[i % len(SMOOTH)])
     assert count.requests == 0, count.names

@@ -11,6 +11,9 @@ from prosetools import where_from
 from test_app import charts, ok, start
 
 import kernelviz as kv
+from kernelviz.models.attention.training import STARTS
+from kernelviz.models.heads import initial_lengthscales
+from kernelviz.models.smoothing import HEADS_MAX
 
 ATTN = "pages/4_attention.py"
 ALWAYS = {"attn.equivalence", "attn.fit"}  # the charts every view of the page draws
@@ -133,7 +136,7 @@ def test_each_start_runs_and_says_where_it_starts(which):
     table = comparison(at)
     assert np.all(np.isfinite(numbers(table["leave-one-out error"])))
     if which == "post":
-        ells = kv.initial_lengthscales(4, kv.blog_data().x)
+        ells = initial_lengthscales(4, kv.blog_data().x)
         assert any(f"{ells[0]:.3g}" in m.value for m in at.markdown)
     else:
         assert any("none, the maps are random" in m.value for m in at.markdown)
@@ -143,7 +146,7 @@ def test_attention_controls_at_extremes():
     at = start(ATTN, {"attn.picture": "kernel"})
     for which in ("min", "max"):
         values = set_all(at, SLIDERS, which)
-        at.selectbox(key="attn.start").set_value(kv.STARTS[0 if which == "min" else -1])
+        at.selectbox(key="attn.start").set_value(STARTS[0 if which == "min" else -1])
         at.run()
         ok(at)
         assert set(charts(at)) == ALWAYS | {"attn.kernel"}
@@ -154,7 +157,7 @@ def test_attention_controls_at_extremes():
             set_all(at, ["attn.head"], which_head)
             at.run()
             ok(at)
-    assert at.radio(key="attn.head").value == kv.HEADS_MAX
+    assert at.radio(key="attn.head").value == HEADS_MAX
 
 
 def test_attention_query_params_set_the_controls():

@@ -29,6 +29,8 @@ from test_app import charts, metric, ok, start
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import TRAIN_MAX_POINTS
 
 MH = "pages/3_multihead.py"
 CH = "3_multihead"  # its prose: pages/prose/3_multihead.md
@@ -86,7 +88,7 @@ def test_multihead_controls_at_extremes():
         assert set(charts(at)) >= {"mh.fit", "mh.heatmaps"}
         for key, v in values.items():
             assert control(at, key)[1].value == v
-    assert heatmap_panels(charts(at)["mh.heatmaps"]) == kv.HEADS_MAX
+    assert heatmap_panels(charts(at)["mh.heatmaps"]) == HEADS_MAX
 
 
 def test_multihead_boxcar_says_it_searches():
@@ -120,9 +122,9 @@ def test_large_data_subsample_the_heatmaps_and_say_so():
                       "attn.steps": "200"})
     assert_heatmap_subsample(at, "mh.heatmaps", defaults.HEATMAP_KEYS, 2000)
     panels = charts(at)["mh.panels"]  # the post's panels draw the training points only, and say so
-    assert array(traces_named(panels, "data (xᵢ, yᵢ)")[0]["x"]).size == kv.TRAIN_MAX_POINTS
+    assert array(traces_named(panels, "data (xᵢ, yᵢ)")[0]["x"]).size == TRAIN_MAX_POINTS
     said = shown((c.value for c in at.caption), CH, "panels_subsample")
-    assert said == {"shown": f"{kv.TRAIN_MAX_POINTS:,}", "n": "2,000"}
+    assert said == {"shown": f"{TRAIN_MAX_POINTS:,}", "n": "2,000"}
 
 
 def _post_block(table: dict[str, list[str]], heads: int) -> dict[str, np.ndarray]:

@@ -17,6 +17,8 @@ from test_app import MASKED, MASKED_CH, charts, metric, ok, page_texts, start, t
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.app.warmup import count_compilations
+from kernelviz.models.heads import FitResult
 from kernelviz.models.parametric import batch_count, parametric_loss
 
 
@@ -135,7 +137,7 @@ def test_leaving_the_point_out_is_what_gives_an_optimum(d2l):
 def test_both_procedures_share_one_program(d2l):
     x, y = d2l
     kv.fit_parametric(x, y)
-    with kv.count_compilations() as count:
+    with count_compilations() as count:
         kv.fit_parametric(x[:37], y[:37], kernel="cauchy", steps=40, learning_rate=3.0, w0=1.0,
                           include_self=True, batch_size=10)
         kv.fit_parametric(x, y, steps=7, learning_rate=0.1, include_self=True)
@@ -192,7 +194,7 @@ def test_kotlin_port_trains_with_each_point_among_its_keys():
     at = start(MASKED, {"masked.kotlin": "true"})
     ds = kv.d2l_data()
 
-    def port(epochs: int) -> kv.FitResult:
+    def port(epochs: int) -> FitResult:
         return kv.fit_parametric(ds.x, ds.y, steps=5 * epochs, learning_rate=3.0, w0=1.0, include_self=True,
                                  batch_size=10)
 

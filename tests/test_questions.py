@@ -16,6 +16,7 @@ from kernelviz.app.ui import cache_incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from kernelviz.app.views import training as vt
+from kernelviz.models.training import holdout_range
 
 KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 
@@ -93,7 +94,7 @@ def test_the_layer_against_the_gaussian_is_the_comparison_table():
     at = start(ATTN)
     data = at.session_state["kv._data"]
     A = defaults.ATTENTION
-    s = vt.Settings(A.heads, A.d_qk, A.d_v, min(A.holdout, kv.holdout_range(len(data.train))[1]), A.steps,
+    s = vt.Settings(A.heads, A.d_qk, A.d_v, min(A.holdout, holdout_range(len(data.train))[1]), A.steps,
                     A.learning_rate, A.seed, A.start)
     comp = cache_attention.comparison(data, s)
     text = answer(at, "attn.beats_gaussian", True)

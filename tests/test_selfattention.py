@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
+from kernelviz.models.attention import AttentionFit
+from kernelviz.models.attention.selfattention import as_self_attention, multihead_self_attention
 
 
 def torch_like_self_attention(x, weight_q, weight_k, weight_v):
@@ -22,7 +24,7 @@ def torch_like_self_attention(x, weight_q, weight_k, weight_v):
 
 
 @pytest.fixture(scope="module")
-def trained() -> tuple[kv.Dataset, kv.AttentionFit]:
+def trained() -> tuple[kv.Dataset, AttentionFit]:
     ds = kv.blog_data()
     return ds, kv.fit_attention(ds.x, ds.y, heads=3, d_qk=4, holdout=10, steps=200, seed=1, d_v=4)
 
@@ -42,7 +44,7 @@ def test_self_attention_is_the_notes_module():
 def test_kernelviz_layer_is_the_notes_self_attention_on_the_same_weights(trained):
     """Tokens X, W_q with a zero row for ỹ, d_qk = d_v = 4 = embed_dim: the notes' square maps exactly."""
     ds, fit = trained
-    w = kv.as_self_attention(fit, ds.x, ds.y)
+    w = as_self_attention(fit, ds.x, ds.y)
     assert w.x.shape == (ds.x.size, 4) and w.w_q.shape == w.w_k.shape == w.w_v.shape == (3, 4, 4)
     np.testing.assert_array_equal(w.w_q[:, 3], 0.0)  # a query never sees y
     layer = kv.attention_predict(fit, ds.x, ds.x, ds.y)
@@ -50,7 +52,7 @@ def test_kernelviz_layer_is_the_notes_self_attention_on_the_same_weights(trained
         notes = torch_like_self_attention(w.x, w.w_q[h].T, w.w_k[h].T, w.w_v[h].T)
         np.testing.assert_allclose(layer.head_vectors[h], notes, atol=1e-9)
         np.testing.assert_allclose(kv.self_attention(w.x, w.w_q[h], w.w_k[h], w.w_v[h]), notes, atol=1e-9)
-    np.testing.assert_allclose(kv.multihead_self_attention(*w)[:, 0] * fit.y_scale, layer.mean, atol=1e-9)
+    np.testing.assert_allclose(multihead_self_attention(*w)[:, 0] * fit.y_scale, layer.mean, atol=1e-9)
 
 
 def test_kernelviz_layer_is_equinox_multihead_attention(trained):
@@ -58,7 +60,7 @@ def test_kernelviz_layer_is_equinox_multihead_attention(trained):
     the same weights: Concat(head_1 … head_H) W_O, as ``nn.MultiheadAttention(bias=False)`` computes it."""
     eqx = pytest.importorskip("equinox")
     ds, fit = trained
-    w = kv.as_self_attention(fit, ds.x, ds.y)
+    w = as_self_attention(fit, ds.x, ds.y)
     heads, d_qk, d_v = fit.heads, fit.d_qk, w.w_v.shape[2]
     mha = eqx.nn.MultiheadAttention(heads, 4, output_size=1, qk_size=d_qk, vo_size=d_v,
                                     key=jax.random.PRNGKey(0))
@@ -69,7 +71,7 @@ def test_kernelviz_layer_is_equinox_multihead_attention(trained):
     x = jnp.asarray(w.x)
     layer = kv.attention_predict(fit, ds.x, ds.x, ds.y, with_weights=False)
     np.testing.assert_allclose(mha(x, x, x)[:, 0] * fit.y_scale, layer.mean, atol=1e-9)
-    np.testing.assert_allclose(kv.multihead_self_attention(*w), mha(x, x, x), atol=1e-12)
+    np.testing.assert_allclose(multihead_self_attention(*w), mha(x, x, x), atol=1e-12)
 
 
 def test_chapter_4_shows_the_notes_module_and_checks_it_on_the_trained_layer():

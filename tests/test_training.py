@@ -12,12 +12,17 @@ import pytest
 
 import benchmarks.reference_training as reference
 import kernelviz as kv
+from kernelviz.app.defaults import KERNEL_GRID_POINTS
+from kernelviz.app.warmup import QUERY_POINTS, count_compilations, warmup, warmup_tasks
 from kernelviz.core import pooling
 from kernelviz.core.kernels import KERNELS, kernel_index
 from kernelviz.data import post
 from kernelviz.models import heads
 from kernelviz.models import training as tr
-from kernelviz.models.smoothing import kernel_scores
+from kernelviz.models.attention import D_QK_MAX, attention_kernel
+from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.smoothing import HEADS_MAX, kernel_scores
+from kernelviz.models.training import STEPS_MAX, holdout_bucket, holdout_chunks, holdout_range
 from kernelviz.runtime.shapes import bucket, pad
 
 
@@ -99,8 +104,8 @@ def _data(n=40, seed=0):
 def _params(ells, u):
     """(log ℓ_h, u_h) padded to HEADS_MAX; padded heads get a large u, which must not count."""
     h = len(ells)
-    log_ell = np.log(pad(np.asarray(ells), kv.HEADS_MAX, 1.0))
-    return log_ell, np.concatenate([u, np.full(kv.HEADS_MAX - h, 5.0)])
+    log_ell = np.log(pad(np.asarray(ells), HEADS_MAX, 1.0))
+    return log_ell, np.concatenate([u, np.full(HEADS_MAX - h, 5.0)])
 
 
 def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_grad=True, fast=False):
@@ -111,7 +116,7 @@ def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_g
 @jax.jit(static_argnames=("chunked", "with_grad", "fast"))
 def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_grad, fast):
     h = jnp.sum(params[1] != 5.0)
-    params = (params[0], jnp.where(jnp.arange(kv.HEADS_MAX) < h, params[1], 0.0))
+    params = (params[0], jnp.where(jnp.arange(HEADS_MAX) < h, params[1], 0.0))
     predict = (heads.predictor if fast else reference.plain_predictor)(xp, yp, kernel)
     if not chunked:
         return reference.all_rows_objective(predict, xp, yp, mask, holdout, key)(params, 0)
@@ -213,9 +218,9 @@ def test_float32_block_with_its_own_gradient_matches_plain_autodiff(kernel):
 @pytest.mark.parametrize("ell", [1e-4, 1e4])
 def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell, fast):
     _x, _y, xp, yp, mask = _data()
-    ells = np.full(kv.HEADS_MAX, ell)
+    ells = np.full(HEADS_MAX, ell)
     ells[1] = 0.05  # one ordinary head next to the extreme ones
-    params = (np.log(ells), np.full(kv.HEADS_MAX, 1.0 / kv.HEADS_MAX))
+    params = (np.log(ells), np.full(HEADS_MAX, 1.0 / HEADS_MAX))
     for name in KERNELS:
         loss, (g_ell, g_u) = _objective(params, xp, yp, mask, 4, 0, kernel_index(name), fast=fast)
         assert np.isfinite(float(loss)), name
@@ -253,8 +258,8 @@ def test_holdout_chunks_by_hand():
     """Chunks of 64 rows, then of 4, or one more of 64 where more than 10 of 4 would be needed."""
     table = {1: (0, 1), 4: (0, 1), 5: (0, 2), 40: (0, 10), 41: (1, 0), 64: (1, 0), 75: (1, 3), 148: (2, 5)}
     for holdout, chunks in table.items():
-        assert kv.holdout_chunks(holdout) == chunks, holdout
-        assert kv.holdout_bucket(holdout) == 64 * chunks[0] + 4 * chunks[1]
+        assert holdout_chunks(holdout) == chunks, holdout
+        assert holdout_bucket(holdout) == 64 * chunks[0] + 4 * chunks[1]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -279,9 +284,9 @@ def test_fit_holdout_10_lands_near_the_leave_one_out_optimum(blog):
 @pytest.mark.parametrize("kernel", ["gaussian", "boxcar"])
 def test_one_head_program_equals_one_head_of_eight_masked_slots(blog, kernel, monkeypatch):
     x, y = blog
-    assert (heads.head_slots(1), heads.head_slots(2), heads.head_slots(kv.HEADS_MAX)) == (1, 8, 8)
+    assert (heads.head_slots(1), heads.head_slots(2), heads.head_slots(HEADS_MAX)) == (1, 8, 8)
     one = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
-    monkeypatch.setattr(heads, "head_slots", lambda h: kv.HEADS_MAX)
+    monkeypatch.setattr(heads, "head_slots", lambda h: HEADS_MAX)
     padded = kv.fit(x, y, kernel=kernel, holdout=7, steps=200, learning_rate=0.2, seed=3)
     assert padded.trajectory.shape == one.trajectory.shape == (201, 1)
     np.testing.assert_allclose(one.lengthscales, padded.lengthscales, rtol=1e-6)
@@ -369,14 +374,14 @@ def test_fit_parametric_runs_d2ls_sgd_from_a_uniform_start():
 
 def test_input_validation(blog):
     x, y = blog
-    lo, hi = kv.holdout_range(150)
+    lo, hi = holdout_range(150)
     assert (lo, hi) == (1, 148)
-    for bad in ({"holdout": 0}, {"holdout": 149}, {"heads": 9}, {"steps": kv.STEPS_MAX + 1},
+    for bad in ({"holdout": 0}, {"holdout": 149}, {"heads": 9}, {"steps": STEPS_MAX + 1},
                 {"learning_rate": -1.0}, {"kernel": "nope"}):
         with pytest.raises(ValueError):
             kv.fit(x, y, **bad)
     with pytest.raises(ValueError):
-        kv.fit_seeds(x, y, seeds=list(range(kv.SEEDS_MAX + 1)))
+        kv.fit_seeds(x, y, seeds=list(range(SEEDS_MAX + 1)))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -444,7 +449,7 @@ def test_predict_heads_empty_window_is_nan_with_zero_weights():
 def test_warmup_stops_when_asked():
     stop = threading.Event()
     stop.set()
-    report = kv.warmup(40, stop=stop)
+    report = warmup(40, stop=stop)
     assert not report.complete and report.programs == 0 and report.n_points == (40,)
 
 
@@ -453,30 +458,30 @@ def test_sweep_after_background_warmup_compiles_nothing():
     x = np.sort(rng.uniform(0, 5, 150))  # bucket 256, hold-outs 1 … 148: chunks of 4 and of 64 rows
     y = np.sin(x)
     reports: list = []
-    thread = threading.Thread(target=lambda: reports.append(kv.warmup(150)))
+    thread = threading.Thread(target=lambda: reports.append(warmup(150)))
     thread.start()
     # a page's call while the warm-up runs: correct, whether it compiles its program or finds it compiled
     during = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
     thread.join()
     assert reports and reports[0].complete and reports[0].n_points == (150,)
-    q = np.linspace(0, 5, kv.QUERY_POINTS)
-    with kv.count_compilations() as count:
+    q = np.linspace(0, 5, QUERY_POINTS)
+    with count_compilations() as count:
         after = kv.fit(x, y, heads=2, holdout=7, steps=20, seed=4)
-        for heads in range(1, kv.HEADS_MAX + 1):
+        for heads in range(1, HEADS_MAX + 1):
             kv.fit(x, y, heads=heads, holdout=(1, 5, 17, 64, 70, 128, 148, 2)[heads - 1], steps=3 + heads,
                    learning_rate=0.01 * heads, seed=heads, kernel=KERNELS[heads % len(KERNELS)])
         for i, kernel in enumerate(KERNELS):
             kv.fit_seeds(x, y, seeds=list(range(1 + i)), kernel=kernel, holdout=(1, 4, 65, 148)[i % 4],
-                         steps=(1, 50, kv.STEPS_MAX)[i % 3])
+                         steps=(1, 50, STEPS_MAX)[i % 3])
         kv.fit_parametric(x, y, kernel="laplace", steps=17, learning_rate=0.3)
         kv.predict_heads(q, x, y, [0.1, 0.2, 0.3], [1.0, -0.5, 0.5], kernel="tricube")
         kv.predict_heads(x, x, y, [0.4], [1.0])
         kv.nadaraya_watson(q, x, y, 0.7, "cauchy")
         for holdout, heads in ((1, 1), (13, 8), (100, 3)):
-            att = kv.fit_attention(x, y, heads=heads, d_qk=heads % kv.D_QK_MAX + 1, holdout=holdout, steps=9,
+            att = kv.fit_attention(x, y, heads=heads, d_qk=heads % D_QK_MAX + 1, holdout=holdout, steps=9,
                                    seed=holdout)
         kv.attention_predict(att, q, x, y)
-        kv.attention_kernel(att, np.linspace(0, 5, kv.KERNEL_GRID_POINTS))
+        attention_kernel(att, np.linspace(0, 5, KERNEL_GRID_POINTS))
     assert count.requests == 0, count.names
     np.testing.assert_array_equal(during.lengthscales, after.lengthscales)
     np.testing.assert_array_equal(during.losses, after.losses)
@@ -492,6 +497,6 @@ def test_warmup_waits_while_pages_run():
         asked.append(time.monotonic() - start)
         return asked[-1] < 0.3  # "a page runs" for the first 0.3 s
 
-    report = kv.warmup(40, yield_to=busy)
-    assert report.complete and len(asked) > len(kv.warmup_tasks(40))
+    report = warmup(40, yield_to=busy)
+    assert report.complete and len(asked) > len(warmup_tasks(40))
     assert report.seconds >= 0.3

@@ -31,24 +31,25 @@ How to add a chapter
        import kernelviz as kv
        from kernelviz.app.ui.cache import cached
        from kernelviz.app.ui.sidebar import Data
+       from kernelviz.models.heads import FitResult
 
        @cached()
-       def fit_heads(data: Data, heads: int) -> kv.FitResult:
+       def fit_heads(data: Data, heads: int) -> FitResult:
            return kv.fit(data.train.x, data.train.y, heads=heads)   # cached by (data.key, heads)
 
    Results that hold weight matrices use ``@cached(heavy=True)`` (fewer entries), so the server's memory
    stays bounded however many views its visitors explore.
 3. Write ``pages/N_name.py``::
 
-       import kernelviz as kv
        from kernelviz.app import figures as kf
        from kernelviz.app import ui
        from kernelviz.app.ui import cache_name
+       from kernelviz.models.smoothing import HEADS_MAX
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
        ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post, …")
        heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
-                          max_value=kv.HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
+                          max_value=HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
        with ui.busy(f"Training {heads} heads by masked training…"):
            result = cache_name.fit_heads(data, heads)
        ui.show(kf.fit_figure(...), key="mh.fit", filename="kernelviz-multihead-fit")

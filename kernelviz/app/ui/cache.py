@@ -6,7 +6,7 @@ module): ``st.cache_data(max_entries=…, show_spinner=False, hash_funcs=DATA_HA
 hashes a ``Data`` by its key tuple (a CSV by its SHA-256), never by its arrays. A cached function takes the
 ``Data`` first, with the other arguments in the order of the backend function it wraps. Inside,
 ``data.ds`` is the whole data set and ``data.train`` the training subsample (at most
-``kv.TRAIN_MAX_POINTS`` points). Results go through pickle, so callers get their own copy: NumPy arrays,
+``TRAIN_MAX_POINTS`` points). Results go through pickle, so callers get their own copy: NumPy arrays,
 views (``kernelviz.app.views``, ``kernelviz.app.views.training``) or dataclasses of them.
 """
 
@@ -25,8 +25,12 @@ from kernelviz.app.ui.controls import lengthscale_options, log_options
 from kernelviz.app.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
 from kernelviz.app.views.training import ParametricView
+from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
+from kernelviz.models.heads import SEEDS_MAX, FitResult
 from kernelviz.models.parametric import batch_count
+from kernelviz.models.smoothing import Smooth
+from kernelviz.models.training import holdout_bucket, holdout_range
 from kernelviz.runtime.shapes import bucket
 
 __all__ = [
@@ -81,7 +85,7 @@ def start_lengthscale(data: Data) -> float:
 
 
 @cached()
-def predict(data: Data, lengthscale: float, kernel: str, num: int = GRID_POINTS) -> kv.Smooth:
+def predict(data: Data, lengthscale: float, kernel: str, num: int = GRID_POINTS) -> Smooth:
     """m(x), s(x) on ``data.grid(num)`` from all the data (no weights: beyond a few thousand points this
     streams over key blocks)."""
     ds = data.ds
@@ -127,10 +131,10 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
 
 @cached(bounded=False)
 def kernel_shapes(points: int = defaults.KERNEL_SHAPE_POINTS) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """u on [−3, 3] and K(u) of every kernel of the zoo, by label (``kv.kernel_values``: one program)."""
+    """u on [−3, 3] and K(u) of every kernel of the zoo, by label (``kernel_values``: one program)."""
     u = np.linspace(-3.0, 3.0, points)
-    values = np.asarray(kv.kernel_values(u))
-    return u, {kv.get_kernel(name).label: row for name, row in zip(kv.KERNELS, values, strict=True)}
+    values = np.asarray(kernel_values(u))
+    return u, {get_kernel(name).label: row for name, row in zip(kv.KERNELS, values, strict=True)}
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -140,7 +144,7 @@ def kernel_shapes(points: int = defaults.KERNEL_SHAPE_POINTS) -> tuple[np.ndarra
 
 @cached()
 def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int,
-        arithmetic: str = "kernelviz") -> kv.FitResult:
+        arithmetic: str = "kernelviz") -> FitResult:
     """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points."""
     train = data.train
     return kv.fit(train.x, train.y, heads=1, kernel=kernel, holdout=holdout, steps=steps,
@@ -190,7 +194,7 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
 def panel_holdouts(n: int) -> tuple[int, ...]:
     """The post's hold-out sizes 1, 10, n // 2 and int(0.8 n) for n training points, each clipped to the
     sizes allowed (1 … n − 2), repeats dropped."""
-    lo, hi = kv.holdout_range(n)
+    lo, hi = holdout_range(n)
     return tuple(dict.fromkeys(min(max(k, lo), hi) for k in post_holdouts(n)))
 
 
@@ -210,15 +214,15 @@ def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_ra
 def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
     """Kernel evaluations of one-head masked training: seeds × steps × hold-out rows × keys, as padded.
 
-    Rows are ``kv.holdout_bucket(holdout)`` (the chunks a step runs), keys the padded data size. Pages use
+    Rows are ``holdout_bucket(holdout)`` (the chunks a step runs), keys the padded data size. Pages use
     this to keep optional extra work (e.g. a spread over seeds) small enough to stay live.
     """
-    return int(seeds) * int(steps) * kv.holdout_bucket(int(holdout)) * bucket(int(n))
+    return int(seeds) * int(steps) * holdout_bucket(int(holdout)) * bucket(int(n))
 
 
 @cached()
 def fit_seeds(data: Data, seeds: tuple[int, ...], kernel: str, holdout: int, steps: int,
-              learning_rate: float) -> list[kv.FitResult]:
+              learning_rate: float) -> list[FitResult]:
     """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed."""
     train = data.train
     return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout, steps=steps,
@@ -232,13 +236,13 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
     most 300 steps); a size whose run would cost more than ``SEED_WORK_MAX`` kernel evaluations is halved
     until it does not."""
     n = len(data.train)
-    lo, hi = kv.holdout_range(n)
+    lo, hi = holdout_range(n)
     run_steps = min(steps, 300)
     groups: dict[str, np.ndarray] = {}
     capped = []
     for k in sorted({lo, min(10, hi), max(lo, min(hi, n // 2))}):
         size = k
-        while size > 1 and training_work(n, size, run_steps, kv.SEEDS_MAX) > SEED_WORK_MAX:
+        while size > 1 and training_work(n, size, run_steps, SEEDS_MAX) > SEED_WORK_MAX:
             size //= 2
         if size != k:
             capped.append(k)
@@ -250,7 +254,7 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
 
 @cached()
 def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0: float | None = None,
-                   seed: int = 0, include_self: bool = False, batch_size: int | None = None) -> kv.FitResult:
+                   seed: int = 0, include_self: bool = False, batch_size: int | None = None) -> FitResult:
     """``kv.fit_parametric`` on the training points (d2l's start and procedure unless told otherwise)."""
     train = data.train
     return kv.fit_parametric(train.x, train.y, kernel=kernel, steps=steps, learning_rate=learning_rate, w0=w0,
@@ -264,7 +268,7 @@ def d2l_source() -> Data:
 
 
 def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,
-                    seed: int) -> tuple[kv.FitResult, int]:
+                    seed: int) -> tuple[FitResult, int]:
     """(the fit, batches per epoch): d2l's procedure or the Kotlin/DJL port's (``defaults.D2L_KOTLIN``)."""
     if not kotlin:
         return fit_parametric(data, kernel, epochs, defaults.D2L.learning_rate, seed=seed), 1
@@ -323,7 +327,7 @@ def attention_preview(data: Data) -> views.AttentionView:
     """Chapter 4's attention layer with its default controls (``defaults.ATTENTION``), trained on the
     training points, as ``views.attention_view``."""
     a, train = defaults.ATTENTION, data.train
-    holdout = min(a.holdout, kv.holdout_range(len(train))[1])  # a small data set holds fewer points out
+    holdout = min(a.holdout, holdout_range(len(train))[1])  # a small data set holds fewer points out
     layer = kv.fit_attention(train.x, train.y, heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=a.steps,
                              learning_rate=a.learning_rate, seed=a.seed)
     return views.attention_view(data.ds, layer)

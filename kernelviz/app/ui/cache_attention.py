@@ -2,7 +2,7 @@
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
-from a start ``kv.STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
+from a start ``STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
 (``kernelviz.app.views.training``, with ``Comparison`` and its table); the layer is trained once per settings
 (``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
 """
@@ -16,7 +16,19 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.cache import cached, loo_optimum
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.app.views.training import Comparison, Settings
-from kernelviz.models.attention import D_V_MAX, attention_loo_error, attention_predict, gaussian_layer
+from kernelviz.models.attention import (
+    D_V_MAX,
+    AttentionFit,
+    attention_loo_error,
+    attention_predict,
+    gaussian_layer,
+)
+from kernelviz.models.attention.selfattention import (
+    SelfAttentionWeights,
+    as_self_attention,
+    multihead_self_attention,
+)
+from kernelviz.models.smoothing import HEADS_MAX
 
 __all__ = [
     "comparison",
@@ -36,7 +48,7 @@ def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
 
 
 @cached()
-def fit_attention(data: Data, s: Settings) -> kv.AttentionFit:
+def fit_attention(data: Data, s: Settings) -> AttentionFit:
     """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
     return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
                             steps=s.steps, learning_rate=s.learning_rate, seed=s.seed, d_v=s.d_v,
@@ -50,33 +62,33 @@ def view(data: Data, s: Settings) -> views.AttentionView:
     return views.attention_view(data.ds, fit_attention(data, s))
 
 
-def _padded(w: kv.SelfAttentionWeights) -> kv.SelfAttentionWeights:
-    """The same weights with ``kv.HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
+def _padded(w: SelfAttentionWeights) -> SelfAttentionWeights:
+    """The same weights with ``HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
     columns are zero maps with zero rows of W_O, so they add exact zeros to every output, and the head
     count and d_v no longer change the compiled programs (d_qk still does: it sets the score scale √d)."""
     heads, d_v = w.w_v.shape[0], w.w_v.shape[2]
-    more_heads = ((0, kv.HEADS_MAX - heads), (0, 0), (0, 0))
-    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, kv.HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
-    return kv.SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
+    more_heads = ((0, HEADS_MAX - heads), (0, 0), (0, 0))
+    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
+    return SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
                                    np.pad(w.w_v, (*more_heads[:2], (0, D_V_MAX - d_v))),
-                                   w_o.reshape(kv.HEADS_MAX * D_V_MAX, -1))
+                                   w_o.reshape(HEADS_MAX * D_V_MAX, -1))
 
 
 @cached()
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
-    the same weights (``kv.as_self_attention``, ``kv.self_attention``, ``kv.multihead_self_attention``)."""
+    the same weights (``as_self_attention``, ``kv.self_attention``, ``multihead_self_attention``)."""
     fit, points = fit_attention(data, s), data.train
-    w = _padded(kv.as_self_attention(fit, points.x, points.y))
+    w = _padded(as_self_attention(fit, points.x, points.y))
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
     heads = np.stack([np.asarray(kv.self_attention(w.x, *maps))[:, : s.d_v]
                       for maps in zip(w.w_q[: s.heads], w.w_k[: s.heads], w.w_v[: s.heads], strict=True)])
-    joined = np.asarray(kv.multihead_self_attention(*w))[:, 0] * fit.y_scale
+    joined = np.asarray(multihead_self_attention(*w))[:, 0] * fit.y_scale
     return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
 
 
-def _scores(data: Data, layer: kv.AttentionFit) -> tuple[float, float, float]:
+def _scores(data: Data, layer: AttentionFit) -> tuple[float, float, float]:
     """(leave-one-out error on the training points, mean squared error against the true mean on
     ``GRID_POINTS`` points across the data's range (NaN for user data), mean band width 4s̄) of a layer."""
     tr, ds = data.train, data.ds

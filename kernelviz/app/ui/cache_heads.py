@@ -19,6 +19,7 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.cache import cached
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.app.views.training import Panel
+from kernelviz.models.heads import FitResult
 
 __all__ = ["fit_multihead", "heads_view", "panel", "panels", "status"]
 
@@ -27,7 +28,7 @@ MH = defaults.MULTIHEAD
 
 @cached()
 def fit_multihead(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
-        seed: int, arithmetic: str = "kernelviz") -> kv.FitResult:
+        seed: int, arithmetic: str = "kernelviz") -> FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
     heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error."""
     train = data.train
@@ -41,7 +42,7 @@ def heads_view(data: Data, lengthscales: np.ndarray, mixing: np.ndarray, kernel:
     return views.heads_view(data.ds, tuple(map(float, lengthscales)), tuple(map(float, mixing)), kernel)
 
 
-def status(data: Data, result: kv.FitResult) -> views.Status:
+def status(data: Data, result: FitResult) -> views.Status:
     """``views.training_status`` with the span of the training points."""
     lo, hi = data.train.domain
     return views.training_status(result, hi - lo)

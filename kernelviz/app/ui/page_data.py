@@ -12,7 +12,7 @@ from kernelviz.app import defaults
 
 __all__ = ["GRID_POINTS", "Data"]
 
-GRID_POINTS = defaults.GRID_POINTS  # query grid of every fit figure (kv.warmup compiles for it)
+GRID_POINTS = defaults.GRID_POINTS  # query grid of every fit figure (warmup compiles for it)
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class Data:
     ``key`` identifies it for caches (("blog", n, seed) or ("csv", sha256, x column, y column)): cached
     functions hash a ``Data`` by its key alone (``DATA_HASH_FUNCS`` in kernelviz/app/ui/cache.py), never by
     its arrays. ``ds`` is the whole set (predictions and plots use all of it); ``train`` is at most
-    ``kv.TRAIN_MAX_POINTS`` points (``kv.subsample``) for training and leave-one-out.
+    ``TRAIN_MAX_POINTS`` points (``subsample``) for training and leave-one-out.
     """
 
     key: tuple

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache, cache_incontext
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.app.views.incontext import Settings
 from kernelviz.models import incontext
+from kernelviz.models.training import holdout_range
 
 __all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead"]
 
@@ -34,7 +34,7 @@ def kernel_regression(data: Data) -> go.Figure:
 def masked_training(data: Data) -> go.Figure:
     """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
     m = defaults.MASKED
-    holdout = min(m.holdout, kv.holdout_range(len(data.train))[1])
+    holdout = min(m.holdout, holdout_range(len(data.train))[1])
     view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
     return kf.thumbnail(kf.masked_loo_figure(view))
 

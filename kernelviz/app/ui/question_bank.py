@@ -17,6 +17,7 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import Guess, Reveal, ask
 from kernelviz.app.ui.text import prose
 from kernelviz.app.views import incontext as vi
+from kernelviz.models.heads import FitResult, initial_lengthscales
 
 __all__ = ["beats_gaussian", "largest_holdout", "largest_mixing", "rough_window", "wide_window"]
 
@@ -86,7 +87,7 @@ def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, s
         Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
 
 
-def largest_mixing(result: kv.FitResult) -> None:
+def largest_mixing(result: FitResult) -> None:
     """Chapter 3: which head the training gives the largest |u_h| (the page's own fit)."""
     heads = len(result.lengthscales)
     options = tuple(range(1, heads + 1))
@@ -98,7 +99,7 @@ def largest_mixing(result: kv.FitResult) -> None:
         why = prose(P, "largest_mixing.why", answer=best, all="; ".join(parts))
         return _judged(guess, best, why)
 
-    starts = kv.initial_lengthscales(heads)
+    starts = initial_lengthscales(heads)
     ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
         Guess(options=options, labels=tuple(f"head {h} (starts at ℓ = {_g(s)})"
                                             for h, s in zip(options, starts, strict=True))), reveal)

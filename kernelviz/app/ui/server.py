@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-import kernelviz as kv
+from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
 __all__ = ["Runs", "warm_up"]
@@ -59,7 +59,7 @@ class Runs:
 def _compile_all() -> None:
     """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
     try:
-        kv.warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
+        warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
     except Exception:
         logging.getLogger("kernelviz").exception("warm-up failed; programs will compile on first use")
     finally:

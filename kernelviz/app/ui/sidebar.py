@@ -14,6 +14,9 @@ import kernelviz as kv
 from kernelviz.app.ui.controls import control
 from kernelviz.app.ui.page_data import GRID_POINTS, Data
 from kernelviz.app.ui.text import md_escape
+from kernelviz.data.csvfile import MAX_CSV_MB
+from kernelviz.data.datasets import subsample
+from kernelviz.models.training import TRAIN_MAX_POINTS
 
 __all__ = [
     "GRID_POINTS",
@@ -71,7 +74,7 @@ def _from_csv(digest: str, x_column: str | None, y_column: str | None, _content:
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _train_subset(key: tuple, _ds: kv.Dataset) -> kv.Dataset:
-    return kv.subsample(_ds, kv.TRAIN_MAX_POINTS)
+    return subsample(_ds, TRAIN_MAX_POINTS)
 
 
 def make_data(key: tuple, ds: kv.Dataset) -> Data:
@@ -200,7 +203,7 @@ def data_sidebar(used: bool = True) -> Data:
             type=["csv", "txt", "tsv"],
             key="data.upload",
             on_change=_on_upload,
-            help=f"Two numeric columns (x, y); with more, choose them above. Up to {kv.MAX_CSV_MB} MB.",
+            help=f"Two numeric columns (x, y); with more, choose them above. Up to {MAX_CSV_MB} MB.",
             disabled=not used,
         )
         if upload is not None and source == "csv":
@@ -234,7 +237,7 @@ def data_summary(data: Data, *, training: bool = False) -> None:
     if training and data.subsampled:
         text += (
             f" · training and leave-one-out use an even subsample of {len(data.train):,} of the "
-            f"{data.n:,} points (kv.subsample, limit {kv.TRAIN_MAX_POINTS:,}); the fit is drawn with all "
+            f"{data.n:,} points (subsample, limit {TRAIN_MAX_POINTS:,}); the fit is drawn with all "
             "of them"
         )
     st.caption(text)
