@@ -29,6 +29,8 @@ import tempfile
 
 CASES = r"""
 import kernelviz as kv
+from kernelviz.runtime import jax_setup
+jax_setup.set_up()  # as the server
 from kernelviz.models import incontext
 ds = kv.blog_data()
 x, y = ds.x, ds.y

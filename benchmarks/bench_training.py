@@ -39,6 +39,7 @@ from kernelviz.data import post
 from kernelviz.models import training
 from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
+from kernelviz.runtime import jax_setup
 
 HEADS = 8
 
@@ -103,7 +104,8 @@ def load() -> str:
 
 
 COLD = """
-import time, kernelviz as kv
+import time
+from kernelviz.app.warmup import warmup
 t0 = time.perf_counter()
 r = warmup()
 print(f"{time.perf_counter() - t0:.1f} {r.programs} {r.compiled} {r.cache_hits}")
@@ -252,7 +254,7 @@ def main() -> None:
     X, Y = jnp.asarray(x), jnp.asarray(y)
     print(f"jax {jax.__version__}, {jax.devices()[0].platform}, data n={x.shape[0]}, {HEADS} heads, "
           f"{args.steps} steps, median of {args.repeats} runs after compilation")
-    print(f"persistent compilation cache: {kv._jax.CACHE_DIR}")
+    print(f"persistent compilation cache: {jax_setup.set_up().cache_dir}")
 
     if args.cold_warmup:
         print(cold_warmup())

@@ -17,12 +17,13 @@ PROBE = """
 import json, os
 from pathlib import Path
 from kernelviz.runtime import jax_setup
+made = jax_setup.set_up().one_compute_thread
 import jax.numpy as jnp
 (jnp.arange(1000.0) ** 2).sum().block_until_ready()
 tasks = [t for t in Path("/proc/self/task").iterdir()]
 names = [(t / "comm").read_text().strip() for t in tasks]
 print(json.dumps({
-    "made": jax_setup.ONE_COMPUTE_THREAD,
+    "made": made,
     "pool": names.count("tf_XLAEigen"),  # the intra-op pool (jaxlib 0.12 adds tf_XLAExecute, tf_XLACompile)
     "pools": [name for name in names if name.startswith("tf_XLA")],
     "cores": sorted(os.sched_getaffinity(0)),

@@ -7,7 +7,7 @@ argument. Training needs a few programs per data size whatever the hold-out size
 (``kernelviz.models.training``: the gradient path and the search over ℓ, each for one head and for 2 … 8
 heads, and attention), so the warm-up is short; it compiles the default views
 (``kernelviz.app.defaults``) first, and app.py runs it in a background thread. JAX's persistent compilation
-cache (``kernelviz.runtime.jax_setup.CACHE_DIR``) keeps the compiled programs across restarts, so a
+cache (``kernelviz.runtime.jax_setup.set_up``) keeps the compiled programs across restarts, so a
 warm-cache warm-up only loads them.
 """
 
@@ -273,9 +273,11 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
     compiled so far stays in the persistent cache. Before each call it waits while ``yield_to()`` is true
     (app.py: while a page is running), and it holds ``gate`` while a call runs (app.py: a page run waits
     for it before it starts), so a page's run and the warm-up's compilation do not overlap: together they
-    can need more memory than a 690 MB server has.
+    can need more memory than a 690 MB server has. It runs under the server's JAX settings
+    (``jax_setup.set_up``: float64, the compilation cache, one compute thread), which it applies if need be.
     """
     sizes = _sizes(n_points)
+    setup = _jax.set_up()
     start = time.perf_counter()
     complete = True
     with count_compilations() as count:
@@ -292,6 +294,6 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
         programs=count.requests,
         cache_hits=count.cache_hits,
         compiled=count.compiled,
-        cache_dir=None if _jax.CACHE_DIR is None else str(_jax.CACHE_DIR),
+        cache_dir=None if setup.cache_dir is None else str(setup.cache_dir),
         complete=complete,
     )

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from kernelviz.runtime import jax_setup as _jax  # noqa: F401  (float64 before any array exists)
+from kernelviz.runtime.jax_setup import float64
 
 __all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_scores", "kernel_value",
            "kernel_values", "log_kernel"]
@@ -162,12 +162,14 @@ def kernel_scores(queries: Array, keys: Array, lengthscale: Array, kernel: str |
     return log_kernel((queries[:, None] - keys[None, :]) / lengthscale, kernel, outside)
 
 
+@float64
 @partial(jax.jit, static_argnames="kernel")
 def kernel_value(u: Array, kernel: str = "gaussian") -> Array:
     """K(u) itself, for drawing the kernel's shape (0 outside a compact support)."""
     return jnp.exp(log_kernel(u, kernel))
 
 
+@float64
 @jax.jit
 def kernel_values(u: Array) -> Array:
     """K(u) of every kernel of the zoo, (len(KERNELS), m) for u (m,) in the order of ``KERNELS``: one

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kernelviz.data.datasets import MAX_ABS_VALUE, MIN_POINTS, DataError, Dataset
+from kernelviz.runtime.jax_setup import float64
 
 if TYPE_CHECKING:  # pandas is imported when a CSV is read, so that importing kernelviz stays quick
     import pandas as pd
@@ -58,6 +59,7 @@ _QUOTED = re.compile(r'"[^"]*"')
 _SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "pipes (|)", ",": "commas", None: "whitespace"}
 
 
+@float64
 def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int | None = None) -> Dataset:
     """Two numeric columns of a CSV file as a :class:`Dataset` (the rules are in the module docstring)."""
     data, notes = _decode(_read_bytes(source))
@@ -91,6 +93,7 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
                     source=f"Your file: {title}", columns=tuple(names[c] for c in numeric))
 
 
+@float64
 def dataset_from_arrays(
     x: Any, y: Any, name: str = "custom", title: str = "Custom data", *, x_label: str = "x",
     y_label: str = "y", source: str = "Arrays supplied by the caller.", notes: Sequence[str] = (),

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kernelviz.runtime import jax_setup as _jax  # noqa: F401  (float64 before any array exists)
+from kernelviz.runtime.jax_setup import float64
 
 __all__ = [
     "DATASETS", "MAX_ABS_VALUE", "MAX_SYNTHETIC_POINTS", "MIN_POINTS", "DataError", "Dataset",
@@ -147,6 +147,7 @@ def d2l_noise_sd(x: np.ndarray) -> np.ndarray:
     return np.full_like(x, 0.5)
 
 
+@float64
 def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
     """The blog post's heteroskedastic set, drawn as the post draws it: x = linspace(−3, 3, n),
     y = f(x) + n(x) ε in float32.
@@ -206,6 +207,7 @@ def _post_y(x: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return f32(0.5) * sin_x - f32(1) * sin_3x + f32(0.2) * np.square(x) + spread * eps
 
 
+@float64
 def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
     """d2l's set: x ~ U[0, 5] (n points, sorted), y = 2 sin x + x^0.8 + ε, ε ~ N(0, 0.5²).
 
@@ -253,6 +255,7 @@ DATASETS: dict[str, SyntheticDataset] = {
 }
 
 
+@float64
 def make_dataset(name: str, n: int | None = None, seed: int | None = None) -> Dataset:
     """The synthetic set ``name`` (a key of ``DATASETS``); ``n`` and ``seed`` default to the factory's."""
     entry = DATASETS.get(name) if isinstance(name, str) else None
@@ -293,6 +296,7 @@ def _check_seed(seed: Any) -> int:
     return seed
 
 
+@float64
 def subsample(ds: Dataset, max_points: int, seed: int = 0) -> Dataset:
     """An even, reproducible subset of at most ``max_points`` points (``ds`` itself when it is small enough).
 

@@ -27,6 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from kernelviz.runtime.jax_setup import float64
+
 __all__ = [
     "FAMILIES",
     "GP_JITTER",
@@ -158,6 +160,7 @@ def check_task(family: str, roughness: object, noise: object, n: object) -> tupl
 _draw = jax.jit(draw_prompts, static_argnames=("batch", "points", "queries"))
 
 
+@float64
 def sample_prompts(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32,
                    count: int = 1, seed: int = 0, queries: int = QUERIES) -> Prompts:
     """``count`` prompts of ``family`` as numpy arrays (float64): x, y (count, n), xq, fq (count, queries)."""

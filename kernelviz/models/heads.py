@@ -35,7 +35,7 @@ from kernelviz.data import post
 from kernelviz.models import training
 from kernelviz.models.loo import loo_bounds
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import check_int, check_positive, pad, vector
 
 __all__ = [
@@ -86,6 +86,7 @@ class FitResult:
         return int(self.lengthscales.shape[0])
 
 
+@float64
 def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | None = None) -> np.ndarray:
     """The blog post's starting lengthscales in this package's convention (ℓ = ℓ_post/√2).
 
@@ -293,6 +294,7 @@ def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitR
     ]
 
 
+@float64
 def fit(
     x: object,
     y: object,
@@ -322,6 +324,7 @@ def fit(
     return train(x, y, [seed], req)[0]
 
 
+@float64
 def fit_seeds(
     x: object,
     y: object,

@@ -25,7 +25,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores, log_kernel
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import bucket, pad, paired, vector
 
 __all__ = ["loo_bounds", "loo_curve", "loo_lengthscale", "loo_loss"]
@@ -57,6 +57,7 @@ def _data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
     return paired(x, y, 2, "leave-one-out needs at least two points")
 
 
+@float64
 def loo_curve(x: object, y: object, lengthscales: object, kernel: str = "gaussian") -> np.ndarray:
     """CV(ℓ) for each ℓ in ``lengthscales``: the mean squared leave-one-out error (+∞ for an empty window)."""
     get_kernel(kernel)
@@ -283,6 +284,7 @@ def _boxcar_sweep(xs: np.ndarray, ys: np.ndarray) -> float:
     return float(math.sqrt(edges[best] * upper))
 
 
+@float64
 def loo_lengthscale(x: object, y: object, kernel: str = "gaussian") -> float:
     """The ℓ that minimises CV(ℓ), the exact leave-one-out error of the smoother, in one compiled call.
 

@@ -24,6 +24,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import Kernel, get_kernel, kernel_index, kernel_scores
 from kernelviz.models import training
 from kernelviz.models.heads import OUTSIDE, FitResult
+from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, paired, vector
 
 __all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
@@ -92,6 +93,7 @@ def _start(w0: float | None, seed: int) -> float:
     return start
 
 
+@float64
 def fit_parametric(
     x: object,
     y: object,

@@ -29,6 +29,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
+from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, check_lengthscale, pad, vector
 
 __all__ = [
@@ -97,6 +98,7 @@ def _nw_path(queries, keys, values, key_mask, lengthscales, kernel):
 PATH_BLOCK = 32  # lengthscales of a path are padded to a multiple of this (few compiled shapes)
 
 
+@float64
 def nadaraya_watson_path(queries: object, keys: object, values: object, lengthscales: object,
                          kernel: str = "gaussian") -> tuple[np.ndarray, np.ndarray]:
     """m_ℓ(x) and s_ℓ(x) of ``nadaraya_watson`` for every ℓ in ``lengthscales``, in one compiled call
@@ -137,6 +139,7 @@ def _smooth(mean: Array, var: Array, weights: np.ndarray | None, nq: int, scale:
     return Smooth(np.asarray(mean)[:nq] * scale, np.sqrt(np.asarray(var)[:nq]) * scale, weights)
 
 
+@float64
 def nadaraya_watson(
     queries: object,
     keys: object,
@@ -190,6 +193,7 @@ def _heads(queries, keys, values, key_mask, lengthscales, mixing, kernel, with_w
                              block=HEADS_QUERY_BLOCK, with_weights=with_weights)
 
 
+@float64
 def predict_heads(
     queries: object,
     x: object,
@@ -245,6 +249,7 @@ def _knn(queries, keys, values, key_mask, k):
     return pooling.pool(knn_scores(queries, keys, key_mask, k), values, key_mask)
 
 
+@float64
 def knn_average(queries: object, keys: object, values: object, k: int) -> Smooth:
     """k-nearest-neighbour averaging: m(x) = (1/k) Σ_{i ∈ N_k(x)} y_i, the boxcar whose width adapts to x.
 

@@ -9,7 +9,7 @@ heap release after compile  each compilation's scratch memory handed back (``_me
 shared IR context           every program's IR in one MLIR context (``_memory.share_ir_context``)
 compile lock                compilations take turns across threads (``_memory.one_compilation_at_a_time``)
 lean compilation            the training programs compiled with XLA's classic emitters (``_jax.lean_options``)
-one compute thread          XLA's CPU client with one intra-op thread (``_jax.one_compute_thread``)
+one compute thread          XLA's CPU client with one intra-op thread (``jax_setup.one_compute_thread``)
 ==========================  ============================================================================
 
 Several reach into JAX's or XLA's internals, so a JAX release can switch one off without an error.
@@ -89,7 +89,8 @@ def _lean() -> Device:
 def _threads() -> Device:
     name = "one compute thread"
     threads = compute_threads()
-    if _jax.ONE_COMPUTE_THREAD and threads in (1, None):
+    made = _jax.set_up().one_compute_thread
+    if made and threads in (1, None):
         return Device(name, True)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     if os.environ.get(_jax.THREADS_ENV, "1") != "1":
@@ -99,8 +100,8 @@ def _threads() -> Device:
     elif cores < 2:
         why = "the server has one core, so XLA makes one thread anyway"
         return Device(name, threads == 1, "" if threads == 1 else why)
-    elif not _jax.ONE_COMPUTE_THREAD:
-        why = "JAX's CPU client was made before kernelviz was imported"
+    elif not made:
+        why = "JAX's CPU client was made before the server's set-up"
     else:
         why = f"jax {jax.__version__} made a pool of {threads} compute threads"
     return Device(name, False, why)
@@ -117,7 +118,9 @@ COSTS = {
 
 
 def check() -> tuple[Device, ...]:
-    """Each runtime device, in the table's order, as it stands now (applying those not applied yet)."""
+    """Each runtime device, in the table's order, as it stands now (applying those not applied yet, after
+    JAX's set-up: ``jax_setup.set_up``)."""
+    _jax.set_up()
     internal_ir = "jax._src.interpreters.mlir.make_ir_context to share"
     internal_compile = "jax._src.compiler.compile_or_get_cached to take turns"
     return (

@@ -1,7 +1,10 @@
-"""JAX set-up shared by every module: float64 arithmetic, one compute thread, the persistent compilation
-cache, and lean compilation for the large programs (``lean_jit``).
+"""JAX set-up: float64 for kernelviz's own calls, and the server's set-up (``set_up``): one compute thread,
+the CPU platform, the persistent compilation cache. Lean compilation for the large programs (``lean_jit``).
 
-Imported first by ``kernelviz/__init__.py`` so the settings hold before any array is made.
+Importing kernelviz changes none of JAX's settings: a model needs float64, so each public function runs
+inside ``float64`` (JAX's ``enable_x64`` context, for that call only); a notebook keeps its own settings,
+its GPU and its threads. The server asks for everything at once with ``set_up`` (called by
+``kernelviz.runtime.devices.set_up_server``, the first line of ``app.py``).
 """
 
 from __future__ import annotations
@@ -12,12 +15,25 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import jax
 
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def float64(fun: F) -> F:
+    """``fun`` run with JAX's 64-bit types on for the length of each call (``jax.enable_x64``), whatever the
+    caller's ``jax_enable_x64``; marked ``fun.float64 = True`` for the tests."""
+
+    @functools.wraps(fun)
+    def scoped(*args: Any, **kwargs: Any) -> Any:
+        with jax.enable_x64(True):
+            return fun(*args, **kwargs)
+
+    scoped.float64 = True  # type: ignore[attr-defined]
+    return scoped  # type: ignore[return-value]
+
 
 THREADS_ENV = "KERNELVIZ_XLA_THREADS"  # "1" (the default): one XLA compute thread; "all": one per core
 
@@ -31,7 +47,7 @@ def _tasks() -> set[int]:
 
 def one_compute_thread() -> bool:
     """Make JAX's CPU client with an intra-op thread pool of one thread; True when it ran (the client is
-    then one-threaded unless something had made it before kernelviz was imported).
+    then one-threaded unless something had made it before).
 
     XLA sizes that pool by the cores the process may run on when the client is made, and splits every
     program over all of them. This package's programs are small (a few hundred points, scans of steps):
@@ -80,8 +96,24 @@ def enable_compilation_cache() -> Path | None:
     return path
 
 
-CACHE_DIR = enable_compilation_cache()
-ONE_COMPUTE_THREAD = one_compute_thread()
+class Setup(NamedTuple):
+    """What ``set_up`` did: the compilation cache's folder (None where it cannot be written) and whether
+    JAX's CPU client was made with one compute thread."""
+
+    cache_dir: Path | None
+    one_compute_thread: bool
+
+
+@functools.cache
+def set_up() -> Setup:
+    """The server's JAX settings, once per process, before any program runs: float64 everywhere, the CPU
+    platform, the persistent compilation cache (``KERNELVIZ_JAX_CACHE``) and one compute thread
+    (``KERNELVIZ_XLA_THREADS``). Also what the tests and benchmarks run under."""
+    jax.config.update("jax_enable_x64", True)
+    with contextlib.suppress(RuntimeError):  # the backend exists already: it stays as it is
+        jax.config.update("jax_platforms", "cpu")
+    cache_dir = enable_compilation_cache()
+    return Setup(cache_dir, one_compute_thread())
 
 
 LEAN_ENV = "KERNELVIZ_LEAN_COMPILE"  # "0": compile the large programs with XLA's defaults
@@ -115,5 +147,33 @@ def lean_jit(fun: Callable | None = None, **kwargs: Any) -> Callable:
     1.6x slower lean.) Use like ``jax.jit``, with or without keyword arguments."""
     if fun is None:
         return functools.partial(lean_jit, **kwargs)
-    options = lean_options()
-    return jax.jit(fun, **kwargs) if options is None else jax.jit(fun, compiler_options=options, **kwargs)
+    return _LeanJit(fun, kwargs)
+
+
+class _LeanJit:
+    """``jax.jit(fun, compiler_options=lean_options(), ...)``, made at the first call, so that defining a
+    program at import compiles nothing and makes no JAX client (``lean_options`` compiles its probe)."""
+
+    def __init__(self, fun: Callable, kwargs: dict[str, Any]) -> None:
+        functools.update_wrapper(self, fun)
+        self._fun, self._kwargs = fun, kwargs
+        self._jitted: Callable | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def jitted(self) -> Callable:
+        """The one ``jax.jit`` wrapper (made once, whichever thread calls first)."""
+        with self._lock:
+            if self._jitted is None:
+                options = lean_options()
+                extra = {} if options is None else {"compiler_options": options}
+                self._jitted = jax.jit(self._fun, **extra, **self._kwargs)
+            return self._jitted
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.jitted(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:  # lower, _cache_size, _jit_info ...: the jitted function's
+        if name.startswith("__") or name in ("_fun", "_kwargs", "_jitted", "_lock"):
+            raise AttributeError(name)
+        return getattr(self.jitted, name)

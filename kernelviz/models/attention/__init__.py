@@ -31,6 +31,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK, Smooth
+from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, pad, vector
 
 __all__ = [
@@ -186,6 +187,7 @@ def token_frame(x_real: np.ndarray) -> tuple[float, float]:
     return 0.5 * (lo + hi), (0.5 * (hi - lo) if hi > lo else 1.0)
 
 
+@float64
 def gaussian_layer(lengthscales: object, mixing: object, x: object, y: object) -> AttentionFit:
     """Chapter 3's multi-head kernel regression Σ_h u_h m_h(x; ℓ_h) as this layer: head h the Gaussian
     smoother at ℓ_h (``gaussian_attention_params``: d_qk = 2, W_v^h = e_y, d_v = 1) and U_h = u_h, in the
@@ -251,6 +253,7 @@ class AttentionPrediction:
     weights: np.ndarray | None
 
 
+@float64
 def attention_predict(fit: AttentionFit, queries: object, x: object, y: object,
                       with_weights: bool = True) -> AttentionPrediction:
     """The layer at ``queries`` with keys and values the points (x, y) (``attention_layer``): cross-attention,
@@ -265,6 +268,7 @@ def attention_predict(fit: AttentionFit, queries: object, x: object, y: object,
     )
 
 
+@float64
 def dot_product_attention(queries: object, keys: object, values: object, w_q: object, w_k: object,
                           score_scale: float | None = None, center: float = 0.0,
                           scale: float = 1.0) -> Smooth:
@@ -280,6 +284,7 @@ def dot_product_attention(queries: object, keys: object, values: object, w_q: ob
     return Smooth(p.head_means[0], p.head_stds[0], p.weights[0])
 
 
+@float64
 def attention_loo_error(fit: AttentionFit, x: object, y: object) -> float:
     """The leave-one-out error (1/n) Σ_i (y_i − f̂_{−i}(x_i))², f̂_{−i} the layer with key i hidden: each
     point predicted from all the others (for one Gaussian head, ``loo_curve`` at its ℓ)."""
@@ -290,6 +295,7 @@ def attention_loo_error(fit: AttentionFit, x: object, y: object) -> float:
     return float(np.mean(np.square(f - ys)))
 
 
+@float64
 def attention_values(fit: AttentionFit, x: object, y: object) -> np.ndarray:
     """Every head's values v_hi = t_i W_v^h of the points (x_i, y_i): (H, n, d_v), in token units."""
     xs, ys = vector("x", x), vector("y", y)
@@ -303,6 +309,7 @@ def _grid_scores(layer: Layer, grid: Array) -> Array:
     return heads(layer.w_q, layer.w_k, grid, grid, layer.d_qk)
 
 
+@float64
 def attention_kernel(fit: AttentionFit, grid: object, kind: str = "log_kernel") -> np.ndarray:
     """The learned kernels on a grid, (H, g, g), row x = query, column x′ = key: scores s_h (``dot_scores``,
     ``kind="scores"``), or log K_h = s_h + c_h(x) (``"log_kernel"``), c_h(x) = (A_01 − A_10) x̃ +

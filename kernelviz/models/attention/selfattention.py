@@ -30,6 +30,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz.models.attention import AttentionFit, tokens
+from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import vector
 
 __all__ = ["SelfAttentionWeights", "as_self_attention", "attention_weights", "multihead_self_attention",
@@ -48,6 +49,7 @@ def softmax_attention(query: Array, key: Array, value: Array) -> Array:
     return attention_weights(query, key) @ value
 
 
+@float64
 @jax.jit
 def self_attention(x: Array, w_q: Array, w_k: Array, w_v: Array) -> Array:
     """The notes' ``SelfAttention.forward``: softmax(X W_q (X W_k)ᵀ/√d) X W_v for X (n, e), W_q, W_k (e, d),
@@ -55,6 +57,7 @@ def self_attention(x: Array, w_q: Array, w_k: Array, w_v: Array) -> Array:
     return softmax_attention(x @ w_q, x @ w_k, x @ w_v)
 
 
+@float64
 @jax.jit
 def multihead_self_attention(x: Array, w_q: Array, w_k: Array, w_v: Array, w_o: Array) -> Array:
     """MultiHead(X) = Concat(head_1, …, head_H) W_O, head_h = softmax(X W_q^h (X W_k^h)ᵀ/√d) X W_v^h, for
@@ -74,6 +77,7 @@ class SelfAttentionWeights(NamedTuple):
     w_o: np.ndarray
 
 
+@float64
 def as_self_attention(fit: AttentionFit, x: object, y: object) -> SelfAttentionWeights:
     """kernelviz's layer on the points (x, y) as the notes' matrices: X = tokens t_i = (1, x̃_i, x̃_i², ỹ_i)
     and W_q^h, W_k^h with a zero row for ỹ under the 3 rows that read φ(x̃), so X W_q^h = φ(x̃) W_q^h.

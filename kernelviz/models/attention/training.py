@@ -34,7 +34,7 @@ from kernelviz.models.attention import (
 from kernelviz.models.heads import initial_lengthscales
 from kernelviz.models.loo import loo_lengthscale
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import check_int, check_positive
 
 __all__ = ["STARTS", "LayerStart", "fit_attention", "layer_start", "start_lengthscales", "train_layer"]
@@ -150,6 +150,7 @@ def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
     )
 
 
+@float64
 def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
                   learning_rate: float = 0.05, seed: int = 0, *, d_v: int = 1, start: str = "gaussian",
                   decay: bool = True) -> AttentionFit:

@@ -40,7 +40,7 @@ from kernelviz.data import tasks
 from kernelviz.models import training
 from kernelviz.models.attention import dot_scores, gaussian_attention_params
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, vector
 
 __all__ = [
@@ -249,6 +249,7 @@ def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: in
             branches, np.int32(st), lr)
 
 
+@float64
 def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32, heads: int = 1,
              steps: int = STEPS, learning_rate: float = LEARNING_RATE, kind: str = "softmax",
              seed: int = 0) -> Pretrained:
@@ -305,6 +306,7 @@ def _predict(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, a
 _predict_jit = jax.jit(_predict, static_argnames=("kind",))
 
 
+@float64
 def in_context_predict(fit: Pretrained, x: object, y: object, queries: object) -> InContextPrediction:
     """The pretrained layer at ``queries`` with the prompt's context (x, y) as keys and values: the mean
     f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, the band s²(x) = Σ_h p_h Σ_i w_hi (y_i − f̂)² (p_h = |u_h|/Σ|u|, as

@@ -31,6 +31,7 @@ from kernelviz.data import tasks
 from kernelviz.models.attention import features
 from kernelviz.models.incontext import KINDS, ICLParams, Pretrained, head_scores, layer_output, pretrain
 from kernelviz.models.loo import loo_lengthscale
+from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import vector
 
 __all__ = [
@@ -56,6 +57,7 @@ LENGTHSCALE_GRID = np.geomspace(0.01, 4.0, 64)
 WINDOW_QUERIES = np.linspace(-1.0, 1.0, 21)
 
 
+@float64
 def learned_kernel(fit: Pretrained, queries: object, grid_offsets: object) -> np.ndarray:
     """log K_h(x, δ) = s_h(x, x + δ) − s_h(x, x) for every head, query x and offset δ: (H, q, g). For the
     softmax layer the weight of a key at x + δ is ∝ K_h(x, δ); a window is a peak near δ = 0."""
@@ -78,6 +80,7 @@ class Window(NamedTuple):
     window: float
 
 
+@float64
 def learned_window(fit: Pretrained, queries: object = WINDOW_QUERIES) -> Window:
     """The width of the learned window: with c = φ(x) A_h, s_h(x, x′) = c0 + c1 x′ + c2 x′², so the softmax
     weights are ∝ exp(−(x′ − μ)²/2ℓ²), ℓ_h(x) = (−2 c2)^{−1/2} (∂²s/∂x′² = −1/ℓ²) and μ = −c1/2c2; ℓ = ∞
@@ -126,6 +129,7 @@ class LengthscaleSearch(NamedTuple):
     errors: np.ndarray
 
 
+@float64
 def best_fixed_lengthscale(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32,
                            tasks_count: int = EVAL_TASKS, seed: int = 0) -> LengthscaleSearch:
     """The single ℓ of Gaussian Nadaraya–Watson with the lowest mean query error over ``tasks_count`` fresh
@@ -137,6 +141,7 @@ def best_fixed_lengthscale(family: str = "sine", roughness: float = 3.0, noise: 
     return LengthscaleSearch(float(LENGTHSCALE_GRID[k]), float(errs[k]), LENGTHSCALE_GRID.copy(), errs)
 
 
+@float64
 def loo_window(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32,
                tasks_count: int = LOO_TASKS, seed: int = 0) -> np.ndarray:
     """The leave-one-out optimum ℓ* (``loo_lengthscale``) of each of ``tasks_count`` single fresh prompts:
@@ -152,6 +157,7 @@ _layer_errors = jax.jit(
     static_argnums=1)
 
 
+@float64
 def in_context_error(fit: Pretrained, tasks_count: int = EVAL_TASKS, seed: int = 0,
                      family: str | None = None, roughness: float | None = None, noise: float | None = None,
                      ) -> float:
@@ -178,6 +184,7 @@ class Evaluation(NamedTuple):
     learned_window: float
 
 
+@float64
 def evaluate(fit: Pretrained, linear: Pretrained | None = None, tasks_count: int = EVAL_TASKS,
              seed: int = 0, loo_tasks: int = LOO_TASKS) -> Evaluation:
     """``fit`` (and ``linear``) against Nadaraya–Watson at the best fixed ℓ on the same fresh tasks."""
@@ -199,6 +206,7 @@ class SweepRow(NamedTuple):
     best_lengthscale: float
 
 
+@float64
 def window_sweep(family: str = "sine", roughness: tuple[float, ...] = (1.5, 3.0, 6.0),
                  noise: tuple[float, ...] = (0.0, 0.3, 1.0), base_roughness: float = 3.0,
                  base_noise: float = 0.1, **pretrain_kwargs: object) -> list[SweepRow]:
