@@ -6,7 +6,8 @@ import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
-from kernelviz.core.kernels import get_kernel, kernel_values
+from kernelviz.core import pooling
+from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
 from kernelviz.models import smoothing
 
 CH = "1_kernel_regression"
@@ -167,7 +168,7 @@ st.caption(
 left, right = st.columns([3, 2])
 left.latex(ui.prose(CH, "formula"))
 right.latex(K.latex + (r"\quad\text{on } |u| \le 1,\ 0 \text{ outside}" if K.compact else ""))
-ui.show_code(kv.nadaraya_watson, smoothing.kernel_scores)
+ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, smoothing.path_model, served=True)
 ui.data_summary(data)
 question_bank.wide_window(data)
 
@@ -177,7 +178,8 @@ if empty > 0:
 if baselines:
     ui.say(CH, "baselines")
     st.latex(ui.prose(CH, "baselines_formula"))
-    ui.show_code(kv.knn_average, label="The code of the k-NN baseline")
+    ui.show_code(smoothing.knn_model, smoothing.knn_scores, served=True,
+                 label="The code of the k-NN baseline")
 
 st.subheader("The band and the weights")
 ui.say(CH, "band_true" if data.synthetic else "band_user")
@@ -196,7 +198,7 @@ with left:
     )
     extra = " ".join(t for t in (ui.prose(CH, "heatmap_empty") if empty > 0 else "", heat.note) if t)
     st.caption(ui.prose(CH, "heatmap_caption", extra=extra))
-    ui.show_code(views.weights_heatmap, smoothing.kernel_scores)
+    ui.show_code(views.weights_heatmap, smoothing.nadaraya_watson_model, kernel_scores)
 with right:
     u, shapes = cache.kernel_shapes()
     ui.show(
@@ -229,7 +231,7 @@ if ds.name != "blog":
     st.caption(
         ui.prose(CH, "panels_scaled", span=f"{hi - lo:.3g}", scale=f"{(hi - lo) / defaults.POST_SPAN:.3g}")
     )
-ui.show_code(defaults.post_lengthscale, kv.nadaraya_watson)
+ui.show_code(defaults.post_lengthscale, smoothing.nadaraya_watson_model, served=True)
 
 st.subheader("Conventions")
 ui.say(CH, "conventions")

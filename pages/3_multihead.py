@@ -9,7 +9,7 @@ from kernelviz.app.ui import cache_heads, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
-from kernelviz.models import heads, training
+from kernelviz.models import heads, smoothing, training
 from kernelviz.models.heads import FitResult
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX, holdout_range
@@ -80,7 +80,7 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
-    ui.show_code(kv.fit, heads.predictor, training.run, kv.predict_heads, pooling.mix)
+    ui.show_code(kv.fit, heads.predictor, training.run, smoothing.heads_model, pooling.mix)
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
@@ -118,7 +118,7 @@ def heads_pictures(result: FitResult, view: views.HeadsView) -> None:
             key="mh.heatmaps", filename="kernelviz-head-heatmaps",
         )
         st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
-        ui.show_code(views.heads_view, kv.predict_heads, pooling.masked_softmax)
+        ui.show_code(views.heads_view, smoothing.heads_model, pooling.multihead, pooling.mix)
     else:
         loss_picture(result)
 

@@ -29,6 +29,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, check_lengthscale, pad, vector
 
@@ -72,27 +73,38 @@ class HeadsPrediction:
     weights: np.ndarray | None
 
 
-def _prepare(queries: object, keys: object, values: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    q, k, v = vector("queries", queries), vector("keys", keys), vector("values", values)
-    if k.shape != v.shape:
-        raise ValueError(f"keys and values must have the same length, got {k.shape[0]} and {v.shape[0]}")
-    if k.shape[0] == 0:
-        raise ValueError("kernel regression needs at least one (key, value) pair")
-    return q, k, v
+def nadaraya_watson_model(queries: Array, keys: Array, values: Array, available: Array, lengthscale: Array,
+                          kernel: Array) -> pooling.Pooled:
+    """Nadaraya–Watson at every query x: the score of key x_i is s_i(x) = log K((x − x_i)/ℓ), the weights
+    w_i(x) are the softmax of the scores over the available keys, and
+
+        m(x) = Σ_i w_i(x) y_i,    s²(x) = Σ_i w_i(x) (y_i − m(x))²."""
+    scores = kernel_scores(queries, keys, lengthscale, kernel)
+    return pooling.pool(scores, values, available)
 
 
-@jax.jit
-def _nw_dense(queries, keys, values, key_mask, lengthscale, kernel):
-    return pooling.pool(kernel_scores(queries, keys, lengthscale, kernel), values, key_mask)
+def path_model(queries: Array, keys: Array, values: Array, available: Array, lengthscales: Array,
+               kernel: Array) -> tuple[Array, Array]:
+    """m_ℓ(x) and s²_ℓ(x) of ``nadaraya_watson_model`` for every ℓ of ``lengthscales``, (L, q) each."""
 
-
-@jax.jit
-def _nw_path(queries, keys, values, key_mask, lengthscales, kernel):
-    def one(ell):
-        mean, var, _ = pooling.pool(kernel_scores(queries, keys, ell, kernel), values, key_mask)
+    def one(ell: Array) -> tuple[Array, Array]:
+        mean, var, _ = nadaraya_watson_model(queries, keys, values, available, ell, kernel)
         return mean, var
 
-    return jax.lax.map(one, lengthscales)
+    return jax.lax.map(one, lengthscales)  # one ℓ's q × n weights in memory at a time
+
+
+def heads_model(queries: Array, keys: Array, values: Array, available: Array, lengthscales: Array,
+                mixing: Array, kernel: Array, with_weights: bool) -> tuple[Array, ...]:
+    """Multi-head kernel regression: head h is ``nadaraya_watson_model`` with ℓ_h, and the heads mix as
+    f̂(x) = Σ_h u_h m_h(x), its band s²(x) = Σ_i w̄_i(x) (y_i − f̂(x))² with w̄ = Σ_h |u_h| w_h / Σ_h |u_h|
+    (``pooling.mix``). Returns f̂, s², the heads' m_h and s²_h, and their weights with ``with_weights``."""
+
+    def score(ell: Array, q: Array, k: Array) -> Array:
+        return kernel_scores(q, k, ell, kernel)
+
+    return pooling.multihead(score, lengthscales, queries, keys, values, available, mixing,
+                             block=HEADS_QUERY_BLOCK, with_weights=with_weights)
 
 
 PATH_BLOCK = 32  # lengthscales of a path are padded to a multiple of this (few compiled shapes)
@@ -102,19 +114,15 @@ PATH_BLOCK = 32  # lengthscales of a path are padded to a multiple of this (few 
 def nadaraya_watson_path(queries: object, keys: object, values: object, lengthscales: object,
                          kernel: str = "gaussian") -> tuple[np.ndarray, np.ndarray]:
     """m_ℓ(x) and s_ℓ(x) of ``nadaraya_watson`` for every ℓ in ``lengthscales``, in one compiled call
-    (``lax.map`` over ℓ: one ℓ's q × n scores in memory at a time): arrays (L, q), for a figure that
-    scrubs through ℓ in the browser."""
+    (``path_model``): arrays (L, q), for a figure that scrubs through ℓ in the browser."""
     get_kernel(kernel)
     ells = vector("lengthscales", lengthscales)
     if ells.size == 0 or not np.all(ells > 0):
         raise ValueError("lengthscales must be positive")
-    q, k, v = _prepare(queries, keys, values)
-    nq, nk, count = q.shape[0], k.shape[0], ells.shape[0]
-    scale = pooling.value_scale(v)
-    mean, var = _nw_path(pad(q, bucket(nq)), pad(k, bucket(nk), k[0]), pad(v / scale, bucket(nk)),
-                         np.arange(bucket(nk)) < nk, pad(ells, -(-count // PATH_BLOCK) * PATH_BLOCK, 1.0),
-                         kernel_index(kernel))
-    return np.asarray(mean)[:count, :nq] * scale, np.sqrt(np.asarray(var)[:count, :nq]) * scale
+    p = serve.problem(queries, keys, values)
+    padded = pad(ells, -(-ells.shape[0] // PATH_BLOCK) * PATH_BLOCK, 1.0)
+    out = serve.serve(path_model, p, padded, kernel_index(kernel))
+    return out.mean[: ells.shape[0]], out.std[: ells.shape[0]]
 
 
 @partial(jax.jit, static_argnames=("query_block", "key_block"))
@@ -135,8 +143,17 @@ def _nw_stream(queries, keys, values, key_mask, lengthscale, kernel, query_block
     return pooling.over_query_blocks(one_query_block, queries, query_block, (0, 0))
 
 
-def _smooth(mean: Array, var: Array, weights: np.ndarray | None, nq: int, scale: float) -> Smooth:
-    return Smooth(np.asarray(mean)[:nq] * scale, np.sqrt(np.asarray(var)[:nq]) * scale, weights)
+def nadaraya_watson_streamed(p: serve.Problem, lengthscale: float, kernel: str,
+                             query_block: int = QUERY_BLOCK, key_block: int = KEY_BLOCK) -> Smooth:
+    """``nadaraya_watson_model`` for many keys without its weights: key blocks pooled one at a time and
+    merged exactly (``pooling.summarize``, ``pooling.merge``: a running log-sum-exp), so memory stays
+    O(query block × key block)."""
+    q, k, v = p.queries[: p.nq], p.keys[: p.nk], p.values[: p.nk]
+    qb, kb = min(query_block, bucket(p.nq)), min(key_block, bucket(p.nk))
+    qp, kp = -(-p.nq // qb) * qb, bucket(-(-p.nk // kb), 1, 2) * kb
+    mean, var = _nw_stream(pad(q, qp), pad(k, kp), pad(v, kp), np.arange(kp) < p.nk, lengthscale,
+                           kernel_index(kernel), qb, kb)
+    return Smooth(np.asarray(mean)[: p.nq] * p.scale, np.sqrt(np.asarray(var)[: p.nq]) * p.scale, None)
 
 
 @float64
@@ -152,45 +169,26 @@ def nadaraya_watson(
     query_block: int = QUERY_BLOCK,
     key_block: int = KEY_BLOCK,
 ) -> Smooth:
-    """Nadaraya–Watson regression m(x) = Σ_i softmax_i(log K((x − x_i)/ℓ)) y_i with its local std s(x).
+    """Nadaraya–Watson regression m(x) = Σ_i softmax_i(log K((x − x_i)/ℓ)) y_i with its local std s(x)
+    (``nadaraya_watson_model``, served by ``kernelviz.runtime.serve``).
 
     ``with_weights=True`` also returns the (q, n) weights w_i(x) (rows sum to 1, or are all 0 for an empty
     window). ``with_weights=False`` never builds that matrix for more than ``DENSE_MAX_KEYS`` keys: it
-    streams over key blocks (force either path with ``stream``).
+    streams over key blocks (``nadaraya_watson_streamed``; force either path with ``stream``).
     """
     get_kernel(kernel)
     ell = check_lengthscale(lengthscale)
-    q, k, v = _prepare(queries, keys, values)
-    nq, nk = q.shape[0], k.shape[0]
-    if nq == 0:
-        return Smooth(np.zeros(0), np.zeros(0), np.zeros((0, nk)) if with_weights else None)
+    p = serve.problem(queries, keys, values)
+    if p.nq == 0:
+        return Smooth(np.zeros(0), np.zeros(0), np.zeros((0, p.nk)) if with_weights else None)
     if with_weights and stream:
         raise ValueError("the streaming path never forms the weights; ask with_weights=False")
-    if with_weights and nq * nk > MAX_WEIGHT_ENTRIES:
-        raise ValueError(f"{nq} × {nk} weights would not fit in memory; ask with_weights=False")
-    scale = pooling.value_scale(v)
-    if stream is None:
-        stream = not with_weights and nk > DENSE_MAX_KEYS
-    if not stream:
-        qp, kp = bucket(nq), bucket(nk)
-        mask = np.arange(kp) < nk
-        out = _nw_dense(pad(q, qp), pad(k, kp), pad(v / scale, kp), mask, ell, kernel_index(kernel))
-        weights = np.asarray(out.weights)[:nq, :nk] if with_weights else None
-        return _smooth(out.mean, out.var, weights, nq, scale)
-    qb, kb = min(query_block, bucket(nq)), min(key_block, bucket(nk))
-    qp, kp = -(-nq // qb) * qb, bucket(-(-nk // kb), 1, 2) * kb
-    mean, var = _nw_stream(pad(q, qp), pad(k, kp), pad(v / scale, kp), np.arange(kp) < nk, ell,
-                           kernel_index(kernel), qb, kb)
-    return _smooth(mean, var, None, nq, scale)
-
-
-@partial(jax.jit, static_argnames=("with_weights",))
-def _heads(queries, keys, values, key_mask, lengthscales, mixing, kernel, with_weights):
-    def score(ell, q, k):
-        return kernel_scores(q, k, ell, kernel)
-
-    return pooling.multihead(score, lengthscales, queries, keys, values, key_mask, mixing,
-                             block=HEADS_QUERY_BLOCK, with_weights=with_weights)
+    if with_weights and p.nq * p.nk > MAX_WEIGHT_ENTRIES:
+        raise ValueError(f"{p.nq} × {p.nk} weights would not fit in memory; ask with_weights=False")
+    if stream or (stream is None and not with_weights and p.nk > DENSE_MAX_KEYS):
+        return nadaraya_watson_streamed(p, ell, kernel, query_block, key_block)
+    out = serve.serve(nadaraya_watson_model, p, ell, kernel_index(kernel), weights=with_weights)
+    return Smooth(out.mean, out.std, out.weights)
 
 
 @float64
@@ -203,35 +201,22 @@ def predict_heads(
     kernel: str = "gaussian",
     with_weights: bool = True,
 ) -> HeadsPrediction:
-    """Multi-head kernel regression at ``queries``: f̂(x) = Σ_h u_h m_h(x) with its band (``pooling.mix``).
-
-    Each head is a Nadaraya–Watson smoother m_h with lengthscale ℓ_h. The band pools the heads' weights by
-    |u_h|: s²(x) = Σ_i w̄_i(x) (y_i − f̂(x))², w̄ = Σ_h |u_h| w_h / Σ_h |u_h|. Where a head with u_h ≠ 0 has
-    an empty window the mixture is NaN, like the head. ``weights`` is (H, q, n), or None with
-    ``with_weights=False``.
+    """Multi-head kernel regression at ``queries``: f̂(x) = Σ_h u_h m_h(x) with its band (``heads_model``,
+    served by ``kernelviz.runtime.serve``). Where a head with u_h ≠ 0 has an empty window the mixture is
+    NaN, like the head. ``weights`` is (H, q, n), or None with ``with_weights=False``.
     """
     k = get_kernel(kernel)
-    q, xs, ys = _prepare(queries, x, y)
     ell, u = vector("lengthscales", lengthscales), vector("mixing", mixing)
     h = ell.shape[0]
     if not 1 <= h <= HEADS_MAX or u.shape != ell.shape:
         raise ValueError(f"give 1 … {HEADS_MAX} lengthscales and as many mixing weights")
     if not np.all(ell > 0):
         raise ValueError("lengthscales must be positive")
-    nq, n = q.shape[0], xs.shape[0]
-    qp, kp = bucket(nq), bucket(n)
-    scale = pooling.value_scale(ys)
-    mean, var, hm, hv, *w = _heads(
-        pad(q, qp), pad(xs, kp, xs[0]), pad(ys / scale, kp), np.arange(kp) < n, pad(ell, HEADS_MAX, 1.0),
-        pad(u, HEADS_MAX), kernel_index(k.name), with_weights=bool(with_weights),
-    )
-    return HeadsPrediction(
-        mean=np.asarray(mean)[:nq] * scale,
-        std=np.sqrt(np.asarray(var)[:nq]) * scale,
-        head_means=np.asarray(hm)[:h, :nq] * scale,
-        head_stds=np.sqrt(np.asarray(hv)[:h, :nq]) * scale,
-        weights=np.array(np.asarray(w[0])[:h, :nq, :n]) if w else None,
-    )
+    p = serve.problem(queries, x, y)
+    out = serve.serve(heads_model, p, pad(ell, HEADS_MAX, 1.0), pad(u, HEADS_MAX), kernel_index(k.name),
+                      pairs=2, heads=h, static={"with_weights": bool(with_weights)})
+    head_means, head_stds = out.rest
+    return HeadsPrediction(out.mean, out.std, head_means, head_stds, out.weights)
 
 
 def knn_scores(queries: Array, keys: Array, key_mask: Array, k: Array) -> Array:
@@ -244,24 +229,17 @@ def knn_scores(queries: Array, keys: Array, key_mask: Array, k: Array) -> Array:
     return jnp.where(rank < k, 0.0, -jnp.inf)
 
 
-@jax.jit
-def _knn(queries, keys, values, key_mask, k):
-    return pooling.pool(knn_scores(queries, keys, key_mask, k), values, key_mask)
+def knn_model(queries: Array, keys: Array, values: Array, available: Array, k: Array) -> pooling.Pooled:
+    """k-nearest-neighbour averaging as attention pooling: score 0 on the k nearest available keys and −∞
+    elsewhere (``knn_scores``), so each of them gets weight 1/k: m(x) = (1/k) Σ_{i ∈ N_k(x)} y_i."""
+    return pooling.pool(knn_scores(queries, keys, available, k), values, available)
 
 
 @float64
 def knn_average(queries: object, keys: object, values: object, k: int) -> Smooth:
-    """k-nearest-neighbour averaging: m(x) = (1/k) Σ_{i ∈ N_k(x)} y_i, the boxcar whose width adapts to x.
-
-    Attention pooling with the score 0 on the k nearest keys and −∞ elsewhere (``knn_scores``), so std and
-    weights follow the same formulas as ``nadaraya_watson``; k is clipped to 1…n.
-    """
-    q, keys_, v = _prepare(queries, keys, values)
-    n, nq = keys_.shape[0], q.shape[0]
-    kk = int(min(max(int(k), 1), n))
-    size, qsize = bucket(n), bucket(nq)
-    mask = np.arange(size) < n
-    scale = pooling.value_scale(v)
-    out = _knn(pad(q, qsize, q[0]), pad(keys_, size, keys_[0]), pad(v / scale, size), mask, kk)
-    mean, var, w = (np.asarray(a)[:nq] for a in out)
-    return Smooth(mean * scale, np.sqrt(var) * scale, w[:, :n])
+    """k-nearest-neighbour averaging (``knn_model``, served by ``kernelviz.runtime.serve``): the boxcar
+    whose width adapts to x; std and weights follow the same formulas as ``nadaraya_watson``. k is clipped
+    to 1 … n."""
+    p = serve.problem(queries, keys, values)
+    out = serve.serve(knn_model, p, int(min(max(int(k), 1), p.nk)))
+    return Smooth(out.mean, out.std, out.weights)

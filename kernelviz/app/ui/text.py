@@ -118,9 +118,19 @@ def loss_chart(losses: np.ndarray, key: str, filename: str, caption: str, y_titl
         st.info(NO_LOSS)
 
 
-def show_code(*functions: Callable, label: str = "The code that ran") -> None:
+SERVED = (
+    "The model is written for one problem, as the formula above. `kernelviz.runtime.serve` ran it: it checks "
+    "the data, pads them to a fixed size with a mask of the real points, compiles the model once in float64 "
+    "and cuts the result back to your points."
+)
+
+
+def show_code(*functions: Callable, label: str = "The code that ran", served: bool = False) -> None:
     """An expander with the source of ``functions``, read from the package itself: always the code that
-    produced the chart above it."""
+    produced the chart above it. ``served``: the functions are a model run by ``kernelviz.runtime.serve``,
+    which a line names."""
     with st.expander(label, icon=":material/code:"):
+        if served:
+            st.caption(SERVED)
         for fn in functions:
             st.code(inspect.getsource(inspect.unwrap(fn)), language="python")

@@ -1,0 +1,96 @@
+"""The one adapter between a model's formula and the caller: checks, padding, mask, jit, scaling, slicing.
+
+A model is written for one regression problem, as its page's formula, over arrays with a mask::
+
+    model(queries (q,), keys (n,), values (n,), available (n,), *params) → (mean (…, q), var (…, q), …)
+
+``available`` says which keys are real, so the model runs unchanged on padded arrays. ``serve`` does the
+rest, the same way for every model:
+
+1. checks: queries, keys and values are finite vectors, keys and values of one length, at least one pair;
+2. padding: queries and keys padded to a few bucket sizes (``shapes.bucket``) with the mask, so a slider
+   never changes a compiled shape;
+3. scaling: values divided by max |v| (``pooling.value_scale``), so (v − m)² cannot overflow, and the mean
+   and std multiplied back;
+4. compiling: one ``jax.jit`` of the model per model (``compiled``), parameters traced;
+5. slicing: the outputs cut back to the real queries, keys and heads, as NumPy arrays.
+
+The caller's public function (``nadaraya_watson``, ``knn_average``, ``predict_heads`` …) checks its own
+parameters, runs inside ``jax_setup.float64`` and hands the rest to ``serve``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import jax
+import numpy as np
+
+from kernelviz.runtime.shapes import bucket, pad, vector
+
+__all__ = ["Problem", "Served", "compiled", "problem", "serve"]
+
+
+class Problem(NamedTuple):
+    """One regression problem, padded: ``queries`` (qp,), ``keys`` and ``values`` (kp,) with the values
+    divided by ``scale``, ``available`` (kp,) true on the ``nk`` real keys; ``nq`` real queries."""
+
+    queries: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+    available: np.ndarray
+    nq: int
+    nk: int
+    scale: float
+
+
+class Served(NamedTuple):
+    """A model's output on the real problem, in the data's units: ``mean`` and ``std`` (…, q), the model's
+    other outputs as it returned them, sliced (``rest``), and the weights (…, q, n) or None."""
+
+    mean: np.ndarray
+    std: np.ndarray
+    rest: tuple[np.ndarray, ...]
+    weights: np.ndarray | None
+
+
+def problem(queries: object, keys: object, values: object) -> Problem:
+    """Check and pad one problem (steps 1–3 above). Padded keys repeat the first key, padded queries are 0;
+    the mask keeps the keys out, and the padded queries' rows are cut off."""
+    q, k, v = vector("queries", queries), vector("keys", keys), vector("values", values)
+    if k.shape != v.shape:
+        raise ValueError(f"keys and values must have the same length, got {k.shape[0]} and {v.shape[0]}")
+    if k.shape[0] == 0:
+        raise ValueError("kernel regression needs at least one (key, value) pair")
+    scale = float(np.max(np.abs(v))) or 1.0
+    nq, nk = q.shape[0], k.shape[0]
+    kp = bucket(nk)
+    return Problem(pad(q, bucket(nq)), pad(k, kp, k[0]), pad(v / scale, kp), np.arange(kp) < nk,
+                   nq, nk, scale)
+
+
+@functools.cache
+def compiled(model: Callable, static: Sequence[str] = ()) -> Callable:
+    """The model compiled once (``jax.jit``; ``static`` names the arguments that choose a program)."""
+    return jax.jit(model, static_argnames=tuple(static))
+
+
+def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: int | None = None,
+          weights: bool = True, static: dict[str, object] | None = None) -> Served:
+    """Run ``model(p.queries, p.keys, p.values, p.available, *params, **static)`` (steps 4–5 above).
+
+    The model returns ``pairs`` pairs (mean, variance), the mixture's first (then, say, the heads'), and the
+    weights after them if it returns one more array. ``heads`` cuts the leading head axis of the further
+    pairs and of the weights to the real heads; ``weights=False`` drops the weights.
+    """
+    static = static or {}
+    out = [np.asarray(a) for a in compiled(model, tuple(static))(
+        p.queries, p.keys, p.values, p.available, *params, **static)]
+    cut = slice(heads)
+    means = [a[..., : p.nq] * p.scale for a in out[0 : 2 * pairs : 2]]
+    stds = [np.sqrt(a[..., : p.nq]) * p.scale for a in out[1 : 2 * pairs : 2]]
+    rest = tuple(a[cut] for pair in zip(means[1:], stds[1:], strict=True) for a in pair)
+    w = np.array(out[2 * pairs][..., : p.nq, : p.nk][cut]) if weights and len(out) > 2 * pairs else None
+    return Served(means[0], stds[0], rest, w)
