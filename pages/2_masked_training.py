@@ -145,7 +145,8 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))
-    ui.show_code(kv.fit, heads.predictor, training.run)
+    ui.show_code(heads.model, training.holdout_objective, training.run)
+    ui.show_fast_path(pooling.scalar_heads, pooling.pooled_heads)
 
 
 def loss_and_loo(view: views.MaskedView, kernel: str) -> None:
@@ -190,7 +191,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
-    ui.show_code(kv.fit, heads.predictor, pooling.masked_softmax, training.holdout_split)
+    ui.show_code(heads.post_model, pooling.masked_softmax, training.holdout_split)
 
 
 def panel_title(p: views.HoldoutPanel) -> str:

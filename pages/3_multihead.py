@@ -80,7 +80,7 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
-    ui.show_code(kv.fit, heads.predictor, training.run, smoothing.heads_model, pooling.mix)
+    ui.show_code(heads.model, training.run, smoothing.heads_model, pooling.mix)
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
@@ -98,7 +98,7 @@ def learned(result: FitResult) -> None:
     st.subheader("What the heads learned")
     ui.show_table(vt.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
-    ui.show_code(heads.predictor, pooling.mix)
+    ui.show_code(heads.model, pooling.mix)
 
 
 @st.fragment
@@ -150,8 +150,8 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     ui.say(CHAPTER, "post_intro")
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
-    ui.show_code(kv.fit, heads.initial_lengthscales, training.holdout_split, pooling.masked_softmax,
-                 training.run, kv.predict_heads, pooling.mix)
+    ui.show_code(heads.post_model, heads.initial_lengthscales, training.holdout_split, training.run,
+                 smoothing.heads_model, pooling.mix)
     ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)

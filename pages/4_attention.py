@@ -108,8 +108,8 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit,
         key="attn.fit", filename="kernelviz-attention-fit",
     )
     st.caption(ui.prose(CHAPTER, "fit_caption"))
-    ui.show_code(attention.attention_layer, attention.dot_scores, kv.fit_attention, attention.layer_output,
-                 pooling.pooled_sum)
+    ui.show_code(attention.attention_layer, attention.dot_scores, attention.layer_output, training.run)
+    ui.show_fast_path(pooling.summed_heads, pooling.pooled_sum)
 
 
 def layer_scores(data: ui.Data, s: vt.Settings) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "pool",
     "pooled_heads",
     "pooled_sum",
+    "scalar_heads",
     "summarize",
     "summed_heads",
     "value_scale",
@@ -158,6 +159,19 @@ def _pooled_heads_bwd(score: Callable, res: tuple, g: Array) -> tuple[Array, Non
 
 
 pooled_heads.defvjp(_pooled_heads_fwd, _pooled_heads_bwd)
+
+
+def scalar_heads(score_fn: Callable[[Array, Array, Array], Array], theta: Array, queries: Array, keys: Array,
+                 available: Array, values: Array, limit: float = jnp.inf) -> Array:
+    """f_r = Σ_h Σ_i w_hri v_ih: H heads whose scores s_h = ``score_fn(θ_h, queries, keys)`` (r, n) depend on
+    one number θ_h each, w_h their masked softmax over the ``available`` keys, v_h = ``values[:, h]`` (n, H).
+
+    Training's form: θ clipped to ±``limit``, scores, pooling and gradient in float32 with the gradient in θ
+    written out (``pooled_heads``), the result in the dtype of ``values``; ``tests/test_training.py``
+    checks it against the plain float64 form."""
+    f32 = partial(jax.tree.map, lambda a: jnp.asarray(a, jnp.float32))
+    q, k, t = f32(queries), f32(keys), jnp.clip(theta, -limit, limit).astype(jnp.float32)
+    return pooled_heads(lambda th: score_fn(th, q, k), t, available, f32(values)).astype(values.dtype)
 
 
 def over_heads(fn: Callable[..., object], head_params: object, *shared: object) -> object:

@@ -102,35 +102,50 @@ def initial_lengthscales(heads: int, x: object | None = None, multihead: bool | 
     return post / math.sqrt(2.0) * (scale if scale > 0 else 1.0)
 
 
-def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Callable:
-    """The model, f̂(x_rows) = Σ_h u_h m_h(x_rows) from the available keys, as ``predict(params, x_rows,
-    available)`` with params = (log ℓ_h, u_h) (x standardised): kernel scores per head, pooled.
+LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
+Predict = Callable[[tuple[Array, Array], Array, Array], Array]
 
-    "kernelviz" pools the heads in float32 with the gradient written out (``pooling.pooled_heads``); "post"
-    computes as the blog post does, float32 with w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax``
-    with ``sink = log 1e-16``), so that a held-out point whose every kernel value underflows predicts 0.
-    """
+
+def model(x: Array, y: Array, kernel: Array) -> Predict:
+    """Chapters 2 and 3's model as training reads it: ``predict(params, x_rows, available)``, params =
+    (log ℓ_h, u_h), keys x_i and values y_i the (standardised) data,
+
+        f̂(x) = Σ_h u_h m_h(x),   m_h(x) = Σ_i w_hi(x) y_i,   w_hi(x) = softmax_i log K((x − x_i)/ℓ_h)
+
+    over the available keys (the heads pooled by ``pooling.scalar_heads``)."""
+
+    def scores(log_ell: Array, xq: Array, keys: Array) -> Array:  # s_hi(x) = log K((x − x_i)/ℓ_h)
+        return kernel_scores(xq, keys, jnp.exp(log_ell), kernel, OUTSIDE)
+
+    def predict(params: tuple[Array, Array], xq: Array, available: Array) -> Array:
+        log_ell, u = params
+        values = y[:, None] * u[None, :]  # head h pools u_h y_i
+        return pooling.scalar_heads(scores, log_ell, xq, x, available, values, limit=LOG_ELL_F32)
+
+    return predict
+
+
+def post_model(x: Array, y: Array, kernel: Array) -> Predict:
+    """``model`` computed as the blog post computes it: float32, w_i = K_i / (Σ_j K_j + 1e-16)
+    (``pooling.masked_softmax`` with ``sink = log 1e-16``), so that a held-out point whose every kernel
+    value underflows predicts 0."""
     xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
 
-    def scores(xq, log_ell):  # one head's scores (rows, n) in float32
-        return kernel_scores(xq.astype(jnp.float32), xk, jnp.exp(log_ell), kernel, OUTSIDE)
-
-    def kernel_heads(params, xq, available):
+    def predict(params: tuple[Array, Array], xq: Array, available: Array) -> Array:
         log_ell, u = params
-        theta = jnp.clip(log_ell, -LOG_ELL_F32, LOG_ELL_F32).astype(jnp.float32)
-        values = yk[:, None] * u.astype(jnp.float32)[None, :]  # head h pools u_h y_i
-        return pooling.pooled_heads(lambda t: scores(xq, t), theta, available, values)
 
-    def post_heads(params, xq, available):
-        log_ell, u = params
-        weights = pooling.over_heads(
-            lambda le: pooling.masked_softmax(scores(xq, le), available, sink=POST_SINK), log_ell)
-        return u @ (weights @ yk)
+        def weights(le: Array) -> Array:
+            scores = kernel_scores(xq.astype(jnp.float32), xk, jnp.exp(le), kernel, OUTSIDE)
+            return pooling.masked_softmax(scores, available, sink=POST_SINK)
 
-    return {"kernelviz": kernel_heads, "post": post_heads}[arithmetic]
+        return u @ (pooling.over_heads(weights, log_ell) @ yk)
+
+    return predict
 
 
-LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: its gradient is 0 beyond
+def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Predict:
+    """``model`` ("kernelviz") or ``post_model`` ("post") on this data."""
+    return {"kernelviz": model, "post": post_model}[arithmetic](x, y, kernel)
 
 
 @partial(lean_jit, static_argnames=("arithmetic",))

@@ -40,6 +40,7 @@ from kernelviz.runtime.shapes import bucket, pad, paired
 __all__ = [
     "STEPS_MAX",
     "TRAIN_MAX_POINTS",
+    "Loop",
     "Prepared",
     "Trained",
     "check_data",
@@ -241,6 +242,19 @@ class Trained(NamedTuple):
     diverged: Array
 
 
+class Loop(NamedTuple):
+    """The training loop's state after a step: the next ``step``, whether that step was finite (``ok``), the
+    ``params`` and the optimizer's state ``opt``, the ``losses`` (STEPS_MAX,) and the ``trajectory``
+    (STEPS_MAX + 1, T) so far."""
+
+    step: Array
+    ok: Array
+    params: object
+    opt: object
+    losses: Array
+    trajectory: Array
+
+
 def _finite(tree: object, limit: float) -> Array:
     ok = jnp.asarray(True)
     for leaf in jax.tree.leaves(tree):
@@ -259,24 +273,24 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
     last finite parameters. ``losses[t]`` is step t's loss before its update. Call inside ``jax.jit``.
     """
     opt = OPTIMIZERS[optimizer](learning_rate)
-    state0 = opt.init(params0)
     traj0 = jnp.zeros((STEPS_MAX + 1, *record(params0).shape)).at[0].set(record(params0))
 
-    def body(c):
-        i, _, params, state, losses, traj = c
-        loss, grads = objective(params, i)
+    def step(s: Loop) -> Loop:
+        loss, grads = objective(s.params, s.step)
         grads = jax.tree.map(jnp.multiply, grads, trainable)
-        updates, new_state = opt.update(grads, state, params)
-        new = optax.apply_updates(params, updates)
+        updates, opt_new = opt.update(grads, s.opt, s.params)
+        new = optax.apply_updates(s.params, updates)
         good = jnp.isfinite(loss) & _finite(grads, jnp.inf) & _finite(new, limit)
-        params, state = jax.tree.map(lambda a, b: jnp.where(good, a, b), (new, new_state), (params, state))
-        losses = losses.at[i].set(jnp.where(good, loss, 0.0))
-        traj = traj.at[i + 1].set(jnp.where(good, record(params), 0.0))
-        return i + good.astype(i.dtype), good, params, state, losses, traj
+        keep = jax.tree.map(lambda a, b: jnp.where(good, a, b), (new, opt_new), (s.params, s.opt))
+        params, opt_state = keep
+        return Loop(s.step + good.astype(s.step.dtype), good, params, opt_state,
+                    s.losses.at[s.step].set(jnp.where(good, loss, 0.0)),
+                    s.trajectory.at[s.step + 1].set(jnp.where(good, record(params), 0.0)))
 
-    init = (jnp.asarray(0, jnp.int32), jnp.asarray(True), params0, state0, jnp.zeros(STEPS_MAX), traj0)
-    i, ok, params, _, losses, traj = jax.lax.while_loop(lambda c: (c[0] < steps) & c[1], body, init)
-    return Trained(params, losses, traj, i, ~ok)
+    zero, yes = jnp.asarray(0, jnp.int32), jnp.asarray(True)
+    start = Loop(zero, yes, params0, opt.init(params0), jnp.zeros(STEPS_MAX), traj0)
+    end = jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start)
+    return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok)
 
 
 def search(objective: Callable[[object, Array], Array], candidates: object, sets: Array,

@@ -117,6 +117,7 @@ from kernelviz.app.ui.text import (
     say,
     show,
     show_code,
+    show_fast_path,
     show_status,
     try_this,
 )
@@ -165,6 +166,7 @@ __all__ = [
     "say",
     "show",
     "show_code",
+    "show_fast_path",
     "show_status",
     "show_table",
     "sync_url",

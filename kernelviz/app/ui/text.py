@@ -19,7 +19,9 @@ from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui import stage
 
-__all__ = ["busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "try_this"]
+__all__ = [
+    "busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "show_fast_path", "try_this",
+]
 
 PROSE_DIR = Path(__file__).resolve().parents[3] / "pages" / "prose"
 _SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
@@ -125,6 +127,21 @@ SERVED = (
 )
 
 
+FAST_PATH = "How training runs fast"
+FAST_NOTE = (
+    "The model above calls a core operation; this is how that operation runs when training: in float32, "
+    "with its gradient written out instead of traced, and tested equal to the plain float64 form."
+)
+
+
+def show_fast_path(*functions: Callable) -> None:
+    """A second expander under ``show_code``'s: the fast path a core operation took (``functions``)."""
+    with st.expander(FAST_PATH, icon=":material/speed:"):
+        st.caption(FAST_NOTE)
+        for fn in functions:
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python", wrap_lines=True)
+
+
 def show_code(*functions: Callable, label: str = "The code that ran", served: bool = False) -> None:
     """An expander with the source of ``functions``, read from the package itself: always the code that
     produced the chart above it. ``served``: the functions are a model run by ``kernelviz.runtime.serve``,
@@ -133,4 +150,4 @@ def show_code(*functions: Callable, label: str = "The code that ran", served: bo
         if served:
             st.caption(SERVED)
         for fn in functions:
-            st.code(inspect.getsource(inspect.unwrap(fn)), language="python")
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python", wrap_lines=True)
