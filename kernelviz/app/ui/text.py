@@ -139,7 +139,7 @@ def show_fast_path(*functions: Callable) -> None:
     with st.expander(FAST_PATH, icon=":material/speed:"):
         st.caption(FAST_NOTE)
         for fn in functions:
-            st.code(inspect.getsource(inspect.unwrap(fn)), language="python", wrap_lines=True)
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python")
 
 
 def show_code(*functions: Callable, label: str = "The code that ran", served: bool = False) -> None:
@@ -150,4 +150,4 @@ def show_code(*functions: Callable, label: str = "The code that ran", served: bo
         if served:
             st.caption(SERVED)
         for fn in functions:
-            st.code(inspect.getsource(inspect.unwrap(fn)), language="python", wrap_lines=True)
+            st.code(inspect.getsource(inspect.unwrap(fn)), language="python")
