@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_architecture_layout_is_written_from_the_tree():
-    check = subprocess.run([sys.executable, "docs/tree.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    command = [sys.executable, "docs/tree.py", "--check"]
+    check = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     modules = [p.relative_to(ROOT / "kernelviz").as_posix() for p in (ROOT / "kernelviz").rglob("*.py")
