@@ -13,7 +13,7 @@ For the blog post's data (``kv.blog_data()``) and d2l's (``kv.d2l_data()``) it p
   maps, Gaussian heads at the post's spread, Gaussian heads around ℓ*), with Adam's step constant or decaying
   along a half cosine;
 * the same layer from chapter 4's default start, trained by the plain float64 reference
-  (``benchmarks/reference_attention.py``: no float32, JAX's own gradient), whose row the one above it
+  (``tests/reference/plain_attention.py``: no float32, JAX's own gradient), whose row the one above it
   must match within float32 accuracy, at a higher time.
 
 Columns: the leave-one-out error (1/n) Σ_i (y_i − f̂_{−i}(x_i))² (``attention_loo_error``: every point
@@ -35,9 +35,9 @@ from collections.abc import Callable
 import numpy as np
 
 import kernelviz as kv
-from benchmarks.reference_attention import fit_plain
 from kernelviz.app import defaults
 from kernelviz.models.attention import AttentionFit, attention_loo_error, attention_predict, gaussian_layer
+from tests.reference.plain_attention import fit_plain
 
 TRUTH_POINTS = 400
 

@@ -33,12 +33,12 @@ from itertools import pairwise
 import jax
 import numpy as np
 
-from benchmarks._measure import rss_bytes
 from kernelviz.app.warmup import count_compilations
 from kernelviz.models import attention
 from kernelviz.models import incontext as ic
 from kernelviz.models.attention import training as attention_training
 from kernelviz.models.incontext import evaluation as ev
+from tests.measure import rss_bytes
 
 MB = 2**20
 

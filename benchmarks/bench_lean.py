@@ -48,7 +48,7 @@ CASES = {
 
 COMPILE = r"""
 import json, time
-from _measure import peak_rss
+from tests.measure import peak_rss
 from kernelviz.runtime import memory as _memory
 _memory.limit_native_heap(); _memory.release_after_compiles(); _memory.share_ir_context()  # as app.py
 """ + CASES + r"""
@@ -93,7 +93,7 @@ print(json.dumps(out))
 def child(code: str, lean: bool, *args: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="kernelviz-jax-cache-") as cache:
         env = {**os.environ, "KERNELVIZ_JAX_CACHE": cache, "KERNELVIZ_LEAN_COMPILE": "1" if lean else "0",
-               "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.getcwd()])}
+               "PYTHONPATH": os.getcwd()}
         out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True,
                              check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

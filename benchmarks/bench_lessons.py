@@ -22,11 +22,11 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks._measure import wait_until_idle
 from benchmarks.bench_repaint import press_and_wait
 from kernelviz.app.ui import lesson_files
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from tests.browser import harness
+from tests.measure import wait_until_idle
 
 TARGET_RATIO = 1.5
 WINDOW = {"width": 1280, "height": 720}

@@ -12,7 +12,7 @@ For the blog post's formula at each n it prints, in one run:
 * kernelviz's ℓ*, its relative difference to statsmodels' and both leave-one-out errors (``kv.loo_curve``),
   so a difference in ℓ can be read as "who found the lower error";
 * the times: statsmodels, kernelviz once compiled (median of ``--repeat``) and the first call (compiling);
-* ``kernelviz.models.loo._search`` against its plain reference (``benchmarks/reference_loo.py``), with the
+* ``kernelviz.models.loo._search`` against its plain reference (``tests/reference/plain_loo.py``), with the
   speed
   devices switched off one at a time and both: blocks of 64 × 64 pairs over the real points only (off: one
   block as large as the padded data), the coarse grid in float32 (off: in float64); and the previous
@@ -31,8 +31,8 @@ from collections.abc import Callable
 import numpy as np
 
 import kernelviz as kv
-from benchmarks.reference_loo import reference_search
 from kernelviz.models import loo
+from tests.reference.plain_loo import reference_search
 
 try:
     from statsmodels.nonparametric.kernel_regression import KernelReg
@@ -118,7 +118,7 @@ def main() -> None:
     print("== kernelviz against statsmodels KernelReg(bw='cv_ls'), Gaussian kernel, blog post's formula")
     for n in args.sizes:
         compare(n, args.repeat)
-    print("\n== what each speed device of loo._search buys against benchmarks/reference_loo.py (same run)")
+    print("\n== what each speed device of loo._search buys against tests/reference/plain_loo.py (same run)")
     for n in args.sizes:
         ablation(n, args.repeat)
 

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks._measure import summary
 from tests.browser import harness
+from tests.measure import summary
 
 TARGET_RATIO = 1.5
 

@@ -46,8 +46,8 @@ from urllib.parse import parse_qsl, urlsplit
 from playwright.async_api import async_playwright
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from benchmarks._measure import peak_rss, pin, process_name, run_times, summary
 from tests.browser import harness
+from tests.measure import peak_rss, pin, process_name, run_times, summary
 
 TARGET_RATIO = 3.0
 LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)

@@ -24,10 +24,10 @@ import time
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks._measure import wait_until_idle
 from benchmarks.bench_repaint import press_and_wait
 from benchmarks.bench_sessions import script_finished, server_time
 from tests.browser import harness
+from tests.measure import wait_until_idle
 
 TARGET_RATIO = 1.5
 

@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 
 import kernelviz as kv
-from benchmarks._measure import peak_rss, summary, timings
+from tests.measure import peak_rss, summary, timings
 
 MB = 1024 * 1024
 

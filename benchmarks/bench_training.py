@@ -31,8 +31,6 @@ import optax
 from jax import random
 
 import kernelviz as kv
-from benchmarks.reference_attention import fit_plain
-from benchmarks.reference_training import reference_fit
 from kernelviz.app import defaults
 from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
@@ -40,6 +38,8 @@ from kernelviz.models import training
 from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
 from kernelviz.runtime import jax_setup
+from tests.reference.plain_attention import fit_plain
+from tests.reference.plain_training import reference_fit
 
 HEADS = 8
 
@@ -209,7 +209,7 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
     (``reference_attention.fit_plain``, same start, same loop), same run."""
     a = defaults.ATTENTION
     print(f"\nkv.fit_attention ({a.heads} heads, d_qk {a.d_qk}, {args.steps:,} steps) against the plain "
-          "float64 reference (benchmarks/reference_attention.py):")
+          "float64 reference (tests/reference/plain_attention.py):")
     print(f"{'hold-out':>8} {'kernelviz':>10} {'plain float64 autodiff':>24}  final loss kernelviz / plain")
     for holdout in (1, 10, 75):
         row, losses = [], []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -160,3 +161,13 @@ def test_post_table_and_panels_status_from_panels():
     bad = views.Status("warning", "diverged")
     status = views_training.panels_status([shown[0], dataclasses.replace(shown[1], status=bad)])
     assert status.level == "warning" and "H = 2" in status.message
+
+
+def test_benchmarks_import_tests_never_the_other_way_and_one_entry_point_lists_them_all():
+    tests = list((ROOT / "tests").rglob("*.py"))
+    code_lines = re.compile(r"^\s*(from|import) benchmarks\b", re.MULTILINE)  # also in code run by -c
+    assert [p for p in tests if code_lines.search(p.read_text())] == []
+    listed = subprocess.run([sys.executable, "-m", "benchmarks"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout
+    scripts = sorted(p.stem.removeprefix("bench_") for p in (ROOT / "benchmarks").glob("bench_*.py"))
+    assert [s for s in scripts if f" {s} " not in listed] == []

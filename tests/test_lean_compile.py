@@ -71,8 +71,11 @@ def test_d2l_parametric_run_keeps_xla_defaults():
 PEAK = """
 import json
 import kernelviz as kv
-from benchmarks._measure import peak_rss
+from kernelviz.runtime import jax_setup
 from kernelviz.runtime import memory as _memory
+from tests.measure import peak_rss
+
+jax_setup.set_up()  # as the server
 
 ds = kv.blog_data()
 kv.nadaraya_watson([0.0], ds.x, ds.y, 0.3)

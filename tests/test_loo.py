@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import benchmarks.reference_loo as reference_loo
 import kernelviz as kv
+import tests.reference.plain_loo as reference_loo
 from kernelviz.app.warmup import count_compilations
 from kernelviz.models import loo
 from kernelviz.models.loo import loo_bounds
@@ -122,7 +122,7 @@ def test_loo_optimum_compiles_once_for_every_teaching_size_and_kernel():
 @pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov", "boxcar"])
 def test_loo_search_matches_its_plain_reference(kernel):
     """The float32 grid and the blocks of pairs change the time, not the optimum: ``loo._search`` against
-    ``benchmarks/reference_loo.py`` (float64 grid, one block), on more points than one block holds."""
+    ``tests/reference/plain_loo.py`` (float64 grid, one block), on more points than one block holds."""
     rng = np.random.default_rng(5)
     x = np.sort(rng.uniform(0, 4, 150))
     y = np.sin(2 * x) + rng.normal(0, 0.3, 150)

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import benchmarks.reference_training as reference
 import kernelviz as kv
+import tests.reference.plain_training as reference
 from kernelviz.app.defaults import KERNEL_GRID_POINTS
 from kernelviz.app.warmup import QUERY_POINTS, count_compilations, warmup, warmup_tasks
 from kernelviz.core import pooling

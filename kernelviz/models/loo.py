@@ -208,7 +208,7 @@ def _refined(cv_grid: Callable[[Array], Array], cv: Callable[[Array], Array], bo
 def _optimum(x: Array, y: Array, mask: Array, nn: Array, bounds: Array, kernel: Array, *,
              smooth: bool) -> tuple[Array, Array]:
     """(log ℓ*, CV(ℓ*)) by ``_refined``: the grid's CV in ``GRID_DTYPE``, the pairs in blocks of
-    ``PAIR_BLOCK`` (``benchmarks/reference_loo.py`` holds the plain form, float64 and one block)."""
+    ``PAIR_BLOCK`` (``tests/reference/plain_loo.py`` holds the plain form, float64 and one block)."""
     cv = _pair_cv(x, y, mask, nn, kernel, min(PAIR_BLOCK, x.shape[0]))
     return _refined(partial(cv, dtype=GRID_DTYPE), cv, bounds, smooth)
 

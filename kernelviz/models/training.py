@@ -207,7 +207,7 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
 
     ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
     gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
-    nothing is differentiated through a loop (``benchmarks/reference_training.py`` predicts every padded
+    nothing is differentiated through a loop (``tests/reference/plain_training.py`` predicts every padded
     row at once instead, the plain form ``benchmarks/bench_training.py`` times against the chunks).
     """
 

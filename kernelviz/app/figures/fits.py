@@ -205,7 +205,8 @@ def small_multiples_figure(
 
     Each panel draws at most ``most_points`` of the points (``even_points``; the legend says so): the
     browser draws an SVG marker per point, and four panels of 1,000 points took it 0.2 s against 0.07 s
-    for four of 256 (``benchmarks/bench_markers.py``). The predictions are computed from all the data.
+    for four of 256 (measured when the budget was set, ``docs/benchmarks.md``). The predictions are
+    computed from all the data.
     """
     rows = -(-len(panels) // cols)
     xs, ys, data_name = even_points(x, y, most_points)
