@@ -163,22 +163,36 @@ def _step_branch(points: int):
 _STEPS = tuple(_step_branch(m) for m in POINT_BUCKETS)
 
 
+class PretrainRun(NamedTuple):
+    """One pretraining run as ``_pretrain`` takes it, every field traced: the start ``params0``, which
+    entries train (``trainable``), the run's random ``key``, ``task`` = (family, r, σ), ``sizes`` = (n,
+    heads), ``branches`` = (point bucket, kind), ``steps`` and the ``learning_rate``."""
+
+    params0: ICLParams
+    trainable: ICLParams
+    key: Array
+    task: Array
+    sizes: Array
+    branches: Array
+    steps: Array
+    learning_rate: Array
+
+
 @lean_jit
-def _pretrain(params0: ICLParams, trainable: ICLParams, key: Array, task: Array, sizes: Array,
-              branches: Array, steps: Array, learning_rate: Array) -> training.Trained:
-    """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: task = (family,
-    r, σ), sizes = (n, heads), branches = (point bucket, kind), all traced: one program for all."""
+def _pretrain(run: PretrainRun) -> training.Trained:
+    """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: one program for
+    every run."""
 
     def objective(params: ICLParams, step: Array) -> tuple[Array, ICLParams]:
-        u = jax.random.uniform(jax.random.fold_in(key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
+        u = jax.random.uniform(jax.random.fold_in(run.key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
                                tasks.DTYPE)
-        return jax.lax.switch(branches[0], _STEPS, params, u, task, sizes, branches[1])
+        return jax.lax.switch(run.branches[0], _STEPS, params, u, run.task, run.sizes, run.branches[1])
 
     def schedule(t: Array) -> Array:
-        return learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, steps) / steps)) / 2
+        return run.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, run.steps) / run.steps)) / 2
 
-    return training.run(objective, params0, trainable, optimizer="adam", learning_rate=schedule, steps=steps,
-                        limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0))
+    return training.run(objective, run.params0, run.trainable, optimizer="adam", learning_rate=schedule,
+                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0))
 
 
 def initial_params(heads: int, seed: int) -> ICLParams:
@@ -232,8 +246,8 @@ class Pretrained:
 
 
 def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: int, steps: int,
-                  learning_rate: float, kind: str, seed: int) -> tuple:
-    """The checked controls as ``_pretrain``'s arguments (a ValueError names a control out of range)."""
+                  learning_rate: float, kind: str, seed: int) -> PretrainRun:
+    """The checked controls as ``_pretrain``'s run (a ValueError names a control out of range)."""
     fam, r, s, m = tasks.check_task(family, roughness, noise, n)
     h = check_int("heads", heads, 1, HEADS_MAX)
     st = check_int("steps", steps, 1, training.STEPS_MAX)
@@ -245,8 +259,8 @@ def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: in
     trainable = ICLParams(*(np.broadcast_to((np.arange(HEADS_MAX) < h).reshape(-1, *(1,) * (a.ndim - 1)),
                                             a.shape) * 1.0 for a in p0))
     branches = np.array([nb, KINDS.index(kind)], np.int32)
-    return (p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]), np.array([m, h], np.int32),
-            branches, np.int32(st), lr)
+    return PretrainRun(p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]),
+                       np.array([m, h], np.int32), branches, np.int32(st), lr)
 
 
 @float64
@@ -257,8 +271,7 @@ def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n
     label noise σ, n context points each, in one compiled call: ``steps`` Adam steps (≤ ``STEPS_MAX``),
     step size ``learning_rate`` · (1 + cos(π t/steps))/2, each on ``BATCH`` fresh prompts, minimising
     L = mean (f̂(x_q) − f(x_q))² over their query points."""
-    args = pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed)
-    out = _pretrain(*args)
+    out = _pretrain(pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed))
     (w_q, w_k, u), done, h = (np.asarray(a) for a in out.params), int(out.steps_run), int(heads)
     return Pretrained(
         w_q=np.array(w_q[:h]), w_k=np.array(w_k[:h]), mixing=np.array(u[:h]),
