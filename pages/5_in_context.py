@@ -10,7 +10,7 @@ from kernelviz.app.ui import cache_incontext as ci
 from kernelviz.app.ui import question_bank
 from kernelviz.app.views import incontext as vi
 from kernelviz.data import tasks
-from kernelviz.models import incontext
+from kernelviz.models import incontext, training
 from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
@@ -19,6 +19,11 @@ CHAPTER = "5_in_context"
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
 KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
 TASKS_MAX = 999
+HEADS_NOTE = (
+    "The same loss and gradient as above, computed head by head: f̂ is a sum of heads, so each step runs "
+    "only the heads in use (one small program serves 1 to 8), and each head's gradient is one "
+    "vector-Jacobian product. Tested equal to the plain gradient of the loss above."
+)
 
 
 def next_task() -> None:
@@ -141,7 +146,8 @@ def loss_section(fit: incontext.Pretrained) -> None:
     st.subheader("Pretraining loss")
     ui.loss_chart(fit.losses, "icl.loss", "kernelviz-in-context-loss", ui.prose(CHAPTER, "loss_caption"),
                   y_title="query mean squared error")
-    ui.show_code(incontext.pretrain)
+    ui.show_code(incontext.layer_output, incontext.pretraining_loss, training.run)
+    ui.show_fast_path(incontext.loss_by_heads, note=HEADS_NOTE)
 
 
 def sweep_section(s: vi.Settings) -> None:

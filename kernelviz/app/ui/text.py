@@ -134,10 +134,10 @@ FAST_NOTE = (
 )
 
 
-def show_fast_path(*functions: Callable) -> None:
-    """A second expander under ``show_code``'s: the fast path a core operation took (``functions``)."""
+def show_fast_path(*functions: Callable, note: str = FAST_NOTE) -> None:
+    """A second expander under ``show_code``'s: the fast path training took (``functions``), and why."""
     with st.expander(FAST_PATH, icon=":material/speed:"):
-        st.caption(FAST_NOTE)
+        st.caption(note)
         for fn in functions:
             st.code(inspect.getsource(inspect.unwrap(fn)), language="python")
 

@@ -27,6 +27,7 @@ Readouts (windows, reference smoothers, errors on fresh tasks) are in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -116,9 +117,17 @@ def _head_outputs(kind: int, head: ICLParams, prompts: tasks.Prompts, available:
     return f.astype(prompts.fq.dtype)
 
 
-def _loss_branch(kind: int):
-    """(params, prompts, available, heads) ↦ (L, ∂L/∂params) of the first ``heads`` heads (traced) of a
-    ``kind`` layer, L = mean over prompts and queries of (f̂(x_q) − f(x_q))², the other heads' gradient 0.
+def pretraining_loss(params: ICLParams, kind: int, prompts: tasks.Prompts, available: Array) -> Array:
+    """What pretraining minimises: L = mean over the prompts b and their queries x_q of
+    (f̂_b(x_q) − f_b(x_q))², f̂_b the layer (``layer_output``) reading prompt b's context (x, y) of
+    ``available`` points."""
+    f = jax.vmap(lambda x, y, xq: layer_output(params, kind, xq, x, y, available))(*prompts[:3])
+    return jnp.mean(jnp.square(f - prompts.fq))
+
+
+def loss_by_heads(kind: int) -> Callable:
+    """(params, prompts, available, heads) ↦ (L, ∂L/∂params) of ``pretraining_loss`` for the first ``heads``
+    heads (traced) of a ``kind`` layer, the other heads' gradient 0.
 
     f̂ = Σ_h f_h is a sum of heads, so the heads run one at a time in ``fori_loop``s with a traced trip
     count: f̂ first, then ∂L/∂θ_h = ∂f_h/∂θ_hᵀ g with g = ∂L/∂f̂ = 2(f̂ − f)/(B Q), one ``jax.vjp`` per head.
@@ -144,7 +153,7 @@ def _loss_branch(kind: int):
     return branch
 
 
-_LOSSES = tuple(_loss_branch(k) for k in range(len(KINDS)))
+_LOSSES = tuple(loss_by_heads(k) for k in range(len(KINDS)))
 
 
 def _step_branch(points: int):
