@@ -117,7 +117,7 @@ def task_section(s: vi.Settings) -> None:
     ui.show(kf.in_context_weights_figure(t.weights, t.queries, t.x, t.mixing), key="icl.heatmap",
             filename="kernelviz-in-context-weights")
     st.caption(ui.prose(CHAPTER, "heatmap_caption"))
-    ui.show_code(incontext.in_context_predict, incontext.layer_output)
+    ui.show_code(incontext.prediction_model, incontext.head_scores, served=True)
 
 
 def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> None:

@@ -37,7 +37,7 @@ def test_prediction_is_the_pooling_core_on_dot_scores() -> None:
     p = ic.in_context_predict(_fit(w_q, w_k, np.ones(1)), x, y, q)
     core = pooling.pool(dot_scores(w_q[0], w_k[0], q, x, ic.D_QK), y)
     np.testing.assert_allclose(p.mean, np.asarray(core.mean), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(p.var, np.asarray(core.var), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.square(p.std), np.asarray(core.var), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(p.weights[0], np.asarray(core.weights), rtol=1e-10, atol=1e-12)
     # the training form (float32) is the same layer
     f = ic.layer_output(_fit(w_q, w_k, np.ones(1)).params, 0, q, x, y, np.ones(20, bool))

@@ -111,7 +111,7 @@ def task_view(fit: Pretrained, lengthscale: float, task: int = 0) -> TaskView:
     x, y, q, f = p.x[0, : fit.n][order], p.y[0, : fit.n][order], p.xq[0][qorder], p.fq[0][qorder]
     pred = in_context_predict(fit, x, y, q)
     nw = nadaraya_watson(q, x, y, lengthscale, with_weights=False)
-    return TaskView(x, y, q, f, pred.mean, np.sqrt(np.maximum(pred.var, 0.0)), np.asarray(nw.mean),
+    return TaskView(x, y, q, f, pred.mean, pred.std, np.asarray(nw.mean),
                     float(lengthscale), pred.weights, fit.mixing.copy())
 
 

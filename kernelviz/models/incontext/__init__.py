@@ -41,8 +41,9 @@ from kernelviz.data import tasks
 from kernelviz.models import training
 from kernelviz.models.attention import dot_scores, gaussian_attention_params
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64, lean_jit
-from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, vector
+from kernelviz.runtime.shapes import check_int, check_positive, pad
 
 __all__ = [
     "BATCH",
@@ -57,7 +58,10 @@ __all__ = [
     "in_context_predict",
     "layer_output",
     "linear_weights",
+    "loss_by_heads",
+    "prediction_model",
     "pretrain",
+    "pretraining_loss",
 ]
 
 KINDS = ("softmax", "linear")
@@ -296,11 +300,11 @@ def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n
 
 
 class InContextPrediction(NamedTuple):
-    """The layer on one prompt: f̂ ``mean`` and band variance ``var`` (q,), so f̂ ± 2√var; the heads'
+    """The layer on one prompt: f̂ ``mean`` and its band ``std`` (q,), so f̂ ± 2 std; the heads'
     ``head_means`` (H, q) and attention ``weights`` (H, q, n) for a heatmap."""
 
     mean: np.ndarray
-    var: np.ndarray
+    std: np.ndarray
     head_means: np.ndarray
     weights: np.ndarray
 
@@ -313,9 +317,11 @@ def _linear_pool(scores: Array, values: Array, available: Array) -> pooling.Pool
     return pooling.Pooled(w @ values, var, w)
 
 
-def _predict(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, available: Array) -> tuple:
-    """f̂, its band s² (``pooling.mix`` of the heads' moments, p_h ∝ |u_h|), head means and weights. The
-    softmax layer is ``pooling.multihead``; the linear one pools with ``linear_weights``."""
+def prediction_model(queries: Array, x: Array, y: Array, available: Array, params: ICLParams,
+                     kind: int) -> tuple[Array, ...]:
+    """The layer at the queries from a prompt's context (x, y): f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, its band
+    s² = Σ_h p_h Σ_i w_hi (y_i − f̂)² (``pooling.mix``, p_h ∝ |u_h|), the heads' means and variances, and
+    the weights w_h: the softmax of s_h (``pooling.multihead``) or s_h/n (``linear_weights``)."""
     if kind == 0:
         return pooling.multihead(head_scores, (params.w_q, params.w_k), queries, x, y, available, params.u,
                                  block=HEADS_QUERY_BLOCK, with_weights=True)
@@ -325,21 +331,12 @@ def _predict(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, a
     return mean, var, heads.mean, heads.var, heads.weights
 
 
-_predict_jit = jax.jit(_predict, static_argnames=("kind",))
-
-
 @float64
 def in_context_predict(fit: Pretrained, x: object, y: object, queries: object) -> InContextPrediction:
     """The pretrained layer at ``queries`` with the prompt's context (x, y) as keys and values: the mean
     f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, the band s²(x) = Σ_h p_h Σ_i w_hi (y_i − f̂)² (p_h = |u_h|/Σ|u|, as
     ``pooling.mix``), the heads' means and the weights (H, q, n)."""
-    q, xs, ys = vector("queries", queries), vector("x", x), vector("y", y)
-    if xs.shape != ys.shape or xs.shape[0] == 0:
-        raise ValueError("x and y must be non-empty and of the same length")
-    nq, n = q.shape[0], xs.shape[0]
-    qp, kp = bucket(nq), bucket(n)
-    mean, var, hm, _, w = _predict_jit(fit.params, KINDS.index(fit.kind), pad(q, qp), pad(xs, kp, xs[0]),
-                                       pad(ys, kp), np.arange(kp) < n)
-    h = fit.heads
-    return InContextPrediction(np.asarray(mean)[:nq], np.asarray(var)[:nq], np.asarray(hm)[:h, :nq],
-                               np.array(np.asarray(w)[:h, :nq, :n]))
+    p = serve.problem(queries, x, y)
+    out = serve.serve(prediction_model, p, fit.params, pairs=2, heads=fit.heads,
+                      static={"kind": KINDS.index(fit.kind)})
+    return InContextPrediction(out.mean, out.std, out.rest[0], out.weights)
