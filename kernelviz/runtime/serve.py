@@ -56,15 +56,16 @@ class Served(NamedTuple):
     weights: np.ndarray | None
 
 
-def problem(queries: object, keys: object, values: object) -> Problem:
+def problem(queries: object, keys: object, values: object, *, scaled: bool = True) -> Problem:
     """Check and pad one problem (steps 1–3 above). Padded keys repeat the first key, padded queries are 0;
-    the mask keeps the keys out, and the padded queries' rows are cut off."""
+    the mask keeps the keys out, and the padded queries' rows are cut off. ``scaled=False`` leaves the
+    values as they are (a model that is not linear in them, such as an attention layer reading tokens)."""
     q, k, v = vector("queries", queries), vector("keys", keys), vector("values", values)
     if k.shape != v.shape:
         raise ValueError(f"keys and values must have the same length, got {k.shape[0]} and {v.shape[0]}")
     if k.shape[0] == 0:
         raise ValueError("kernel regression needs at least one (key, value) pair")
-    scale = float(np.max(np.abs(v))) or 1.0
+    scale = (float(np.max(np.abs(v))) or 1.0) if scaled else 1.0
     nq, nk = q.shape[0], k.shape[0]
     kp = bucket(nk)
     return Problem(pad(q, bucket(nq)), pad(k, kp, k[0]), pad(v / scale, kp), np.arange(kp) < nk,
@@ -78,12 +79,12 @@ def compiled(model: Callable, static: Sequence[str] = ()) -> Callable:
 
 
 def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: int | None = None,
-          weights: bool = True, static: dict[str, object] | None = None) -> Served:
+          head_axis: int = 0, weights: bool = True, static: dict[str, object] | None = None) -> Served:
     """Run ``model(p.queries, p.keys, p.values, p.available, *params, **static)`` (steps 4–5 above).
 
     The model returns ``pairs`` pairs (mean, variance), the mixture's first (then, say, the heads'), and the
-    weights after them if it returns one more array. ``heads`` cuts the leading head axis of the further
-    pairs and of the weights to the real heads; ``weights=False`` drops the weights.
+    weights after them if it returns one more array. ``heads`` cuts the head axis (``head_axis`` of the
+    further pairs, the first of the weights) to the real heads; ``weights=False`` drops the weights.
     """
     static = static or {}
     out = [np.asarray(a) for a in compiled(model, tuple(static))(
@@ -91,6 +92,7 @@ def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: i
     cut = slice(heads)
     means = [a[..., : p.nq] * p.scale for a in out[0 : 2 * pairs : 2]]
     stds = [np.sqrt(a[..., : p.nq]) * p.scale for a in out[1 : 2 * pairs : 2]]
-    rest = tuple(a[cut] for pair in zip(means[1:], stds[1:], strict=True) for a in pair)
+    rest = tuple(a[(slice(None),) * head_axis + (cut,)] for pair in zip(means[1:], stds[1:], strict=True)
+                 for a in pair)
     w = np.array(out[2 * pairs][..., : p.nq, : p.nk][cut]) if weights and len(out) > 2 * pairs else None
     return Served(means[0], stds[0], rest, w)

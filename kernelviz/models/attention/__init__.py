@@ -31,14 +31,15 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK, Smooth
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import bucket, pad, vector
+from kernelviz.runtime.shapes import pad, vector
 
 __all__ = [
     "D_QK_MAX", "D_V_MAX", "FEATURES", "TOKEN", "AttentionFit", "AttentionPrediction", "GaussianAttention",
     "Layer", "Y", "attention_kernel", "attention_layer", "attention_loo_error", "attention_predict",
     "attention_values", "dot_product_attention", "dot_scores", "features", "gaussian_attention_params",
-    "gaussian_layer", "layer_output", "score_matrices", "token_frame", "tokens",
+    "gaussian_layer", "layer_model", "layer_output", "score_matrices", "token_frame", "tokens",
 ]
 
 D_QK_MAX = 8  # query/key width is padded to this with a mask: d_qk never recompiles
@@ -214,26 +215,26 @@ def _layer(fit: AttentionFit) -> Layer:
     return Layer(maps[0], maps[1], readout, p, float(fit.d_qk))
 
 
-_attention_layer = jax.jit(attention_layer, static_argnames=("with_weights",))
+def layer_model(queries: Array, keys: Array, values: Array, available: Array, layer: Layer, hidden: Array,
+                with_weights: bool) -> tuple[Array, ...]:
+    """``attention_layer`` reading the points as tokens t_i = (φ(x̃_i), ỹ_i) = (1, x̃_i, x̃_i², ỹ_i), all in
+    the layer's frame."""
+    toks = jnp.concatenate([features(keys), values[:, None]], axis=-1)
+    return attention_layer(layer, queries, hidden, keys, toks, available, with_weights)
 
 
 def _run_layer(fit: AttentionFit, queries: object, x: object, y: object, hidden: np.ndarray | None = None,
                with_weights: bool = False) -> tuple[np.ndarray, ...]:
-    """``attention_layer`` at ``queries`` against the points (x, y), padded to bucket sizes: (f̂, s) in y
-    units, pooled tokens and their variances (4, H, q) in token units, weights (H, q, n) or None."""
+    """``layer_model`` at ``queries`` against the points (x, y) in the layer's frame (x̃ = (x − c)/s,
+    ỹ = y/y_scale), served by ``kernelviz.runtime.serve``: (f̂, s) in y units, the pooled tokens' means and
+    stds (4, H, q) in token units, the weights (H, q, n) or None."""
     q, xs, ys = vector("queries", queries), vector("x", x), vector("y", y)
-    if xs.shape != ys.shape or xs.shape[0] == 0:
-        raise ValueError("x and y must be non-empty and of the same length")
-    nq, n, h = q.shape[0], xs.shape[0], fit.heads
-    qp, kp = bucket(nq), bucket(n)
-    xt = pad((xs - fit.center) / fit.scale, kp)
-    hide = pad(np.full(nq, -1.0) if hidden is None else hidden, qp, -1.0)
-    out = _attention_layer(_layer(fit), pad((q - fit.center) / fit.scale, qp), hide, xt,
-                           tokens(xt, pad(ys / fit.y_scale, kp)), np.arange(kp) < n,
-                           with_weights=bool(with_weights))
-    f, s2, mean, var = (np.asarray(a)[..., :nq] for a in out[:4])
-    w = np.array(np.asarray(out[4])[:h, :nq, :n]) if with_weights else None
-    return f * fit.y_scale, np.sqrt(s2) * fit.y_scale, mean[:, :h], var[:, :h], w
+    p = serve.problem((q - fit.center) / fit.scale, (xs - fit.center) / fit.scale, ys / fit.y_scale,
+                      scaled=False)
+    hide = pad(np.full(p.nq, -1.0) if hidden is None else hidden, p.queries.shape[0], -1.0)
+    out = serve.serve(layer_model, p, _layer(fit), hide, pairs=2, heads=fit.heads, head_axis=1,
+                      weights=with_weights, static={"with_weights": bool(with_weights)})
+    return (out.mean * fit.y_scale, out.std * fit.y_scale, *out.rest, out.weights)
 
 
 @dataclass(frozen=True)
@@ -259,12 +260,12 @@ def attention_predict(fit: AttentionFit, queries: object, x: object, y: object,
     """The layer at ``queries`` with keys and values the points (x, y) (``attention_layer``): cross-attention,
     or, the points themselves as queries, self-attention, the map x_1 … x_n ↦ x′_1 … x′_n (``head_vectors``;
     ``mean`` is Σ_h x′_hi U_h). ``with_weights=False`` leaves the (H, q, n) weights out, for big data."""
-    f, s, mean, var, w = _run_layer(fit, queries, x, y, with_weights=with_weights)
+    f, s, mean, std, w = _run_layer(fit, queries, x, y, with_weights=with_weights)
     return AttentionPrediction(
         mean=f, std=s, head_vectors=np.einsum("fhq,hfv->hqv", mean, fit.w_v),
         head_outputs=np.einsum("fhq,hf->hq", mean, fit.readout) * fit.y_scale,
-        head_means=mean[Y] * fit.y_scale, head_stds=np.sqrt(var[Y]) * fit.y_scale,
-        centres=mean[1] * fit.scale + fit.center, widths=np.sqrt(var[1]) * fit.scale, weights=w,
+        head_means=mean[Y] * fit.y_scale, head_stds=std[Y] * fit.y_scale,
+        centres=mean[1] * fit.scale + fit.center, widths=std[1] * fit.scale, weights=w,
     )
 
 
