@@ -10,6 +10,7 @@ masks, so every setting of the controls runs one program per data size.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -37,7 +38,10 @@ from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import check_int, check_positive
 
-__all__ = ["STARTS", "LayerStart", "fit_attention", "layer_start", "start_lengthscales", "train_layer"]
+__all__ = [
+    "STARTS", "LayerRun", "LayerSettings", "LayerStart", "fit_attention", "layer_start", "start_lengthscales",
+    "train_layer",
+]
 
 STARTS = ("gaussian", "post", "random")
 START_NOISE = 0.02  # entries of a Gaussian start get N(0, START_NOISE²) seeded noise
@@ -89,13 +93,49 @@ def _initial_params(ells: np.ndarray, scale: float, seed: int,
     return tuple((b + START_NOISE * z) * a for b, z, a in zip((w_q, w_k, w_v, u), noise, active, strict=True))
 
 
-class LayerStart(NamedTuple):
-    """A training run of the layer, set up (``layer_start``): ``args``, the arguments of the compiled run
-    (the points in token units, padded, with their mask; what trains; the start; the schedule), and the
-    ``settings`` its ``AttentionFit`` reports (heads, d_qk, d_v, the frame, the note on the data, …)."""
+class LayerRun(NamedTuple):
+    """What the compiled run reads, every field traced: the points in token units, padded (``x``, ``toks``,
+    ``y``, their ``mask``), which entries train (``trainable``), ``d_qk``, the start ``params0``, the hold-out
+    size, the ``steps``, the ``learning_rate``, whether it ``decay``s (1.0 or 0.0) and the run's ``key``."""
 
-    args: tuple
-    settings: dict
+    x: np.ndarray
+    toks: np.ndarray
+    y: np.ndarray
+    mask: np.ndarray
+    trainable: tuple[np.ndarray, ...]
+    d_qk: float
+    params0: tuple[np.ndarray, ...]
+    holdout: int
+    steps: int
+    learning_rate: float
+    decay: float
+    key: np.ndarray
+
+
+@dataclass(frozen=True)
+class LayerSettings:
+    """What the trained layer's ``AttentionFit`` reports of its run: sizes, the frame, the data's note."""
+
+    heads: int
+    d_qk: int
+    d_v: int
+    center: float
+    scale: float
+    y_scale: float
+    note: str
+    steps: int
+    holdout: int
+    learning_rate: float
+    seed: int
+    start: str
+    ells: np.ndarray
+
+
+class LayerStart(NamedTuple):
+    """A training run of the layer, set up (``layer_start``): the compiled run's input and its settings."""
+
+    run: LayerRun
+    settings: LayerSettings
 
 
 def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
@@ -115,38 +155,44 @@ def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: in
     qk = head_mask[:, None, None] * dim_mask[None, None, :]
     trainable = (qk, qk, head_mask[:, None, None] * v_mask, head_mask[:, None] * v_mask)
     xt = (p.x - center) / scale
-    args = (xt, tokens(xt, p.y), p.y, p.mask, trainable, float(d), _initial_params(ells, scale, seed, masks),
-            ho, st, lr, float(bool(decay)), post.prng_key(seed))
-    return LayerStart(args, {"heads": h, "d_qk": d, "d_v": dv, "center": center, "scale": scale,
-                             "y_scale": p.scale, "note": p.note, "steps": st, "holdout": ho,
-                             "learning_rate": lr, "seed": int(seed), "start": start, "ells": ells})
+    params0 = _initial_params(ells, scale, seed, masks)
+    run = LayerRun(xt, tokens(xt, p.y), p.y, p.mask, trainable, float(d), params0, ho, st, lr,
+                   float(bool(decay)), post.prng_key(seed))
+    settings = LayerSettings(h, d, dv, center, scale, p.scale, p.note, st, ho, lr, int(seed), start, ells)
+    return LayerStart(run, settings)
 
 
 @partial(lean_jit, static_argnums=0)
-def _train(model, x, toks, y, mask, trainable, d_qk, params0, holdout, steps, learning_rate, decay, key):
-    """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training of ``model``, its step at step t
+def _train(model: Callable[..., Array], run: LayerRun) -> training.Trained:
+    """Adam on (W_q, W_k, W_v, U) from ``run.params0`` by masked training of ``model``, its step at step t
     learning_rate · (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data
     size."""
-    objective = training.holdout_objective(lambda p, xq, available: model(p, xq, x, toks, available, d_qk),
-                                           x, y, mask, holdout, key)
-    return training.run(objective, params0, trainable, optimizer="adam", steps=steps, limit=PARAM_LIMIT,
-                        learning_rate=lambda t: learning_rate * (1 - decay * (1 - jnp.cos(
-                            jnp.pi * jnp.minimum(t, steps) / steps)) / 2), record=lambda p: jnp.zeros(0))
+
+    def predict(p: tuple[Array, ...], xq: Array, available: Array) -> Array:
+        return model(p, xq, run.x, run.toks, available, run.d_qk)
+
+    def schedule(t: Array) -> Array:
+        angle = jnp.pi * jnp.minimum(t, run.steps) / run.steps
+        return run.learning_rate * (1 - run.decay * (1 - jnp.cos(angle)) / 2)
+
+    objective = training.holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
+    return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
+                        limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0))
 
 
 def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
     """The layer ``model`` (``layer_output``'s signature) trained from ``run`` (``layer_start``), in one
     compiled call, as an ``AttentionFit`` in the data's units."""
-    out, s = _train(model, *run.args), run.settings
+    out, s = _train(model, run.run), run.settings
     (w_q, w_k, w_v, u), done = (np.asarray(a) for a in out.params), int(out.steps_run)
-    h, d, dv = s["heads"], s["d_qk"], s["d_v"]
-    message = [training.diverged_message(done, s["steps"], s["learning_rate"])] if bool(out.diverged) else []
+    h, d, dv = s.heads, s.d_qk, s.d_v
+    message = [training.diverged_message(done, s.steps, s.learning_rate)] if bool(out.diverged) else []
     return AttentionFit(
         w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),
-        mixing=np.array(u[:h, :dv]), center=s["center"], scale=s["scale"], y_scale=s["y_scale"],
-        losses=np.array(np.asarray(out.losses)[:done]) * s["y_scale"] ** 2, diverged=bool(out.diverged),
-        message=" ".join(message + ([s["note"]] if s["note"] else [])), steps_run=done, holdout=s["holdout"],
-        learning_rate=s["learning_rate"], seed=s["seed"], start=s["start"], start_lengthscales=s["ells"],
+        mixing=np.array(u[:h, :dv]), center=s.center, scale=s.scale, y_scale=s.y_scale,
+        losses=np.array(np.asarray(out.losses)[:done]) * s.y_scale**2, diverged=bool(out.diverged),
+        message=" ".join(message + ([s.note] if s.note else [])), steps_run=done, holdout=s.holdout,
+        learning_rate=s.learning_rate, seed=s.seed, start=s.start, start_lengthscales=s.ells,
     )
 
 
