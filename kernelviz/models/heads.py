@@ -23,6 +23,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -148,34 +149,50 @@ def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") 
     return {"kernelviz": model, "post": post_model}[arithmetic](x, y, kernel)
 
 
+class Runs(NamedTuple):
+    """What ``_adam_run`` and ``_search_run`` share, every field traced: the data in standardised units
+    (``x``, ``y`` and the ``mask`` of real points), the ``kernel``'s index, the ``holdout`` size, and the run
+    ``keys`` of which the first ``n_seeds`` are used."""
+
+    x: Array
+    y: Array
+    mask: Array
+    kernel: Array
+    holdout: Array
+    keys: Array
+    n_seeds: Array
+
+
 @partial(lean_jit, static_argnames=("arithmetic",))
-def _adam_run(x, y, mask, params0, trainable, kernel, holdout, steps, learning_rate, keys, n_seeds,
-              arithmetic="kernelviz"):
+def _adam_run(runs: Runs, params0: tuple[Array, Array], trainable: tuple[Array, Array], steps: Array,
+              learning_rate: Array, arithmetic: str = "kernelviz") -> training.Trained:
     """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
 
     ``arithmetic`` is ``predictor``'s: "post" trains in float32 as the blog post does, its learning rate
     too."""
     dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
+    predict = predictor(runs.x, runs.y, runs.kernel, arithmetic)
 
-    def one(key):
-        objective = training.holdout_objective(predictor(x, y, kernel, arithmetic), x, y, mask, holdout, key)
+    def one(key: Array) -> training.Trained:
+        objective = training.holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key)
         return training.run(objective, params0, trainable, optimizer="adam",
                             learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
                             record=lambda p: jnp.exp(p[0]))
 
-    return training.each_seed(one, keys, n_seeds)
+    return training.each_seed(one, runs.keys, runs.n_seeds)
 
 
 @lean_jit
-def _search_run(x, y, mask, candidates, kernel, holdout, sets, keys, n_seeds):
+def _search_run(runs: Runs, candidates: tuple[Array, Array], sets: Array) -> training.Trained:
     """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
+    predict = predictor(runs.x, runs.y, runs.kernel)
 
-    def one(key):
-        objective = training.holdout_objective(predictor(x, y, kernel), x, y, mask, holdout, key,
+    def one(key: Array) -> training.Trained:
+        objective = training.holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
                                                with_grad=False, chunks=(1, 0))
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
-    return training.each_seed(one, keys, n_seeds)
+    return training.each_seed(one, runs.keys, runs.n_seeds)
 
 
 def search_sets(steps: int, holdout: int) -> int:
@@ -288,9 +305,9 @@ def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitR
     r = _setup(x, y, req, seeds[0])
     p = r.prep
     keys = _run_keys(seeds, r.experiment)
+    runs = Runs(p.xt, p.y, p.mask, kernel_index(k.name), r.holdout, keys, len(seeds))
     if k.differentiable:
-        out = _adam_run(p.xt, p.y, p.mask, r.params0, r.trainable, kernel_index(k.name), r.holdout, r.steps,
-                        r.learning_rate, keys, len(seeds), req.arithmetic)
+        out = _adam_run(runs, r.params0, r.trainable, r.steps, r.learning_rate, req.arithmetic)
         method, extra = "adam", ""
     else:
         sets = search_sets(r.steps, r.holdout)
@@ -299,8 +316,7 @@ def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitR
         ladder = r.params0[0] - r.params0[0][0]
         mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
         candidates = (grid[:, None] + ladder[None, :], mixing)
-        out = _search_run(p.xt, p.y, p.mask, candidates, kernel_index(k.name), r.holdout, sets, keys,
-                          len(seeds))
+        out = _search_run(runs, candidates, sets)
         method, extra = "search", _search_message(k.label, r.heads, sets)
     out = jax.tree.map(np.asarray, out)
     return [
