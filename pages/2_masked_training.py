@@ -13,7 +13,7 @@ from kernelviz.app.ui import cache, cache_d2l, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
-from kernelviz.models import heads, parametric, training
+from kernelviz.models import heads, loo, parametric, training
 from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.training import STEPS_MAX, holdout_range
 
@@ -160,7 +160,8 @@ def loss_and_loo(view: views.MaskedView, kernel: str) -> None:
         ui.show(kf.masked_loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
         gap = ui.prose(CH, "loo_gap", kernel=get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
-        ui.show_code(kv.loo_curve, kv.loo_lengthscale, label="The code of the leave-one-out curve")
+        ui.show_code(loo.curve_model, loo.loo_loss, kv.loo_lengthscale, served=True,
+                     label="The code of the leave-one-out curve")
 
 
 def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:

@@ -25,6 +25,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores, log_kernel
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import bucket, pad, paired, vector
 
@@ -48,9 +49,11 @@ def loo_loss(w: Array, x: Array, y: Array, mask: Array, kernel: str | Array,
     return jnp.where(jnp.any(jnp.isnan(err)), jnp.inf, jnp.sum(err) / n)
 
 
-@jax.jit
-def _loo_cv(x, y, mask, lengthscales, kernel):
-    return jax.lax.map(lambda ell: loo_loss(1.0 / ell, x, y, mask, kernel), lengthscales)
+def curve_model(queries: Array, keys: Array, values: Array, available: Array, lengthscales: Array,
+                kernel: Array) -> tuple[Array]:
+    """CV(ℓ) = (1/n) Σ_i (y_i − m_{−i}(x_i))² (``loo_loss``) for every ℓ of ``lengthscales``: each point, as
+    a query, predicted from all the others; the queries are the keys."""
+    return (jax.lax.map(lambda ell: loo_loss(1.0 / ell, keys, values, available, kernel), lengthscales),)
 
 
 def _data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
@@ -65,18 +68,12 @@ def loo_curve(x: object, y: object, lengthscales: object, kernel: str = "gaussia
     ells = np.asarray(lengthscales, dtype=np.float64).reshape(-1)
     if not np.all(np.isfinite(ells) & (ells > 0)):
         raise ValueError("lengthscales must be finite positive numbers")
-    n = xs.shape[0]
-    size = bucket(n)
-    scale = pooling.value_scale(ys)
-    mask = np.arange(size) < n
-    xp, yp = pad(xs, size, xs[0]), pad(ys / scale, size)
+    p = serve.problem(xs, xs, ys)
     count = ells.shape[0]
     padded = pad(ells, -(-count // LOO_BLOCK) * LOO_BLOCK, 1.0)
-    out = [
-        np.asarray(_loo_cv(xp, yp, mask, padded[i : i + LOO_BLOCK], kernel_index(kernel)))
-        for i in range(0, padded.shape[0], LOO_BLOCK)
-    ]
-    return np.concatenate(out)[:count] * scale**2
+    blocks = range(0, padded.shape[0], LOO_BLOCK)
+    out = [serve.run(curve_model, p, padded[i : i + LOO_BLOCK], kernel_index(kernel))[0] for i in blocks]
+    return np.concatenate(out)[:count] * p.scale**2  # a squared error: in the data's units squared
 
 
 def loo_bounds(x: object) -> tuple[float, float]:

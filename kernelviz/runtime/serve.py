@@ -30,7 +30,7 @@ import numpy as np
 
 from kernelviz.runtime.shapes import bucket, pad, vector
 
-__all__ = ["Problem", "Served", "compiled", "problem", "serve"]
+__all__ = ["Problem", "Served", "compiled", "problem", "run", "serve"]
 
 
 class Problem(NamedTuple):
@@ -78,6 +78,16 @@ def compiled(model: Callable, static: Sequence[str] = ()) -> Callable:
     return jax.jit(model, static_argnames=tuple(static))
 
 
+def run(model: Callable, p: Problem, *params: object, static: dict[str, object] | None = None
+        ) -> list[np.ndarray]:
+    """``model(p.queries, p.keys, p.values, p.available, *params, **static)``, compiled once (step 4), its
+    outputs as NumPy arrays, still padded and scaled: for a model whose outputs are not means and variances
+    at the queries (a loss over the points, say)."""
+    static = static or {}
+    out = compiled(model, tuple(static))(p.queries, p.keys, p.values, p.available, *params, **static)
+    return [np.asarray(a) for a in out]
+
+
 def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: int | None = None,
           head_axis: int = 0, weights: bool = True, static: dict[str, object] | None = None) -> Served:
     """Run ``model(p.queries, p.keys, p.values, p.available, *params, **static)`` (steps 4–5 above).
@@ -86,9 +96,7 @@ def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: i
     weights after them if it returns one more array. ``heads`` cuts the head axis (``head_axis`` of the
     further pairs, the first of the weights) to the real heads; ``weights=False`` drops the weights.
     """
-    static = static or {}
-    out = [np.asarray(a) for a in compiled(model, tuple(static))(
-        p.queries, p.keys, p.values, p.available, *params, **static)]
+    out = run(model, p, *params, static=static)
     cut = slice(heads)
     means = [a[..., : p.nq] * p.scale for a in out[0 : 2 * pairs : 2]]
     stds = [np.sqrt(a[..., : p.nq]) * p.scale for a in out[1 : 2 * pairs : 2]]
