@@ -360,7 +360,7 @@ def kotlin_validation(view: vt.ParametricView, validation: np.ndarray | None, ep
     ui.say(CH, "kotlin_validation_result", epochs=epochs, first=f"{validation[0]:.4g}",
            last=f"{validation[-1]:.4g}", best=f"{validation[best]:.4g}", best_epoch=best + 1,
            train_first=f"{view.epoch_losses[0]:.4g}", train_last=f"{view.epoch_losses[-1]:.4g}")
-    ui.show_code(parametric.validation_losses)
+    ui.show_code(parametric.validation_errors)
 
 
 def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: int,
@@ -391,7 +391,7 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
         kotlin_validation(view, validation, epochs)
         ui.say(CH, "kotlin_why")
         ui.say(CH, "kotlin_here", epochs=epochs, w=f"{view.w:.3g}", own=f"{view.self_weight:.0%}")
-    ui.show_code(kv.fit_parametric, parametric.parametric_loss)
+    ui.show_code(parametric.parametric_loss, training.run)
 
 
 data = ui.current_data()

@@ -206,7 +206,7 @@ def self_cross(view: views.AttentionView, h: int) -> None:
     ui.show(kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
                                  view.cross.queries), key="attn.selfcross", filename="kernelviz-self-cross")
     st.caption(ui.prose(CHAPTER, "selfcross_caption", head=h + 1, note=view.cross.note))
-    ui.show_code(views.attention_view, training.run)
+    ui.show_code(attention.layer_model, attention.attention_layer, served=True)
 
 
 def loss_picture(fit: AttentionFit) -> None:

@@ -27,7 +27,7 @@ from kernelviz.models.heads import OUTSIDE, FitResult
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, paired, vector
 
-__all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_losses"]
+__all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_errors", "validation_losses"]
 
 W_LIMIT = 1e300  # |w| beyond this counts as diverged
 
@@ -164,7 +164,7 @@ def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: ob
     k = get_kernel(kernel)
     nw, nv, n = w.shape[0], xv.shape[0], xs.shape[0]
     sizes = bucket(nw), bucket(nv), bucket(n)
-    e = np.asarray(_validation_errors(pad(w, sizes[0], 1.0), pad(xv, sizes[1], xv[0]), pad(yv, sizes[1]),
+    e = np.asarray(validation_errors(pad(w, sizes[0], 1.0), pad(xv, sizes[1], xv[0]), pad(yv, sizes[1]),
                                       pad(xs, sizes[2], xs[0]), pad(ys, sizes[2]), np.arange(sizes[2]) < n,
                                       kernel_index(k.name)))[:nw, :nv]
     size = nv if batch_size is None else check_int("batch_size", batch_size, 1, nv)
@@ -173,8 +173,10 @@ def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: ob
 
 
 @jax.jit
-def _validation_errors(ws, xv, yv, xs, ys, mask, kernel):
-    """e_j(w) = ½(y_val,j − f_w(x_val,j))² for every w (rows) and validation point (columns), padded."""
+def validation_errors(ws: jax.Array, xv: jax.Array, yv: jax.Array, xs: jax.Array, ys: jax.Array,
+                      mask: jax.Array, kernel: jax.Array) -> jax.Array:
+    """e_j(w) = ½(y_val,j − f_w(x_val,j))² for every w (rows) and validation point (columns), f_w the
+    pooling over the training pairs (x_i, y_i) of ``mask`` with kernel scores at ℓ = 1/w."""
 
     def errors(wk: jax.Array) -> jax.Array:
         return 0.5 * jnp.square(pooling.pool(kernel_scores(xv, xs, 1.0 / wk, kernel), ys, mask).mean - yv)

@@ -283,7 +283,7 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
         good = jnp.isfinite(loss) & _finite(grads, jnp.inf) & _finite(new, limit)
         keep = jax.tree.map(lambda a, b: jnp.where(good, a, b), (new, opt_new), (s.params, s.opt))
         params, opt_state = keep
-        return Loop(s.step + good.astype(s.step.dtype), good, params, opt_state,
+        return Loop(jnp.where(good, s.step + 1, s.step), good, params, opt_state,
                     s.losses.at[s.step].set(jnp.where(good, loss, 0.0)),
                     s.trajectory.at[s.step + 1].set(jnp.where(good, record(params), 0.0)))
 
