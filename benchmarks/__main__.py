@@ -44,6 +44,8 @@ BENCHMARKS = {
     "lean": Benchmark("training programs compiled lean against XLA's defaults: memory and time", False),
     "memory": Benchmark("the server's peak memory while one visitor walks every page and control", True),
     "sliders": Benchmark("every slider: key press to repainted charts, against a bare page", True),
+    "cold_start": Benchmark("every page from an empty compilation cache, from the server's start, against a "
+                            "bare page; two cores and one", True),
     "repaint": Benchmark("chapter 2's hold-out slider against a bare page; cold and warm start", True),
     "warmup_sliders": Benchmark("a first visitor's slider while the warm-up still compiles", True),
     "first_screen": Benchmark("where each page's first chart starts at 1280 × 720", True),
