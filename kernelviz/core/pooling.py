@@ -30,8 +30,9 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
+
+from kernelviz.runtime.shapes import value_scale
 
 __all__ = [
     "Pooled",
@@ -161,6 +162,11 @@ def _pooled_heads_bwd(score: Callable, res: tuple, g: Array) -> tuple[Array, Non
 pooled_heads.defvjp(_pooled_heads_fwd, _pooled_heads_bwd)
 
 
+def _f32(tree: object) -> object:
+    """Every array of ``tree`` in float32: the training forms' arithmetic."""
+    return jax.tree.map(lambda a: jnp.asarray(a, jnp.float32), tree)
+
+
 def scalar_heads(score_fn: Callable[[Array, Array, Array], Array], theta: Array, queries: Array, keys: Array,
                  available: Array, values: Array, limit: float = jnp.inf) -> Array:
     """f_r = Σ_h Σ_i w_hri v_ih: H heads whose scores s_h = ``score_fn(θ_h, queries, keys)`` (r, n) depend on
@@ -169,9 +175,8 @@ def scalar_heads(score_fn: Callable[[Array, Array, Array], Array], theta: Array,
     Training's form: θ clipped to ±``limit``, scores, pooling and gradient in float32 with the gradient in θ
     written out (``pooled_heads``), the result in the dtype of ``values``; ``tests/test_training.py``
     checks it against the plain float64 form."""
-    f32 = partial(jax.tree.map, lambda a: jnp.asarray(a, jnp.float32))
-    q, k, t = f32(queries), f32(keys), jnp.clip(theta, -limit, limit).astype(jnp.float32)
-    return pooled_heads(lambda th: score_fn(th, q, k), t, available, f32(values)).astype(values.dtype)
+    q, k, t = _f32(queries), _f32(keys), jnp.clip(theta, -limit, limit).astype(jnp.float32)
+    return pooled_heads(lambda th: score_fn(th, q, k), t, available, _f32(values)).astype(values.dtype)
 
 
 def over_heads(fn: Callable[..., object], head_params: object, *shared: object) -> object:
@@ -268,12 +273,6 @@ def over_query_blocks(fn: Callable[[Array], tuple], queries: Array, block: int,
     return tuple(stitch(o, axis) for o, axis in zip(outs, query_axes, strict=True))
 
 
-def value_scale(values: np.ndarray) -> float:
-    """max |v| (1 when every v is 0): values are pooled divided by it, so (v − m)² cannot overflow."""
-    top = float(np.max(np.abs(values))) if values.size else 0.0
-    return top if top > 0 else 1.0
-
-
 def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
               keys: Array, values: Array, available: Array, mixing: Array, *, block: int,
               with_weights: bool) -> tuple[Array, ...]:
@@ -301,6 +300,5 @@ def summed_heads(score_fn: Callable[[object, Array, Array], Array], head_params:
     A layer's training form: scores, pooling and gradient run in float32 (``pooled_sum``, its gradient
     written out), the result in the dtype of ``values``; ``benchmarks/bench_training.py`` times it against
     the plain float64 layer in the same run."""
-    f32 = partial(jax.tree.map, lambda a: jnp.asarray(a, jnp.float32))
-    scores = over_heads(score_fn, f32(head_params), f32(queries), f32(keys))
-    return pooled_sum(scores, available, f32(values)).astype(values.dtype)
+    scores = over_heads(score_fn, _f32(head_params), _f32(queries), _f32(keys))
+    return pooled_sum(scores, available, _f32(values)).astype(values.dtype)

@@ -35,7 +35,7 @@ import optax
 from jax import Array
 
 from kernelviz.data import post
-from kernelviz.runtime.shapes import bucket, pad, paired
+from kernelviz.runtime.shapes import bucket, pad, paired, value_scale
 
 __all__ = [
     "STEPS_MAX",
@@ -100,8 +100,7 @@ def prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> Prepared:
         note = f"Trained on a random subsample of {TRAIN_MAX_POINTS} of the {xs.shape[0]} points."
         xs, ys = xs[pick], ys[pick]
     n, size = xs.shape[0], bucket(xs.shape[0])
-    top = float(np.max(np.abs(ys)))
-    scale = top if top > 0 else 1.0
+    scale = value_scale(ys)
     xp = pad(xs, size, xs[0])  # padded keys sit at a real x: no huge distance, and they are masked anyway
     center, span = 0.5 * (float(np.max(xs)) + float(np.min(xs))), float(np.ptp(xs))
     mask = np.arange(size) < n

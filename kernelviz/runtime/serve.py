@@ -10,7 +10,7 @@ rest, the same way for every model:
 1. checks: queries, keys and values are finite vectors, keys and values of one length, at least one pair;
 2. padding: queries and keys padded to a few bucket sizes (``shapes.bucket``) with the mask, so a slider
    never changes a compiled shape;
-3. scaling: values divided by max |v| (``pooling.value_scale``), so (v − m)² cannot overflow, and the mean
+3. scaling: values divided by max |v| (``shapes.value_scale``), so (v − m)² cannot overflow, and the mean
    and std multiplied back;
 4. compiling: one ``jax.jit`` of the model per model (``compiled``), parameters traced;
 5. slicing: the outputs cut back to the real queries, keys and heads, as NumPy arrays.
@@ -28,7 +28,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from kernelviz.runtime.shapes import bucket, pad, vector
+from kernelviz.runtime.shapes import bucket, pad, value_scale, vector
 
 __all__ = ["Problem", "Served", "compiled", "problem", "run", "serve"]
 
@@ -65,7 +65,7 @@ def problem(queries: object, keys: object, values: object, *, scaled: bool = Tru
         raise ValueError(f"keys and values must have the same length, got {k.shape[0]} and {v.shape[0]}")
     if k.shape[0] == 0:
         raise ValueError("kernel regression needs at least one (key, value) pair")
-    scale = (float(np.max(np.abs(v))) or 1.0) if scaled else 1.0
+    scale = value_scale(v) if scaled else 1.0
     nq, nk = q.shape[0], k.shape[0]
     kp = bucket(nk)
     return Problem(pad(q, bucket(nq)), pad(k, kp, k[0]), pad(v / scale, kp), np.arange(kp) < nk,

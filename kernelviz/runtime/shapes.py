@@ -22,6 +22,7 @@ __all__ = [
     "pad",
     "paired",
     "thin_heatmap",
+    "value_scale",
     "vector",
 ]
 
@@ -47,6 +48,12 @@ def pad(a: np.ndarray, size: int, fill: float = 0.0) -> np.ndarray:
     out = np.full(size, fill, dtype=np.float64)
     out[: a.shape[0]] = a
     return out
+
+
+def value_scale(values: np.ndarray) -> float:
+    """max |v| (1 when every v is 0): values are pooled divided by it, so (v − m)² cannot overflow."""
+    top = float(np.max(np.abs(values))) if values.size else 0.0
+    return top if top > 0 else 1.0
 
 
 def vector(name: str, a: object) -> np.ndarray:
