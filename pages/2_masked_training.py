@@ -14,8 +14,6 @@ from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, loo, parametric, training
-from kernelviz.models.heads import SEEDS_MAX
-from kernelviz.models.training import STEPS_MAX, holdout_range
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
@@ -51,7 +49,7 @@ def seed_box(container: object) -> int:
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
-    lo_h, hi_h = holdout_range(len(data.train))
+    lo_h, hi_h = training.holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
     kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
                         "the other kernels are kernelviz's, trained the same way.")
@@ -72,7 +70,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         "masked.steps",
         default=M.steps,
         min_value=50,
-        max_value=STEPS_MAX,
+        max_value=training.STEPS_MAX,
         step=50,
         container=c3,
         help="The post trains 100 steps.",
@@ -209,9 +207,9 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         "slider",
         "Seeds per hold-out size",
         "masked.nseeds",
-        default=SEEDS_MAX,
+        default=heads.SEEDS_MAX,
         min_value=2,
-        max_value=SEEDS_MAX,
+        max_value=heads.SEEDS_MAX,
         container=st.columns([1, 2])[0],
     )
     with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
@@ -302,7 +300,7 @@ def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
 def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
     """Epochs of d2l's training (5 by default) or of the Kotlin port's (10; at most 2,000 batches)."""
     if kotlin:
-        most = min(EPOCHS_MAX, STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
+        most = min(EPOCHS_MAX, training.STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
         key, default, say = "masked.kotlin_epochs", min(KT.epochs, most), "The port trains 10 epochs."
     else:
         most, key, default, say = EPOCHS_MAX, "masked.d2l_epochs", D2L.steps, "d2l trains 5 epochs."

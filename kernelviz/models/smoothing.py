@@ -37,11 +37,16 @@ __all__ = [
     "HEADS_MAX",
     "HeadsPrediction",
     "Smooth",
+    "heads_model",
     "kernel_scores",
     "knn_average",
+    "knn_model",
     "knn_scores",
     "nadaraya_watson",
+    "nadaraya_watson_model",
     "nadaraya_watson_path",
+    "nadaraya_watson_streamed",
+    "path_model",
     "predict_heads",
 ]
 
