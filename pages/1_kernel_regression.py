@@ -157,7 +157,8 @@ fig = kf.fit_figure(
     x_title=ds.x_label,
     y_title=ds.y_label,
 )
-path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
+with ui.busy("Smoothing at every ℓ of the slider, for the scrub under the chart…"):
+    path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
 kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
              titles=[fit_title(v) for v in path.lengthscales])
 ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression")

@@ -641,3 +641,15 @@ def test_structural_mutations_encodings_and_column_choices_only_raise_data_error
         except kv.DataError:
             pass
     assert loaded > 100
+
+
+def test_the_kept_post_sample_is_the_computed_one_bit_for_bit() -> None:
+    """The post's own sample is read from ``post_sample.npy`` (no compiled program): the same bits as the
+    float32 computation, and any other (n, seed) is computed."""
+    kept = data._kept_post_sample()
+    assert kept is not None
+    computed = kv.runtime.jax_setup.float64(data._computed_sample)(150, 2024)
+    for a, b in zip(kept, computed, strict=True):
+        assert a.dtype == b.dtype == np.float64 and np.array_equal(a, b)
+    ds = kv.blog_data()
+    assert np.array_equal(ds.y, computed[1]) and not np.array_equal(kv.blog_data(seed=7).y, ds.y)

@@ -62,12 +62,15 @@ CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from t
 @dataclass
 class CompileCount:
     """Backend compilations seen inside ``count_compilations``: ``requests`` programs needed, of which
-    ``cache_hits`` came from the persistent cache; ``compiled`` = requests − cache_hits ran XLA."""
+    ``cache_hits`` came from the persistent cache; ``compiled`` = requests − cache_hits ran XLA. Per
+    program: its name, the thread that compiled it and when it was done."""
 
     requests: int = 0
     cache_hits: int = 0
     seconds: float = 0.0
     names: list[str] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)  # the thread each program was compiled on
+    ended: list[float] = field(default_factory=list)  # when each compilation ended (time.monotonic)
 
     @property
     def compiled(self) -> int:
@@ -84,6 +87,8 @@ def count_compilations() -> Iterator[CompileCount]:
             count.requests += 1
             count.seconds += duration
             count.names.append(str(kwargs.get("fun_name", "")))
+            count.threads.append(threading.current_thread().name)
+            count.ended.append(time.monotonic())
 
     def on_event(event: str, **kwargs: object) -> None:
         if event == CACHE_HIT_EVENT:
@@ -119,12 +124,29 @@ def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
     return x, np.sin(3.0 * x) + 0.1 * x
 
 
-def _default_views(n: int) -> list[Callable[[], object]]:
-    """What the pages draw with their default controls for n points, most visible first: the home page's
-    previews and chapter 1 (Nadaraya–Watson on the query grid, the data and the heatmap rows), chapter
-    2 (the leave-one-out curve, ``fit`` and its seed spread, the post's runs in its own arithmetic, d2l's
-    w), chapter 3 (multi-head prediction; its ``fit`` is chapter 2's program) and chapter 4 (attention:
-    training, prediction on the grid and the data, the learned kernel on its grid)."""
+def _prediction_views(n: int) -> list[Callable[[], object]]:
+    """The small programs the pages draw with for n points, whatever was trained: Nadaraya–Watson on the
+    ``QUERY_POINTS`` grid, on the heatmap rows and on the data (chapter 1), k-NN, the leave-one-out curve,
+    multi-head prediction (chapter 3) and dot-product attention with a Gaussian kernel (chapter 4)."""
+    x, y = _data(n)
+    queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
+    return [
+        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
+        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        lambda: nadaraya_watson(x, x, y, 0.3),
+        lambda: knn_average(queries, x, y, 10),
+        lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: dot_product_attention(queries, x, y, *_gaussian(0.3)),
+    ]
+
+
+def _training_views(n: int) -> list[Callable[[], object]]:
+    """What chapters 2 to 4 train with their default controls for n points, in page order: the search for
+    ℓ*, ``fit`` and its seed spread, several heads, the post's runs in its own arithmetic, d2l's w
+    (chapter 2; chapter 3's ``fit`` is chapter 2's program), then attention: training, prediction on the
+    grid and the data, its leave-one-out error and the learned kernel on its grid (chapter 4)."""
     x, y = _data(n)
     queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
     lo, hi = holdout_range(n)
@@ -136,11 +158,6 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         state["fit"] = fit_attention(x, y, holdout=page, steps=1)
 
     return [
-        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
-        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
-        lambda: nadaraya_watson(x, x, y, 0.3),
-        lambda: knn_average(queries, x, y, 10),
-        lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
         lambda: loo_lengthscale(x, y),
         lambda: fit(x, y, holdout=page, steps=1),
         lambda: fit_seeds(x, y, seeds, holdout=lo, steps=1),
@@ -148,9 +165,6 @@ def _default_views(n: int) -> list[Callable[[], object]]:
         lambda: fit(x, y, holdout=lo, steps=1, arithmetic="post"),
         lambda: fit(x, y, heads=2, holdout=lo, steps=1, arithmetic="post"),
         lambda: fit_parametric(x, y, steps=1),
-        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
-        lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
-        lambda: dot_product_attention(queries, x, y, *_gaussian(0.3)),
         attention,
         lambda: attention_predict(state["fit"], queries, x, y),
         lambda: attention_predict(state["fit"], x, x, y),
@@ -219,21 +233,17 @@ def _in_context_views() -> list[Callable[[], object]]:
 
 
 def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
-    """The warm-up's calls in priority order: chapter 5's pretraining, then the default views for each
-    size (the first size first), chapter 5's other default views (``_in_context_views``), then everything
-    else for each size. Calls already compiled (or in the persistent cache) cost little.
-
-    The pretraining program comes first because its compilation needs the most scratch memory (some
-    75 MB, ``benchmarks/bench_lean.py``): compiled while the server holds the fewest programs, it sets no
-    peak."""
+    """The warm-up's calls in priority order, smallest programs first, so that a page asked for meanwhile
+    waits for a short compilation at most: for the first size the prediction programs and chapter 1's
+    kernel shapes, then its training programs and d2l's views; chapter 5's pretraining and its default
+    views; the default views of the other sizes; then everything else for each size. Calls already
+    compiled (or in the persistent cache) cost little."""
     sizes = _sizes(n_points)
-    pretraining, *in_context = _in_context_views()
-    tasks: list[Callable[[], object]] = [pretraining]
-    for i, n in enumerate(sizes):
-        tasks.extend(_default_views(n))
-        if i == 0:
-            tasks.extend((_kernel_shapes, _d2l_views))
-    tasks.extend(in_context)
+    first, *others = sizes
+    tasks: list[Callable[[], object]] = [*_prediction_views(first), _kernel_shapes]
+    tasks.extend((*_training_views(first), _d2l_views, *_in_context_views()))
+    for n in others:
+        tasks.extend((*_prediction_views(n), *_training_views(n)))
     for n in sizes:
         tasks.extend(_other_views(n))
     return tasks

@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -25,16 +26,20 @@ __all__ = ["Runs", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
+QUIET_S = 1.5  # after a run, the warm-up waits this long: the browser draws the page, the next click comes
 _STOP = threading.Event()
 
 
 class Runs:
-    """How many script runs (of any session) are in progress or waiting: the warm-up waits while one is.
+    """How many script runs (of any session) are in progress or waiting: the warm-up waits while one is,
+    and for ``QUIET_S`` after the last one ended (a fresh browser takes a second or two to draw what the
+    run sent; a compilation then would take the core it draws with).
 
     The warm-up holds ``gate`` while it compiles; a run waits for it (at most ``GATE_WAIT_S``) before it
     starts, counted meanwhile, so the warm-up does not take the gate again first."""
 
     count = 0
+    ended = -QUIET_S  # time.monotonic() when the last run ended
     lock = threading.Lock()
     gate = threading.Lock()
 
@@ -50,10 +55,13 @@ class Runs:
         finally:
             with cls.lock:
                 cls.count -= 1
+                cls.ended = time.monotonic()
 
     @classmethod
-    def busy(cls) -> bool:
-        return cls.count > 0
+    def busy(cls, quiet: float = QUIET_S) -> bool:
+        """True while a run is in progress or waiting, or ended less than ``quiet`` seconds ago."""
+        with cls.lock:
+            return cls.count > 0 or time.monotonic() - cls.ended < quiet
 
 
 def _compile_all() -> None:
