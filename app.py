@@ -51,8 +51,10 @@ def home() -> None:
             with col, st.container(border=True):
                 st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
                 st.caption(ch.summary)
+                with ui.busy(f"Preparing the preview of {ch.title} on this data …"):
+                    preview = ch.preview(data)  # kept for the first data set (kernelviz/app/ui/kept.py)
                 ui.show(
-                    ch.preview(data),
+                    preview,
                     key=f"home.preview.{Path(ch.path).stem}",
                     filename=f"kernelviz-{Path(ch.path).stem}",
                 )

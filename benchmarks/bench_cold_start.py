@@ -6,9 +6,11 @@ page straight away in a new Chromium, and times from the server's start to the f
 every chart drawn with Streamlit idle. The floor is the bare page (``benchmarks/bare_app.py``: one slider,
 two charts of the dashboard's size), started and timed the same way in the same run. It does this on two
 cores, and again with the server on one core (``--pin``: the server on core 0, Chromium on the others),
-and prints each time with its ratio to the floor.
+and prints each time with its ratio to the floor. ``--without-kept`` starts each page a second time with
+``KERNELVIZ_KEPT=0`` (every default view computed, ``kernelviz/app/ui/kept.py``), to show what the kept
+results buy, in the same run.
 
-    python -m benchmarks.bench_cold_start [--pages overview,kernel-regression] [--cores 2,1]
+    python -m benchmarks.bench_cold_start [--pages overview,kernel-regression] [--cores 2,1] [--without-kept]
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def floor(p, env: dict[str, str], rounds: int) -> Start:
     return Start(statistics.median(s.first for s in starts), statistics.median(s.drawn for s in starts))
 
 
-def run(cores: int, pages: list[str], rounds: int) -> None:
+def run(cores: int, pages: list[str], rounds: int, without_kept: bool = False) -> None:
     """Every page's cold start and the floor, with the server on ``cores`` cores (1: pinned to core 0)."""
     everywhere = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     with tempfile.TemporaryDirectory() as folder:
@@ -67,24 +69,33 @@ def run(cores: int, pages: list[str], rounds: int) -> None:
         if cores == 1 and everywhere is not None and len(everywhere) > 1:
             os.sched_setaffinity(0, everywhere - {0})  # this script and Chromium off the server's core
         try:
-            _pages(cores, pages, rounds, env)
+            _pages(cores, pages, rounds, env, without_kept)
         finally:
             if everywhere is not None:
                 os.sched_setaffinity(0, everywhere)
 
 
-def _pages(cores: int, pages: list[str], rounds: int, env: dict[str, str]) -> None:
-    """The floor, then each page's cold start, printed as they come."""
+def _pages(cores: int, pages: list[str], rounds: int, env: dict[str, str], without_kept: bool) -> None:
+    """The floor, then each page's cold start, printed as they come (and with ``KERNELVIZ_KEPT=0``)."""
     with sync_playwright() as p:
         base = floor(p, env, rounds)
         plural = "s" if cores > 1 else ""
         print(f"\nserver on {cores} core{plural}; bare page: first chart {base.first:.1f} s, all drawn"
               f" {base.drawn:.1f} s (median of {rounds})", flush=True)
-        print(f"{'page':24s} {'first chart':>18s} {'all charts drawn':>20s}")
+        heading = f"{'page':24s} {'first chart':>18s} {'all charts drawn':>20s}"
+        extra = f"   {'without kept results: first':>28s} {'all drawn':>16s}" if without_kept else ""
+        print(heading + extra)
         for name in pages:
             s = cold_start(p, "app.py", PAGES[name], env)
-            print(f"{name:24s} {s.first:7.1f} s ({s.first / base.first:3.1f}x) "
-                  f"{s.drawn:10.1f} s ({s.drawn / base.drawn:3.1f}x)", flush=True)
+            line = f"{name:24s} {_ratio(s.first, base.first)} {_ratio(s.drawn, base.drawn):>20s}"
+            if without_kept:
+                c = cold_start(p, "app.py", PAGES[name], {**env, "KERNELVIZ_KEPT": "0"})
+                line += f"   {_ratio(c.first, base.first):>28s} {_ratio(c.drawn, base.drawn):>16s}"
+            print(line, flush=True)
+
+
+def _ratio(seconds: float, floor_s: float) -> str:
+    return f"{seconds:7.1f} s ({seconds / floor_s:3.1f}x)"
 
 
 def main() -> None:
@@ -92,13 +103,15 @@ def main() -> None:
     parser.add_argument("--pages", default=",".join(PAGES), help=f"comma-separated, of {', '.join(PAGES)}")
     parser.add_argument("--cores", default="2,1", help="server core settings to run: 2 (all), 1 (pinned)")
     parser.add_argument("--rounds", type=int, default=2, help="cold starts of the bare page per setting")
+    parser.add_argument("--without-kept", action="store_true",
+                        help="each page again with KERNELVIZ_KEPT=0: what the kept default views buy")
     args = parser.parse_args()
     pages = [name for name in args.pages.split(",") if name]
     unknown = [name for name in pages if name not in PAGES]
     if unknown:
         parser.error(f"unknown pages {unknown}; choose from {', '.join(PAGES)}")
     for cores in (int(c) for c in args.cores.split(",")):
-        run(cores, pages, args.rounds)
+        run(cores, pages, args.rounds, args.without_kept)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ views (``kernelviz.app.views``, ``kernelviz.app.views.training``) or dataclasses
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, views
+from kernelviz.app.ui import kept
 from kernelviz.app.ui.controls import lengthscale_options, log_options
 from kernelviz.app.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
@@ -60,9 +62,22 @@ DATA_HASH_FUNCS: dict[type, Callable[[Any], Any]] = {Data: lambda d: d.key}
 def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
     """``st.cache_data`` without a spinner, a ``Data`` argument hashed by its key: at most ``CACHE_ENTRIES``
     results, ``HEAVY_CACHE_ENTRIES`` when ``heavy`` (results that hold weight matrices), or no limit when
-    not ``bounded`` (a call whose arguments take a handful of values, e.g. a fixed catalogue)."""
+    not ``bounded`` (a call whose arguments take a handful of values, e.g. a fixed catalogue). A call a
+    page makes at its defaults is served from the kept results (``kept``) on a fresh server."""
     entries = (HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES) if bounded else None
-    return st.cache_data(max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def served(*args: Any, **kwargs: Any) -> Any:
+            result = kept.lookup(fn, args, kwargs)
+            if result is kept.MISSING:
+                result = fn(*args, **kwargs)
+                kept.note(fn, args, kwargs, result)
+            return result
+
+        return st.cache_data(served, max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+
+    return decorate
 
 
 def default_lengthscale(data: Data) -> float:

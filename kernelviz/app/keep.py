@@ -1,0 +1,43 @@
+"""Record the results of every page at its defaults into ``kernelviz/app/ui/kept_results.pkl.xz``.
+
+    python -m kernelviz.app.keep     (from the repository's root, after a change that ``tests/test_kept.py``
+                                      reports: a default, a model or a figure's data)
+
+Opens the home page and then each page in one AppTest session of the repository's ``app.py``, with every
+lookup of kept results off, and keeps each cached call it computed (``kernelviz.app.ui.kept``).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from kernelviz.app.ui import kept
+from kernelviz.app.ui.pages import CHAPTERS, SOURCES
+
+__all__ = ["record_defaults"]
+
+
+def record_defaults(root: Path) -> dict[str, object]:
+    """Every cached call of the home page and each page at its defaults, opened in order in one AppTest
+    session of ``root / "app.py"``."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()  # every call computed, none served from this process's cache
+    with kept.recording() as results:
+        at = AppTest.from_file(str(root / "app.py"), default_timeout=600).run()
+        for page in (*CHAPTERS, SOURCES):
+            at.switch_page(page.path).run()
+            if at.exception:
+                raise RuntimeError(f"{page.path}: {[e.value for e in at.exception]}")
+        return dict(results)
+
+
+if __name__ == "__main__":
+    from kernelviz.runtime import jax_setup
+
+    logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)  # warns per call
+    jax_setup.set_up()
+    path = kept.write(record_defaults(Path.cwd()))
+    print(f"wrote {len(kept.load())} results to {path} ({path.stat().st_size / 1e6:.2f} MB)")
