@@ -26,14 +26,15 @@ __all__ = ["Runs", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
-QUIET_S = 1.5  # after a run, the warm-up waits this long: the browser draws the page, the next click comes
+QUIET_S = 4.0  # after a run, the warm-up waits this long: the browser loads and draws what the run sent
 _STOP = threading.Event()
 
 
 class Runs:
     """How many script runs (of any session) are in progress or waiting: the warm-up waits while one is,
-    and for ``QUIET_S`` after the last one ended (a fresh browser takes a second or two to draw what the
-    run sent; a compilation then would take the core it draws with).
+    and for ``QUIET_S`` after the last one ended: a fresh browser then still fetches the chart library
+    and other scripts from this server, and a compilation meanwhile (it holds the interpreter) would
+    delay them by seconds (on one core: chapter 4's first chart at 10.6–13.3 s instead of 8.1–8.7 s).
 
     The warm-up holds ``gate`` while it compiles; a run waits for it (at most ``GATE_WAIT_S``) before it
     starts, counted meanwhile, so the warm-up does not take the gate again first."""
