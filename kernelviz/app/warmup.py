@@ -233,15 +233,17 @@ def _in_context_views() -> list[Callable[[], object]]:
 
 
 def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[], object]]:
-    """The warm-up's calls in priority order, smallest programs first, so that a page asked for meanwhile
-    waits for a short compilation at most: for the first size the prediction programs and chapter 1's
-    kernel shapes, then its training programs and d2l's views; chapter 5's pretraining and its default
-    views; the default views of the other sizes; then everything else for each size. Calls already
-    compiled (or in the persistent cache) cost little."""
+    """The warm-up's calls in priority order: for the first size the prediction programs and chapter 1's
+    kernel shapes (small programs: a page asked for meanwhile waits for a short compilation at most);
+    chapter 5's pretraining, whose compilation needs the most scratch memory (some 75 MB,
+    ``benchmarks/bench_lean.py``), while the server holds few programs; the first size's training
+    programs and d2l's views; chapter 5's other default views; the default views of the other sizes;
+    then everything else for each size. Calls already compiled (or in the persistent cache) cost little."""
     sizes = _sizes(n_points)
     first, *others = sizes
-    tasks: list[Callable[[], object]] = [*_prediction_views(first), _kernel_shapes]
-    tasks.extend((*_training_views(first), _d2l_views, *_in_context_views()))
+    pretraining, *in_context = _in_context_views()
+    tasks: list[Callable[[], object]] = [*_prediction_views(first), _kernel_shapes, pretraining]
+    tasks.extend((*_training_views(first), _d2l_views, *in_context))
     for n in others:
         tasks.extend((*_prediction_views(n), *_training_views(n)))
     for n in sizes:
