@@ -19,10 +19,16 @@ With ``--every 5`` each session presses once every 5 seconds instead, from a ran
 ``--sessions`` to find how many such students one server holds before its reruns take 3x as long.
 
     python -m benchmarks.bench_sessions [--sessions 10] [--moves 6] [--every SECONDS] \
-        [--bare] [--pin]
+        [--bare] [--pin] [--light]
 
 With ``--pin`` (a machine of two cores or more) the server runs on the first core and Chromium on the
 others (CPU affinity of every thread, as ``taskset`` sets it), so the server's times are its own.
+
+With ``--light`` the sessions do not draw their charts (``benchmarks/sessions_client.py``): one Chromium
+drawing thirty pages on one core is slower than the server, and its key presses wait for it. The server
+still computes, builds and sends every figure; a press ends at its "script finished" message, so the
+times are the server's side of a class whose students each have a laptop. Isolation is then checked on
+the settings and the URL (the full check, charts included, is the default mode's).
 
 With ``--bare`` it then measures the bare page of ``bench_repaint.py`` the same way: every session's page is
 drawn by one Chromium on this machine's cores, and the bare page's ratio shows how much of the slowdown that
@@ -33,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import math
 import os
 import random
 import statistics
@@ -41,147 +46,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 from playwright.async_api import async_playwright
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from benchmarks.sessions_client import Session, settle, wait_drawn
 from tests.browser import harness
 from tests.measure import peak_rss, pin, process_name, run_times, summary
 
 TARGET_RATIO = 3.0
 LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)
 PAGE = "Masked training"  # sidebar label of the chapter
-HOLDOUT = "Hold-out size"
 OPEN_AT_ONCE = 5  # sessions that load their page at the same time (one Chromium loads them all)
 LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
-
-
-async def wait_drawn(page, before: str | None = None, timeout: float = harness.RERUN_TIMEOUT_S) -> dict:
-    """Async twin of the test helpers: idle with charts drawn (and, given ``before``, new chart data)."""
-    await page.wait_for_function(
-        harness.IDLE_AND_CHANGED_JS, arg=before, polling="raf", timeout=timeout * 1e3
-    )
-    state = await page.evaluate(harness.PAGE_STATE_JS)
-    if state["exceptions"]:
-        texts = await page.locator('[data-testid="stException"]').all_inner_texts()
-        raise harness.AppExceptionError(f"{page.url} shows an exception:\n" + "\n".join(texts))
-    return state
-
-
-async def settle(page) -> dict:
-    """Waits until the page is idle and stays so (same chart data) for 0.4 s."""
-    while True:
-        first = await wait_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
-        await page.wait_for_timeout(400)
-        second = await page.evaluate(harness.PAGE_STATE_JS)
-        if harness.is_idle(second) and second["signature"] == first["signature"]:
-            return second
-
-
-def holdout_thumb(page):
-    return page.locator(f'[data-testid="stApp"] input[type="range"][aria-label="{HOLDOUT}"]').first
-
-
-def script_finished(payload: bytes | str) -> bool:
-    """Whether a websocket frame from the server is Streamlit's "script finished" message."""
-    if isinstance(payload, str):
-        return False
-    msg = ForwardMsg()
-    try:
-        msg.ParseFromString(payload)
-    except Exception:  # not a ForwardMsg: not ours to judge
-        return False
-    return msg.WhichOneof("type") == "script_finished"
-
-
-def server_time(finished: list[float], since: float) -> float:
-    """Seconds from ``since`` (a key press) to the last "script finished" message at or after it (NaN when
-    none came): the server's part of a press."""
-    done = [f for f in finished if f >= since]
-    return done[-1] - since if done else math.nan
-
-
-class Session:
-    """One visitor: a browser context with its own settings, which it moves and then verifies.
-
-    ``times`` are key press → repainted charts (server and browser); ``server_times`` key press → the
-    server's "script finished" message (the rerun's work on the server, without the browser's drawing).
-    """
-
-    def __init__(self, index: int, data_seed: int, seed: int, lr: str) -> None:
-        self.index, self.data_seed, self.seed, self.lr = index, data_seed, seed, lr
-        self.times: list[float] = []
-        self.server_times: list[float] = []
-        self.finished: list[float] = []
-        self.context = self.page = None
-
-    def _watch(self, ws) -> None:
-        ws.on("framereceived", lambda payload: script_finished(payload)
-              and self.finished.append(time.perf_counter()))
-
-    @property
-    def start_url_query(self) -> str:
-        return f"data.seed={self.data_seed}&masked.seed={self.seed}&masked.lr={self.lr}&masked.holdout=10"
-
-    async def open(self, browser, base: str, path: str) -> None:
-        self.context = await browser.new_context(viewport=harness.VIEWPORT)
-        self.page = await self.context.new_page()
-        self.page.on("websocket", self._watch)
-        url = f"{base}{path}?{self.start_url_query}"
-        await self.page.goto(url, timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
-        await settle(self.page)
-
-    async def move(self, moves: int, every: float | None = None, phase: float = 0.0) -> None:
-        """``moves`` presses, one after another, or (``every``) the k-th at ``phase + k·every`` seconds from
-        now (at once when the previous one is still being drawn)."""
-        thumb = holdout_thumb(self.page)
-        start = time.perf_counter() + phase
-        for k in range(moves):
-            if every is not None:
-                await asyncio.sleep(max(0.0, start + k * every - time.perf_counter()))
-            before = (await self.page.evaluate(harness.PAGE_STATE_JS))["signature"]
-            await thumb.focus()
-            t = time.perf_counter()
-            await self.page.keyboard.press("ArrowRight")
-            await wait_drawn(self.page, before)
-            self.times.append(time.perf_counter() - t)
-            if not math.isnan(server := server_time(self.finished, t)):
-                self.server_times.append(server)
-
-    async def verify(self, browser, moves: int) -> list[str]:
-        """What is wrong with this session's view (empty when it shows its own settings and data)."""
-        problems = []
-        page = self.page
-        await settle(page)
-        widgets = await page.evaluate(harness.WIDGETS_JS)
-        want = {
-            "Hold-out size": str(10 + moves),
-            "Seed": str(self.seed),
-            "Learning rate": self.lr,
-            "sidebar: Noise seed": str(self.data_seed),
-        }
-        for label, value in want.items():
-            if widgets.get(label) != value:
-                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {value!r}")
-        query = dict(parse_qsl(urlsplit(page.url).query))
-        for name, value in {"data.seed": self.data_seed, "masked.seed": self.seed,
-                            "masked.holdout": 10 + moves}.items():
-            if query.get(name) != str(value):
-                problems.append(f"URL has {name}={query.get(name)!r}, expected {value}")
-        if await page.locator('[data-testid="stException"]').count():
-            problems.append("exception box")
-        mine = (await page.evaluate(harness.PAGE_STATE_JS))["signature"]
-        fresh_context = await browser.new_context(viewport=harness.VIEWPORT)
-        try:
-            fresh = await fresh_context.new_page()
-            await fresh.goto(page.url)
-            theirs = (await settle(fresh))["signature"]
-        finally:
-            await fresh_context.close()
-        if mine != theirs:
-            problems.append("charts differ from a new session opened at the same URL")
-        return [f"session {self.index}: {p}" for p in problems]
 
 
 def pin_browser(args: argparse.Namespace) -> None:
@@ -215,7 +92,7 @@ async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitS
     """``args.sessions`` sessions (opened ``OPEN_AT_ONCE`` at a time) press together: their repaint times,
     server times as the browser sees them, the script runs' own times, and the isolation problems."""
     sessions = [
-        Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)])
+        Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)], light=args.light)
         for i in range(args.sessions)
     ]
     opening = asyncio.Semaphore(OPEN_AT_ONCE)
@@ -252,7 +129,7 @@ async def run(args: argparse.Namespace, server: harness.StreamlitServer, log: Pa
         browser = await harness.launch_chromium(p)
         pin_browser(args)
         path = await chapter_path(browser, server)
-        alone = Session(-1, data_seed=5000, seed=50, lr="0.2")
+        alone = Session(-1, data_seed=5000, seed=50, lr="0.2", light=args.light)
         await alone.open(browser, server.url, path)
         since = time.time()
         await alone.move(args.moves)
@@ -344,8 +221,9 @@ def report(args: argparse.Namespace, alone_times: tuple, together_times: tuple) 
         print(f"{'':>60}{summary(together_runs)} with {args.sessions} sessions ({len(together_runs)} runs),"
               f" ratio {run_ratio:.2f}x ({'within' if run_ratio <= TARGET_RATIO else 'OVER'} the"
               f" {TARGET_RATIO:g}x target)")
-    print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
-          " include the browser's share of the CPU; the server-side times do not)")
+    if not args.light:
+        print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
+              " include the browser's share of the CPU; the server-side times do not)")
     return ratio
 
 
@@ -358,6 +236,9 @@ def main() -> None:
     parser.add_argument("--bare", action="store_true",
                         help="also measure the bare page (one slider, two charts) the same way")
     parser.add_argument("--pin", action="store_true", help="server on the first core, Chromium on the rest")
+    parser.add_argument("--light", action="store_true",
+                        help="sessions that do not draw their charts (benchmarks/sessions_client.py): the"
+                        " server's side alone, as if every student had a laptop of their own")
     args = parser.parse_args()
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
@@ -382,7 +263,8 @@ def main() -> None:
     if problems:
         print("isolation problems:", *problems, sep="\n  ")
         sys.exit(1)
-    print(f"isolation: all {args.sessions + 1} sessions kept their own settings, URL and chart data")
+    kept = "settings and URL (charts not drawn: --light)" if args.light else "settings, URL and chart data"
+    print(f"isolation: all {args.sessions + 1} sessions kept their own {kept}")
 
 
 if __name__ == "__main__":
