@@ -17,8 +17,7 @@ from kernelviz.models import heads, loo, parametric, training
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
-SQRT2 = defaults.SQRT2
-LEARNING_RATES = defaults.LEARNING_RATES
+SQRT2, LEARNING_RATES = defaults.SQRT2, defaults.LEARNING_RATES
 SEED_MAX = 99  # the seed slider of d2l's w₀
 LOSS_HELP = ("kernelviz's readout: the mean squared error on the held-out points over the last "
              f"{cache.TAIL} steps (the post prints none).")
@@ -226,10 +225,11 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
 
 
 @st.fragment
-def training_section(data: ui.Data) -> None:
-    """The post's model: its controls, the fit, the loss, the post's figure and the seed spread (the
-    controls rerun this alone; d2l's section below does not change with them)."""
+def training_section(data: ui.Data) -> tuple[str, int, float, int]:
+    """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
+    redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
     kernel, holdout, steps, lr, seed = controls(data)
+    ui.rerun_page_on_change("masked.section", (kernel, steps, lr, seed))
     label = get_kernel(kernel).label
     with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
         view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
@@ -238,9 +238,7 @@ def training_section(data: ui.Data) -> None:
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
     loss_and_loo(view, kernel)
-    holdout_pictures(data, kernel, steps, lr, seed)
-    question_bank.largest_holdout(data, kernel, steps, lr, seed)
-    ui.say(CH, "caveats")
+    return kernel, steps, lr, seed
 
 
 PICTURES = {
@@ -394,6 +392,9 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
 
 data = ui.current_data()
 ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
-training_section(data)
+settings = training_section(data)
+holdout_pictures(data, *settings)
+question_bank.largest_holdout(data, *settings)
+ui.say(CH, "caveats")
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])

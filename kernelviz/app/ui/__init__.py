@@ -93,6 +93,7 @@ from kernelviz.app.ui.controls import (
     sync_url,
     to_url,
 )
+from kernelviz.app.ui.server import rerun_page_on_change
 from kernelviz.app.ui.sidebar import (
     _UPLOAD,
     GRID_POINTS,
@@ -163,6 +164,7 @@ __all__ = [
     "picture_control",
     "predict",
     "prose",
+    "rerun_page_on_change",
     "say",
     "show",
     "show_code",

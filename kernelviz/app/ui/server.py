@@ -1,4 +1,5 @@
-"""Server plumbing: one compile warm-up per server process, out of the way of the pages.
+"""Server plumbing: one compile warm-up per server process, out of the way of the pages; and a fragment's
+way to redraw its whole page (``rerun_page_on_change``).
 
 ``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
 that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
@@ -18,11 +19,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
-__all__ = ["Runs", "warm_up"]
+__all__ = ["Runs", "rerun_page_on_change", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
@@ -93,3 +95,16 @@ def warm_up() -> threading.Thread:
     atexit.register(_stop, thread)
     thread.start()
     return thread
+
+
+def rerun_page_on_change(key: str, values: tuple) -> None:
+    """In a fragment whose controls feed parts of the page outside it: when ``values`` differ from those of
+    the fragment's last run, rerun the whole page (they change the parts outside); otherwise go on.
+
+    So the control a class moves most (chapter 2's hold-out size) reruns only its fragment, while a
+    rarer one (its kernel, steps, learning rate, seed) redraws everything that depends on it."""
+    last = st.session_state.get(key)
+    st.session_state[key] = values
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if last is not None and last != values and ctx is not None and ctx.fragment_ids_this_run:
+        st.rerun()
