@@ -43,21 +43,7 @@ def home() -> None:
         "families of tasks. Every control retrains the model live, so you can see what each idea changes."
     )
     lessons()
-    data = ui.current_data()
-    ui.data_summary(data)
-    for row in range(0, len(CHAPTERS), 2):
-        cols = st.columns(2)
-        for col, ch in zip(cols, CHAPTERS[row : row + 2], strict=False):
-            with col, st.container(border=True):
-                st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
-                st.caption(ch.summary)
-                with ui.busy(f"Preparing the preview of {ch.title} on this data …"):
-                    preview = ch.preview(data)  # kept for the first data set (kernelviz/app/ui/kept.py)
-                ui.show(
-                    preview,
-                    key=f"home.preview.{Path(ch.path).stem}",
-                    filename=f"kernelviz-{Path(ch.path).stem}",
-                )
+    chapter_cards(ui.current_data())
     st.subheader("The story")
     st.latex(
         r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i, \qquad "
@@ -85,6 +71,21 @@ def home() -> None:
         "regression” and “Attention pooling”; lecture notes “Attention / Kernel Regression”. Chapter 5, "
         "kernelviz's own: Collins et al., NeurIPS 2024 (arXiv 2402.11639); Garg et al., NeurIPS 2022."
     )
+
+
+def chapter_cards(data: ui.Data) -> None:
+    """The data in use, then a card per chapter, two a row: its link, its summary and its preview."""
+    ui.data_summary(data)
+    for row in range(0, len(CHAPTERS), 2):
+        cols = st.columns(2)
+        for col, ch in zip(cols, CHAPTERS[row : row + 2], strict=False):
+            with col, st.container(border=True):
+                st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
+                st.caption(ch.summary)
+                with ui.busy(f"Preparing the preview of {ch.title} on this data …"):
+                    preview = ch.preview(data)  # kept for the first data set (kernelviz/app/ui/kept.py)
+                ui.show(preview, key=f"home.preview.{Path(ch.path).stem}",
+                        filename=f"kernelviz-{Path(ch.path).stem}")
 
 
 def lessons() -> None:

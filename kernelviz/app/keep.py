@@ -12,6 +12,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
 from kernelviz.app.ui import kept
 from kernelviz.app.ui.pages import CHAPTERS, SOURCES
 
@@ -21,9 +24,6 @@ __all__ = ["record_defaults"]
 def record_defaults(root: Path) -> dict[str, object]:
     """Every cached call of the home page and each page at its defaults, opened in order in one AppTest
     session of ``root / "app.py"``."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-
     st.cache_data.clear()  # every call computed, none served from this process's cache
     with kept.recording() as results:
         at = AppTest.from_file(str(root / "app.py"), default_timeout=600).run()

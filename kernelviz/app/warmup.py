@@ -5,8 +5,8 @@ kernel or head count for data of those sizes compiles nothing: every shape a pag
 (data buckets, ``QUERY_POINTS`` query points, the heatmaps' rows) and everything else is a traced
 argument. Training needs a few programs per data size whatever the hold-out size
 (``kernelviz.models.training``: the gradient path and the search over ℓ, each for one head and for 2 … 8
-heads, and attention), so the warm-up is short; it compiles the default views
-(``kernelviz.app.defaults``) first, and app.py runs it in a background thread. JAX's persistent compilation
+heads, and attention), so the warm-up is short; it compiles the small prediction programs first
+(``warmup_tasks``), and app.py runs it in a background thread. JAX's persistent compilation
 cache (``kernelviz.runtime.jax_setup.set_up``) keeps the compiled programs across restarts, so a
 warm-cache warm-up only loads them.
 """
@@ -272,12 +272,8 @@ def warmup(n_points: int | Sequence[int] = (150, 50), *, stop: threading.Event |
            yield_to: Callable[[], bool] | None = None, gate: threading.Lock | None = None) -> WarmupReport:
     """Compile everything a session needs for data of these sizes (the blog's 150 and d2l's 50 points).
 
-    Programs, in priority order (``warmup_tasks``): first what the pages show with their default controls
-    (Nadaraya–Watson on ``QUERY_POINTS`` queries, on the data and on the heatmap rows, the leave-one-out
-    curve, ``fit``/``fit_seeds`` (one program serves every hold-out size), d2l's leave-one-out fit,
-    multi-head prediction, attention: training and prediction), then chapter 5's pretraining and readouts
-    at its defaults, then the search over ℓ (kernels without a useful gradient). Each call runs one step,
-    so the time is compilation (or loading from the persistent cache). The counts cover every compilation
+    The programs and their order are ``warmup_tasks``'s. Each call runs one step, so the time is
+    compilation (or loading from the persistent cache). The counts cover every compilation
     in the process while it runs (any thread).
 
     Thread-safe: pages may call the same functions while it runs (a program both need may compile twice;
