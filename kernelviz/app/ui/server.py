@@ -68,7 +68,12 @@ class Runs:
 
 
 def _compile_all() -> None:
-    """Compile every JAX program a session can need; a failure only costs speed, so it is logged."""
+    """Compile every JAX program a session can need; a failure only costs speed, so it is logged.
+
+    First it freezes what the app has imported (Streamlit, JAX, Plotly, kernelviz: about 200,000 objects):
+    Streamlit collects garbage in full after every script run, and scanning them took more than half of
+    a page's rerun until the warm-up ended (which freezes again: the compiled programs and caches)."""
+    _memory.freeze_long_lived_objects()
     try:
         warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
     except Exception:
