@@ -5,7 +5,8 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
+from kernelviz.app.ui import cache, cache_d2l, cache_scrub, explain, question_bank
+from kernelviz.app.views import explain as views_explain
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
 from kernelviz.models import smoothing
@@ -161,8 +162,17 @@ with ui.busy("Smoothing at every ℓ of the slider, for the scrub under the char
     path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
 kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
              titles=[fit_title(v) for v in path.lengthscales])
-ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression")
+chart = st.container()
 st.caption(ui.prose(CH, "scrub"))
+picked = explain.selection_controls("kr.", data)
+point = explain.point_weights(data, picked.x, ell, kernel) if picked.on else None
+if point is not None:
+    kf.mark_point(fig, point.x, point.mean, ds.x, ds.y, point.weights)
+with chart:
+    ui.show(fig, key="kr.fit", filename="kernelviz-kernel-regression",
+            on_select=explain.on_pick("kr.fit", "kr.", data))
+if point is not None:
+    explain.formula_panel(data, point, ell, K.label, key="kr.formula")
 st.caption(
     ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}")
 )
@@ -190,14 +200,13 @@ left, right = st.columns([3, 2])
 with left:
     with ui.busy("Computing the attention weights wᵢ(x) for the heatmap…"):
         heat = cache.heatmap_weights(data, ell, kernel)
-    ui.show(
-        kf.heatmap_figure(
-            heat.weights, heat.queries, heat.keys, title=f"Attention weights wᵢ(x), ℓ = {ell:g}"
-        ),
-        key="kr.heatmap",
-        filename="kernelviz-attention-weights",
-    )
-    extra = " ".join(t for t in (ui.prose(CH, "heatmap_empty") if empty > 0 else "", heat.note) if t)
+    heat_fig = kf.heatmap_figure(heat.weights, heat.queries, heat.keys,
+                                 title=f"Attention weights wᵢ(x), ℓ = {ell:g}")
+    if point is not None:
+        kf.mark_row(heat_fig, views_explain.nearest_row(heat.queries, point.x), heat.queries)
+    ui.show(heat_fig, key="kr.heatmap", filename="kernelviz-attention-weights")
+    row = f"The outlined row is the query nearest x* = {point.x:.4g}." if point is not None else ""
+    extra = " ".join(t for t in (ui.prose(CH, "heatmap_empty") if empty > 0 else "", heat.note, row) if t)
     st.caption(ui.prose(CH, "heatmap_caption", extra=extra))
     ui.show_code(views.weights_heatmap, smoothing.nadaraya_watson_model, kernel_scores)
 with right:

@@ -29,12 +29,14 @@ The builders live in modules by what they draw, and every public name is availab
 * ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes;
 * ``heads``: the post's multi-head panels, the attention heads' weights on y, self-attention over a
   sequence;
-* ``incontext``: chapter 5's learned windows, the error of every fixed window, the window sweep.
+* ``incontext``: chapter 5's learned windows, the error of every fixed window, the window sweep;
+* ``explain``: a selected query x* marked on the fit (its weights on the data) and on the heatmap.
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
 """
 
+from kernelviz.app.figures.explain import mark_point, mark_row, weight_sizes
 from kernelviz.app.figures.fits import (
     PANEL_POINTS,
     Curve,
@@ -120,6 +122,8 @@ __all__ = [
     "log_ticks",
     "loo_figure",
     "loss_figure",
+    "mark_point",
+    "mark_row",
     "masked_loo_figure",
     "mixing_figure",
     "png_config",
@@ -132,6 +136,7 @@ __all__ = [
     "style",
     "thin_heatmap",
     "thumbnail",
+    "weight_sizes",
     "window_sweep_figure",
     "y_weights_figure",
 ]

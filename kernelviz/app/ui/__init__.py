@@ -6,10 +6,10 @@ with ``show``); the maths lives in the other kernelviz modules and is reached th
 
 Modules
 -------
-* ``text``: words and figures on the page (``md_escape``, ``chapter_header``, ``try_this``, ``busy``,
-  ``show``, ``loss_chart``).
+* ``text``: words, tables and figures on the page (``md_escape``, ``chapter_header``, ``try_this``,
+  ``busy``, ``show``, ``loss_chart``, ``show_table``).
 * ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
-  ``picture_control``, ``log_options``, ``sync_url``) and ``show_table``.
+  ``picture_control``, ``log_options``, ``sync_url``).
 * ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
   ``data_messages``, ``data_summary``, ``csv_preview``).
 * ``cache``: ``cached`` (the one decorator of every cached call), ``DATA_HASH_FUNCS`` and the cached
@@ -89,7 +89,6 @@ from kernelviz.app.ui.controls import (
     lengthscale_options,
     log_options,
     picture_control,
-    show_table,
     sync_url,
     to_url,
 )
@@ -120,6 +119,7 @@ from kernelviz.app.ui.text import (
     show_code,
     show_fast_path,
     show_status,
+    show_table,
     try_this,
 )
 

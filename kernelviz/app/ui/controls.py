@@ -8,19 +8,18 @@ anything unreadable is ignored.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from kernelviz.app.mdtable import markdown_table
 from kernelviz.app.ui.page_data import Data
 
 __all__ = [
     "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "lengthscale_options", "log_options",
-    "present", "rendered_values", "scene_problems", "show_table", "start_scene", "sync_url", "to_url",
+    "present", "rendered_values", "scene_problems", "start_scene", "sync_url", "to_url",
 ]
 
 # session_state keys that are not widgets
@@ -259,9 +258,12 @@ def present(on: bool) -> None:
 def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] | None, **common: Any) -> Any:
     """Draw the Streamlit widget of ``spec.kind`` in ``box`` and return its value."""
     fmt = format_func or str
-    if spec.kind in ("slider", "number"):
-        draw = box.slider if spec.kind == "slider" else box.number_input
-        return draw(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step, **common)
+    if spec.kind == "slider":
+        return box.slider(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step, **common)
+    if spec.kind == "number":  # as many decimals as the step has (Streamlit shows two by default)
+        digits = 0 if spec.integer or not spec.step else max(0, -math.floor(math.log10(spec.step)))
+        return box.number_input(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step,
+                                 format=f"%.{digits}f" if not spec.integer else "%d", **common)
     if spec.kind == "select_slider":
         return box.select_slider(label, options=spec.options, format_func=fmt, **common)
     if spec.kind == "selectbox":
@@ -392,9 +394,3 @@ def picture_control(key: str, pictures: dict[str, str]) -> str:
     return control("segmented", "Picture", key, default=next(iter(pictures)), options=tuple(pictures),
                    format_func=pictures.get)
 
-
-def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
-    """A small table as Markdown (``mdtable.markdown_table``: numbers right-aligned with 4 significant
-    digits, the columns named in ``two_decimals``, e.g. a source's printed numbers,
-    ``views_training.PRINTED``, with two decimals), so that drawing it imports neither pandas nor pyarrow."""
-    st.markdown(markdown_table(table, two_decimals))

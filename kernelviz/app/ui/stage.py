@@ -16,7 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-__all__ = ["CHARTS", "CHART_HEIGHT", "Stage", "active", "drawn_charts", "note_chart", "on_stage"]
+__all__ = ["CHARTS", "CHART_HEIGHT", "Stage", "active", "drawn_charts", "note_chart", "on_stage", "place"]
 
 CHARTS = "kv._charts"  # session_state: the chart keys drawn in this run, in order (for "Copy as scene")
 
@@ -57,6 +57,20 @@ def on_stage(stage: Stage) -> Iterator[Stage]:
 def note_chart(key: str) -> None:
     """Chart ``key`` was drawn in this run (``ui.show`` calls it)."""
     st.session_state.setdefault(CHARTS, {})[key] = None
+
+
+def place(key: str) -> Any:
+    """Where chart (or panel) ``key`` goes in this run: the page (``st``) on a normal page, its slot on a
+    scene's stage when the scene names it, None when a scene plays without it (it is not drawn). Notes the
+    key as drawn either way (``note_chart``)."""
+    note_chart(key)
+    scene = active()
+    if scene is None:
+        return st
+    if key not in scene.slots:
+        return None
+    scene.drawn.add(key)
+    return scene.slots[key]
 
 
 def drawn_charts() -> list[str]:

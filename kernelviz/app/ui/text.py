@@ -1,5 +1,5 @@
-"""Words and figures on the page: titles, prose, prompts, spinners, escaped user text, Plotly charts and
-the code behind a chart."""
+"""Words and figures on the page: titles, prose, prompts, spinners, escaped user text, small tables,
+Plotly charts and the code behind a chart."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import contextlib
 import functools
 import inspect
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -16,11 +16,12 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz.app import figures as kf
-from kernelviz.app.mdtable import md_escape
+from kernelviz.app.mdtable import markdown_table, md_escape
 from kernelviz.app.ui import stage
 
 __all__ = [
-    "busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "show_fast_path", "try_this",
+    "busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "show_fast_path",
+    "show_table", "try_this",
 ]
 
 PROSE_DIR = Path(__file__).resolve().parents[3] / "pages" / "prose"
@@ -53,25 +54,23 @@ def busy(text: str) -> Iterator[None]:
         yield
 
 
-def show(fig: go.Figure, key: str, filename: str | None = None) -> None:
+def show(fig: go.Figure, key: str, filename: str | None = None,
+         on_select: Callable[[], None] | None = None) -> None:
     """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
-    numbers go as float32 where that changes nothing visible (``kf.compact``).
+    numbers go as float32 where that changes nothing visible (``kf.compact``). ``on_select``: called when
+    the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen (but for a figure with a scrub slider)."""
-    scene = stage.active()
-    box: object = st
-    stage.note_chart(key)
-    if scene is not None:
-        if key not in scene.slots:
-            return
-        scene.drawn.add(key)
-        box = scene.slots[key]
-        if not fig.layout.sliders:  # a scrub's slider sits at a fixed place below the plot: keep its room
-            height = min(fig.layout.height or stage.CHART_HEIGHT, stage.CHART_HEIGHT)
-            fig = go.Figure(fig).update_layout(height=height)
+    box = stage.place(key)
+    if box is None:
+        return
+    if box is not st and not fig.layout.sliders:  # a scrub's slider sits at a fixed place below the plot
+        height = min(fig.layout.height or stage.CHART_HEIGHT, stage.CHART_HEIGHT)
+        fig = go.Figure(fig).update_layout(height=height)
     config = kf.png_config(filename or key.replace(".", "-"))
-    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config)
+    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
+                     on_select=on_select or "ignore", selection_mode="points")
 
 
 @functools.cache
@@ -159,3 +158,9 @@ def show_code(*functions: Callable, label: str = "The code that ran", served: bo
         for fn in functions:
             st.code(_source(fn), language="python")
 
+
+def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
+    """A small table as Markdown (``mdtable.markdown_table``: numbers right-aligned with 4 significant
+    digits, the columns named in ``two_decimals``, e.g. a source's printed numbers,
+    ``views_training.PRINTED``, with two decimals), so that drawing it imports neither pandas nor pyarrow."""
+    st.markdown(markdown_table(table, two_decimals))

@@ -1,0 +1,129 @@
+"""Click to explain: a query x* chosen by a click on the fit chart or typed in, and the formula at x* with
+its numbers (chapter 1).
+
+The selection is two controls like every other, in the URL and settable by a lesson scene:
+``<prefix>explain`` (on or off) and ``<prefix>x`` (x*). A click on a point of the fit chart sets both
+(``on_pick``, the chart's ``on_select`` callback); a click on the chart's background, or the toggle,
+clears it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+import streamlit as st
+
+from kernelviz.app.ui import stage
+from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.controls import control
+from kernelviz.app.ui.page_data import Data
+from kernelviz.app.ui.text import show_table
+from kernelviz.app.views import explain
+
+__all__ = ["Selection", "formula_panel", "on_pick", "point_weights", "selection_controls"]
+
+X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X_STEPS
+
+
+class Selection(NamedTuple):
+    """The query the page explains: ``on`` when one is selected, ``x`` its value x*."""
+
+    on: bool
+    x: float
+
+
+class _Axis(NamedTuple):
+    lo: float
+    hi: float
+    step: float
+
+    def snap(self, v: float) -> float:
+        """``v`` clamped to the axis and rounded to its step (as the number input would)."""
+        k = round((min(max(v, self.lo), self.hi) - self.lo) / self.step)
+        return round(min(self.lo + k * self.step, self.hi), 12)
+
+
+def _axis(data: Data) -> _Axis:
+    """x*'s range (the data's, widened to whole steps) and step (a power of ten)."""
+    lo, hi = data.ds.domain
+    step = 10.0 ** math.floor(math.log10(max(hi - lo, 1e-12) / X_STEPS))
+    return _Axis(math.floor(lo / step) * step, math.ceil(hi / step) * step, step)
+
+
+@cached()
+def point_weights(data: Data, x_star: float, lengthscale: float, kernel: str) -> explain.PointWeights:
+    """``views.explain.point_weights`` on the whole data set."""
+    return explain.point_weights(data.ds.x, data.ds.y, x_star, lengthscale, kernel)
+
+
+def selection_controls(prefix: str, data: Data, container: object = None) -> Selection:
+    """The toggle "Explain the fit at x*" and the number x* (its start: the middle of the data), side by
+    side in ``container``."""
+    axis = _axis(data)
+    left, right, _ = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
+    on = control("toggle", "Explain the fit at x*", f"{prefix}explain", default=False, container=left,
+                 help="Or click a point of the fit (the line or a data point). The chart then shows each "
+                 "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers.")
+    x = control("number", "x*", f"{prefix}x", default=axis.snap((axis.lo + axis.hi) / 2), min_value=axis.lo,
+                max_value=axis.hi, step=axis.step, container=right, disabled=not on,
+                help="The query x* to explain, in units of x.")
+    return Selection(bool(on), float(x))
+
+
+def _picked(chart_key: str, prefix: str, axis: _Axis) -> None:
+    event = st.session_state.get(chart_key) or {}
+    points = (event.get("selection") or {}).get("points") or []
+    xs = [p["x"] for p in points if isinstance(p.get("x"), int | float) and math.isfinite(p["x"])]
+    if xs:
+        st.session_state[f"{prefix}explain"] = True
+        st.session_state[f"{prefix}x"] = axis.snap(float(xs[0]))
+    else:
+        st.session_state[f"{prefix}explain"] = False
+
+
+def on_pick(chart_key: str, prefix: str, data: Data) -> Callable[[], None]:
+    """The fit chart's ``on_select`` callback: a clicked point selects its x (snapped to x*'s step); an
+    empty selection (a click on the background) clears the selection."""
+    return functools.partial(_picked, chart_key, prefix, _axis(data))
+
+
+def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
+    """m(x*) = Σᵢ wᵢ(x*) yᵢ split as the table splits it: the largest terms, the others, the total."""
+    top = float(np.sum(pw.weights[pw.top] * y[pw.top]))
+    others = pw.weights.shape[0] - pw.top.shape[0]
+    parts = [rf"\underbrace{{{top:.4g}}}_{{\text{{{pw.top.shape[0]} largest}}}}"]
+    if others:
+        parts.append(rf"\underbrace{{{pw.rest_sum:.4g}}}_{{\text{{the other {others:,}}}}}")
+    return (rf"m({pw.x:.4g}) = \sum_i w_i(x^*)\, y_i = " + " + ".join(parts).replace("+ -", "- ")
+            + rf" = {pw.mean:.4g}")
+
+
+def formula_panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str, *,
+                  key: str) -> None:
+    """Nadaraya–Watson at x* with its numbers: the sum written out, the table of the largest weights (the
+    rest summed, the total), and s(x*) with the band m(x*) ± 2 s(x*). Placed like a chart named ``key``
+    (``stage.place``): a lesson scene shows it when it names it."""
+    box = stage.place(key)
+    if box is None:
+        return
+    with box.container():
+        _panel(data, pw, lengthscale, kernel_label)
+
+
+def _panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str) -> None:
+    st.markdown(f"**Why the fit is where it is at x\\* = {pw.x:.4g}** ({kernel_label} kernel,"
+                f" ℓ = {lengthscale:.3g})")
+    if pw.empty:
+        st.info(f"No data point lies in the {kernel_label} kernel's window at x* = {pw.x:.4g}: every weight "
+                "is 0, so m(x*) is undefined there (the gap in the fit). Choose a larger ℓ or another x*.")
+        return
+    y = np.asarray(data.ds.y, dtype=np.float64)
+    st.latex(_sum_latex(pw, y))
+    show_table(explain.weights_table(pw, data.ds.x, y))
+    st.latex(rf"s(x^*) = \Big(\sum_i w_i(x^*)\,(y_i - m(x^*))^2\Big)^{{1/2}} = {pw.std:.4g}")
+    st.caption(f"The band at x*: m(x*) ± 2 s(x*) = {pw.mean - 2 * pw.std:.4g} to {pw.mean + 2 * pw.std:.4g}. "
+               "On the chart, each data point's marker area is proportional to its weight wᵢ(x*).")

@@ -1,0 +1,78 @@
+"""Why the fit is where it is at one query x*: its weights over the data, largest first (chapter 1).
+
+``point_weights`` evaluates Nadaraya–Watson at x* alone, with its weights, so a page can write out
+m(x*) = Σᵢ wᵢ(x*) yᵢ with the numbers; ``nearest_row`` finds the heatmap row a selection highlights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelviz.models.smoothing import nadaraya_watson
+
+__all__ = ["TOP_WEIGHTS", "PointWeights", "nearest_row", "point_weights", "weights_table"]
+
+TOP_WEIGHTS = 5  # the largest weights a formula panel writes out one by one
+
+
+@dataclass(frozen=True)
+class PointWeights:
+    """Nadaraya–Watson at one query ``x`` (x*): ``mean`` m(x*) = Σᵢ wᵢ(x*) yᵢ, ``std`` s(x*), where
+    s(x*)² = Σᵢ wᵢ(x*) (yᵢ − m(x*))², and the ``weights`` wᵢ(x*) of every data point (n,), in the data's
+    order (all 0 for an empty window). ``top`` indexes the largest weights, largest first (at most
+    ``TOP_WEIGHTS``, only positive ones); ``rest_weight`` Σ wᵢ and ``rest_sum`` Σ wᵢ yᵢ over the others."""
+
+    x: float
+    mean: float
+    std: float
+    weights: np.ndarray
+    top: np.ndarray
+    rest_weight: float
+    rest_sum: float
+
+    @property
+    def empty(self) -> bool:
+        """True when no data point is in the kernel's window at x* (m(x*) is undefined: NaN)."""
+        return not np.any(self.weights > 0)
+
+
+def point_weights(x: np.ndarray, y: np.ndarray, x_star: float, lengthscale: float, kernel: str,
+                  top: int = TOP_WEIGHTS) -> PointWeights:
+    """``nadaraya_watson`` at the one query ``x_star`` on the data (x, y) (n,), with its weights."""
+    s = nadaraya_watson(np.array([float(x_star)]), x, y, lengthscale, kernel, with_weights=True)
+    w = np.asarray(s.weights[0], dtype=np.float64)
+    order = np.argsort(-w, kind="stable")
+    best = order[: max(0, top)]
+    best = best[w[best] > 0]
+    rest = np.setdiff1d(np.arange(w.shape[0]), best)
+    yv = np.asarray(y, dtype=np.float64)
+    return PointWeights(x=float(x_star), mean=float(s.mean[0]), std=float(s.std[0]), weights=w, top=best,
+                        rest_weight=float(np.sum(w[rest])), rest_sum=float(np.sum(w[rest] * yv[rest])))
+
+
+def nearest_row(queries: np.ndarray, x_star: float) -> int:
+    """The index of the query nearest ``x_star`` (the first of two as near): the heatmap row to highlight."""
+    q = np.asarray(queries, dtype=np.float64)
+    return int(np.argmin(np.abs(q - float(x_star))))
+
+
+def weights_table(pw: PointWeights, x: np.ndarray, y: np.ndarray) -> dict[str, list]:
+    """The formula panel's table: the largest weights one row each (xᵢ, yᵢ, wᵢ(x*), wᵢ(x*) yᵢ), the other
+    points summed in one row, and the total, whose last cell is m(x*)."""
+    xv, yv, w = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64), pw.weights
+    others = w.shape[0] - pw.top.shape[0]
+    rows: dict[str, list] = {"": [], "xᵢ": [], "yᵢ": [], "wᵢ(x*)": [], "wᵢ(x*) · yᵢ": []}
+
+    def row(label: str, xi: float | None, yi: float | None, wi: float, wy: float) -> None:
+        for col, v in zip(rows, (label, xi, yi, wi, wy), strict=True):
+            rows[col].append(v)
+
+    for i in pw.top:
+        row(f"point {i + 1}", float(xv[i]), float(yv[i]), float(w[i]), float(w[i] * yv[i]))
+    if others:
+        row(f"the other {others:,} points", None, None, pw.rest_weight, pw.rest_sum)
+    total = float(np.sum(w))
+    row(f"all {w.shape[0]:,} points", None, None, total, pw.mean if total > 0 else None)
+    return rows

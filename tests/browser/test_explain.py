@@ -1,0 +1,64 @@
+"""Chapter 1 in Chromium: a click on a data point of the fit explains the fit there (the formula panel with
+its numbers, the weights on the chart, the URL), and the toggle clears it."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.browser.harness import (
+    BrowserErrors,
+    StreamlitServer,
+    exception_texts,
+    page_state,
+    wait_for_repaint,
+    wait_until_drawn,
+)
+
+pytestmark = pytest.mark.browser
+
+PANEL = "Why the fit is where it is"
+
+# The page position of a data point of the first chart (the fit): Plotly's own axes map it to pixels.
+POINT_JS = """(index) => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[0];
+    const trace = gd._fullData.find(t => t.name.startsWith('data'));
+    const x = trace.x[index], y = trace.y[index];
+    const box = gd.getBoundingClientRect(), size = gd._fullLayout._size;
+    return {x: x, px: box.left + size.l + gd._fullLayout.xaxis.l2p(x),
+            py: box.top + size.t + gd._fullLayout.yaxis.l2p(y)};
+}"""
+
+
+def query(page: Any) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(page.url).query))
+
+
+def test_clicking_a_data_point_explains_the_fit_there(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
+) -> None:
+    path = next(p for name, p in site_nav if "Kernel regression" in name)
+    page.goto(warm_server.url + path)
+    wait_until_drawn(page)
+    assert page.get_by_text(PANEL).count() == 0
+    point = page.evaluate(POINT_JS, 60)
+    before = page_state(page)["signature"]
+    page.mouse.move(point["px"], point["py"])
+    page.mouse.click(point["px"], point["py"])
+    wait_for_repaint(page, before)
+    wait_until_drawn(page)
+    page.get_by_text(PANEL).first.wait_for()
+    url = query(page)
+    assert url["kr.explain"] == "true"
+    assert float(url["kr.x"]) == pytest.approx(point["x"], abs=0.01)  # snapped to x*'s step
+    names = page.evaluate("() => document.querySelectorAll('.js-plotly-plot')[0]._fullData.map(t => t.name)")
+    assert any(n.startswith("weights") for n in names) and any(n.startswith("m(x*)") for n in names)
+
+    before = page_state(page)["signature"]
+    page.get_by_text("Explain the fit at x*").click()
+    wait_for_repaint(page, before)
+    wait_until_drawn(page)
+    assert page.get_by_text(PANEL).count() == 0 and query(page)["kr.explain"] == "false"
+    assert exception_texts(page) == [] and errors.messages == []
