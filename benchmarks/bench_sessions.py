@@ -60,9 +60,8 @@ from urllib.parse import urlsplit
 from playwright.async_api import async_playwright
 
 from benchmarks.sessions_client import Session, settle, wait_drawn
-from benchmarks.timed_streamlit import served_times
 from tests.browser import harness
-from tests.measure import peak_rss, pin, process_name, run_times, summary, wait_until_idle
+from tests.measure import peak_rss, pin, process_name, run_times, served_times, summary, wait_until_idle
 
 TARGET_RATIO = 3.0
 SERVED_TARGET = 1.5  # a server that keeps up with a class: its part of a press at most 1.5x one session's

@@ -7,8 +7,8 @@ Each run of a session's script (a whole page or a fragment) appends one line "<e
 <session id>" to the file ``KERNELVIZ_RUN_LOG`` names: from the moment the script thread starts the run to
 the moment it finishes, so it includes waiting for the interpreter while other sessions' runs hold it, and
 nothing of the browser. Each rerun request from a browser (a moved widget) appends "<arrival, time.time()>
-<session id> rerun requested" when the server's event loop handles the message. ``run_lines`` and
-``request_lines`` read the two kinds back; ``bench_sessions.py`` starts the app this way.
+<session id> rerun requested" when the server's event loop handles the message. ``tests/measure.py`` reads
+the two kinds back (``run_times``, ``served_times``); ``bench_sessions.py`` starts the app this way.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import NamedTuple
 
 from streamlit.runtime import app_session
 from streamlit.runtime.scriptrunner import script_runner
@@ -27,14 +25,6 @@ from streamlit.web import cli
 _lock = threading.Lock()
 _run_script = script_runner.ScriptRunner._run_script
 _handle_backmsg = app_session.AppSession.handle_backmsg
-
-
-class Run(NamedTuple):
-    """One script run: its session, and when it started and ended (``time.time()`` seconds)."""
-
-    session: str
-    start: float
-    end: float
 
 
 def _write(line: str) -> None:
@@ -54,32 +44,6 @@ def _noted_backmsg(self: app_session.AppSession, msg: object) -> None:
     if msg.WhichOneof("type") == "rerun_script":
         _write(f"{time.time():.4f} {self.id} rerun requested\n")
     _handle_backmsg(self, msg)
-
-
-def run_lines(log: Path) -> list[Run]:
-    """Every script run in ``log``."""
-    rows = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
-    return [Run(r[2], float(r[0]) - float(r[1]), float(r[0])) for r in rows if len(r) == 3]
-
-
-def request_lines(log: Path) -> list[tuple[str, float]]:
-    """Every rerun request in ``log``: (session id, arrival)."""
-    rows = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
-    return [(r[1], float(r[0])) for r in rows if len(r) == 4 and r[2] == "rerun"]
-
-
-def served_times(log: Path, since: float, until: float) -> list[float]:
-    """For each rerun request that arrived between two ``time.time()``s: seconds from its arrival to the end
-    of its session's first run that started after it (the run that carries the new value), on the
-    server's clock alone (the browser's share of a press is not in it)."""
-    runs = run_lines(log)
-    out = []
-    for session, arrived in request_lines(log):
-        if since <= arrived <= until:
-            ends = [r.end for r in runs if r.session == session and r.start >= arrived - 1e-3]
-            if ends:
-                out.append(min(ends) - arrived)
-    return out
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 
 def rss_bytes(pid: int | str = "self") -> int:
@@ -81,12 +82,46 @@ def wait_until_idle(pid: int, quiet: float = 3.0, busy_share: float = 0.05, time
     return time.perf_counter() - t0
 
 
+class Run(NamedTuple):
+    """One script run in ``timed_streamlit.py``'s log: its session, and when it started and ended
+    (``time.time()`` seconds)."""
+
+    session: str
+    start: float
+    end: float
+
+
+def _rows(log: Path) -> list[list[str]]:
+    return [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def run_lines(log: Path) -> list[Run]:
+    """Every script run in the log ("<end> <seconds> <session id>" lines)."""
+    return [Run(r[2], float(r[0]) - float(r[1]), float(r[0])) for r in _rows(log) if len(r) == 3]
+
+
+def request_lines(log: Path) -> list[tuple[str, float]]:
+    """Every rerun request in the log ("<arrival> <session id> rerun requested" lines): (session, arrival)."""
+    return [(r[1], float(r[0])) for r in _rows(log) if len(r) == 4 and r[2] == "rerun"]
+
+
 def run_times(log: Path, since: float, until: float) -> list[float]:
     """Seconds of each script run (``timed_streamlit.py``'s log) that ended between two ``time.time()``s."""
-    if not log.exists():
-        return []
-    rows = (line.split() for line in log.read_text().splitlines())
-    return [float(r[1]) for r in rows if len(r) == 3 and since <= float(r[0]) <= until]
+    return [r.end - r.start for r in run_lines(log) if since <= r.end <= until]
+
+
+def served_times(log: Path, since: float, until: float) -> list[float]:
+    """For each rerun request that arrived between two ``time.time()``s: seconds from its arrival to the end
+    of its session's first run that started after it (the run that carries the new value), on the
+    server's clock alone (the browser's share of a press is not in it)."""
+    runs = run_lines(log)
+    out = []
+    for session, arrived in request_lines(log):
+        if since <= arrived <= until:
+            ends = [r.end for r in runs if r.session == session and r.start >= arrived - 1e-3]
+            if ends:
+                out.append(min(ends) - arrived)
+    return out
 
 
 def process_name(pid: int) -> str:

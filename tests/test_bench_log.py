@@ -1,5 +1,5 @@
-"""The timed server's log (benchmarks/timed_streamlit.py): the server's part of each press is read from the
-requests and runs it records."""
+"""The timed server's log (benchmarks/timed_streamlit.py, read by tests/measure.py): the server's part of
+each press is read from the requests and runs it records."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.timed_streamlit import Run, request_lines, run_lines, served_times
+from tests.measure import Run, request_lines, run_lines, run_times, served_times
 
 LOG = """\
 100.0000 a rerun requested
@@ -30,6 +30,7 @@ def test_the_two_kinds_of_line_are_read_apart(log: Path) -> None:
     assert request_lines(log) == [("a", 100.0), ("b", 100.05)]
     assert run_lines(log)[0] == Run("a", pytest.approx(100.05), 100.3)
     assert len(run_lines(log)) == 4
+    assert run_times(log, 100.25, 100.95) == [pytest.approx(0.25), pytest.approx(0.5)]  # by their ends
 
 
 def test_a_press_ends_with_its_sessions_first_run_started_after_it(log: Path) -> None:
