@@ -160,8 +160,8 @@ fig = kf.fit_figure(
 )
 with ui.busy("Smoothing at every ℓ of the slider, for the scrub under the chart…"):
     path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
-kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds, active=path.nearest(ell),
-             titles=[fit_title(v) for v in path.lengthscales])
+fig = kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds,
+                   active=path.nearest(ell), titles=[fit_title(v) for v in path.lengthscales])
 chart = st.container()
 st.caption(ui.prose(CH, "scrub"))
 picked = explain.selection_controls("kr.", data)

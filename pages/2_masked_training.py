@@ -9,7 +9,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, question_bank
+from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -100,45 +100,32 @@ def masked_metrics(view: views.MaskedView, steps: int) -> None:
 
 
 def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> None:
-    """Status, readouts and the fit with the learned ℓ and the exact optimum."""
+    """Status, readouts and the fit with the learned ℓ and the exact optimum; with "Replay training" on, a
+    slider under it replays training (the fit at each step's ℓ, in the browser)."""
     ui.show_status(view.status)
     ui.data_summary(data, training=True)
     masked_metrics(view, steps)
-    curves = [
-        kf.Curve(
-            f"learned ℓ = {view.learned:.3g}",
-            view.mean,
-            kf.COLORS["fit"],
-            std=view.std,
-            band_name="estimated band m(x) ± 2s(x)",
-        )
-    ]
+    curves = [kf.Curve(f"learned ℓ = {view.learned:.3g}", view.mean, kf.COLORS["fit"], std=view.std,
+                       band_name="estimated band m(x) ± 2s(x)")]
     if view.best_mean is not None:
-        curves.append(
-            kf.Curve(
-                f"leave-one-out optimum ℓ* = {view.best:.3g}",
-                view.best_mean,
-                kf.COLORS["optimum"],
-                dash="dash",
-                width=2.0,
-            )
-        )
+        curves.append(kf.Curve(f"leave-one-out optimum ℓ* = {view.best:.3g}", view.best_mean,
+                               kf.COLORS["optimum"], dash="dash", width=2.0))
     truth = data.truth()
     done = "search" if view.fit.method == "search" else "training"
-    ui.show(
-        kf.fit_figure(
-            data.ds.x,
-            data.ds.y,
-            data.grid(),
-            curves,
-            truth=None if truth is None else truth[0],
-            title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
-            x_title=data.ds.x_label,
-            y_title=data.ds.y_label,
-        ),
-        key="masked.fit",
-        filename="kernelviz-masked-fit",
-    )
+    fig = kf.fit_figure(data.ds.x, data.ds.y, data.grid(), curves, truth=None if truth is None else truth[0],
+                        title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
+                        x_title=data.ds.x_label, y_title=data.ds.y_label)
+    chart, run = st.container(), view.fit
+    replay = None
+    if run.method != "search" and ui.control("toggle", "Replay training under the chart", "masked.replay",
+                                             default=False, help=ui.prose(CH, "replay_help")):
+        replay = cache_scrub.training_path(data, kernel, run.holdout, steps, run.learning_rate, run.seed)
+    if replay is not None:
+        fig = kf.add_training_scrub(fig, curves[0], replay.grid, replay.steps, replay.lengthscales,
+                                    replay.means)
+        st.caption(ui.prose(CH, "replay_caption", frames=len(replay.steps)))
+    with chart:
+        ui.show(fig, key="masked.fit", filename="kernelviz-masked-fit")
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))

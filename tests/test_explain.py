@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from pagetools import markdown_tables, numbers
-from test_app import KR, charts, ok, page_texts, start, values
+from test_app import KR, MASKED, charts, ok, page_texts, start, values
 
 import kernelviz as kv
 from kernelviz.app import figures as kf
@@ -102,3 +102,52 @@ def test_junk_and_out_of_range_x_star_are_clamped():
     assert x.value == x.max and at.toggle(key="kr.explain").value is True
     at = start(KR, {"kr.explain": "true", "kr.x": "not a number"})
     ok(at)
+
+
+# --- chapter 2: replaying training ------------------------------------------------------------------------
+
+
+def test_the_replay_is_the_recorded_training_and_ends_at_the_learned_l():
+    from kernelviz.app.ui import cache, cache_scrub
+    from kernelviz.app.ui.sidebar import make_data
+
+    data = make_data(("blog", 150, 2024), kv.make_dataset("blog", n=150, seed=2024))
+    run = cache.fit(data, "gaussian", 10, 100, 0.2, 2024)
+    replay = cache_scrub.training_path(data, "gaussian", 10, 100, 0.2, 2024)
+    assert replay.steps[0] == 0 and replay.steps[-1] == run.steps_run == 100
+    assert len(replay.steps) == cache_scrub.TRAINING_FRAMES
+    assert replay.lengthscales[-1] == run.lengthscales[0]  # the last frame is the trained ℓ
+    np.testing.assert_array_equal(replay.lengthscales, run.trajectory[list(replay.steps), 0])
+    for k in (0, 17, -1):
+        ref = kv.nadaraya_watson(replay.grid, data.ds.x, data.ds.y, replay.lengthscales[k], "gaussian",
+                                 with_weights=False)
+        np.testing.assert_allclose(replay.means[k], ref.mean, rtol=1e-5, atol=1e-6)  # sent as float32
+    assert cache_scrub.training_path(data, "boxcar", 10, 100, 0.2, 2024) is None  # a search: no steps
+
+
+def test_the_replays_frames_are_labelled_by_step_and_start_at_the_end():
+    grid = np.linspace(0.0, 5.0, 20)
+    ells = [2.0, 1.0, 1.0, 0.5]  # a plateau: two steps with the same ℓ still make two frames
+    means = np.vstack([kv.nadaraya_watson(grid, X, Y, e, "gaussian", with_weights=False).mean for e in ells])
+    curve = kf.Curve("fit", means[-1], kf.COLORS["fit"], std=np.ones(20), band_name="band")
+    fig = kf.fit_figure(X, Y, grid, [curve])
+    fig = kf.add_training_scrub(fig, curve, grid, [0, 1, 2, 3], ells, means)
+    go.Figure(fig.to_dict())
+    slider = fig.layout.sliders[0]
+    assert [s.label for s in slider.steps] == ["0", "1", "2", "3"] and slider.active == 3
+    assert len({f.name for f in fig.frames}) == 4
+    assert fig.frames[-1].layout.title.text == "After 3 steps: ℓ = 0.5"
+    still = fig.data[2]  # the last frame is the still chart itself: its line and its band
+    assert fig.frames[-1].data[0].y is still.y or np.array_equal(fig.frames[-1].data[0].y, still.y)
+    assert len(fig.frames[-1].data[1].x) > 0 and all(len(f.data[1].x) == 0 for f in fig.frames[:-1])
+    np.testing.assert_allclose(fig.frames[1].data[0].y, means[1], rtol=1e-6, atol=1e-6)
+
+
+def test_the_replay_is_sent_only_when_asked_for():
+    at = start(MASKED)
+    assert not charts(at)["masked.fit"].get("frames")  # off by default: a hold-out move sends no frames
+    at.toggle(key="masked.replay").set_value(True).run()
+    ok(at)
+    spec = charts(at)["masked.fit"]
+    assert len(spec["frames"]) == 50 and spec["layout"]["sliders"][0]["steps"][-1]["label"] == "100"
+    assert at.query_params["masked.replay"] in (["true"], "true")

@@ -368,11 +368,12 @@ def test_scrub_frames_replace_the_fit_and_its_band():
     stds[0, 10:12] = np.nan  # an empty window: a gap in that frame's band
     curve = kf.Curve("fit", means[1], kf.COLORS["fit"], std=stds[1])
     fig = kf.fit_figure(g, np.cos(g), g, [curve])
-    kf.add_scrub(fig, curve, g, ells, means, stds, active=1, titles=[f"ℓ = {e}" for e in ells])
+    fig = kf.add_scrub(fig, curve, g, ells, means, stds, active=1, titles=[f"ℓ = {e}" for e in ells])
     assert [f.name for f in fig.frames] == ["0.05", "0.1", "0.2"]
     assert fig.layout.sliders[0].active == 1 and len(fig.layout.sliders[0].steps) == 3
     assert all(tuple(f.traces) == (2, 0) for f in fig.frames)
-    np.testing.assert_allclose(fig.frames[2].data[0].y, means[2])
+    go.Figure(fig.to_dict())  # built without validation: valid all the same
+    np.testing.assert_allclose(fig.frames[2].data[0].y, means[2], rtol=1e-6, atol=1e-6)  # float32
     assert np.isnan(fig.frames[0].data[1].y).any() and not np.isnan(fig.frames[1].data[1].y).any()
     assert fig.frames[0].layout.title.text == "ℓ = 0.05"
     kf.compact(fig)

@@ -1,5 +1,6 @@
-"""Chapter 1 in Chromium: a click on a data point of the fit explains the fit there (the formula panel with
-its numbers, the weights on the chart, the URL), and the toggle clears it."""
+"""Click and replay in Chromium: on chapter 1 a click on a data point of the fit explains the fit there (the
+formula panel with its numbers, the weights on the chart, the URL), and the toggle clears it; on chapter 2
+Play replays training in the browser, without a message to the server."""
 
 from __future__ import annotations
 
@@ -61,4 +62,25 @@ def test_clicking_a_data_point_explains_the_fit_there(
     wait_for_repaint(page, before)
     wait_until_drawn(page)
     assert page.get_by_text(PANEL).count() == 0 and query(page)["kr.explain"] == "false"
+    assert exception_texts(page) == [] and errors.messages == []
+
+
+TITLE_JS = "() => document.querySelectorAll('.js-plotly-plot')[0].layout.title.text"
+
+
+def test_playing_the_training_replay_changes_the_fit_without_the_server(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
+) -> None:
+    sent: list[object] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    path = next(p for name, p in site_nav if "Masked training" in name)
+    page.goto(warm_server.url + path + "?masked.replay=true")
+    wait_until_drawn(page)
+    assert "Fit after training (Gaussian kernel)" in page.evaluate(TITLE_JS)  # the still chart first
+    before = len(sent)
+    page.locator(".js-plotly-plot").first.locator("g.updatemenu-button", has_text="Play").click()
+    page.wait_for_function(f"() => ({TITLE_JS})().startsWith('After ')")  # a step's frame, not the still
+    page.wait_for_function(f"() => ({TITLE_JS})().includes('After 100 steps')", timeout=30_000)
+    assert len(sent) == before, "playing the frames sent a message to the server"
+    assert page_state(page)["script"] == "notRunning"
     assert exception_texts(page) == [] and errors.messages == []

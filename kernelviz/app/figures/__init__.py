@@ -81,6 +81,7 @@ from kernelviz.app.figures.styling import (
 from kernelviz.app.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
 from kernelviz.app.figures.training import _running_mean as _running_mean
 from kernelviz.app.figures.training import (
+    add_training_scrub,
     epoch_loss_figure,
     error_by_size_figure,
     kernel_shape_figure,
@@ -97,6 +98,7 @@ __all__ = [
     "PANEL_POINTS",
     "Curve",
     "add_scrub",
+    "add_training_scrub",
     "band_polygon",
     "band_trace",
     "compact",

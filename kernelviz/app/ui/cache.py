@@ -33,7 +33,7 @@ from kernelviz.models.heads import SEEDS_MAX, FitResult
 from kernelviz.models.parametric import batch_count
 from kernelviz.models.smoothing import Smooth
 from kernelviz.models.training import holdout_bucket, holdout_range
-from kernelviz.runtime.shapes import bucket
+from kernelviz.runtime.shapes import bucket, even_indices
 
 __all__ = [
     "CACHE_ENTRIES", "DATA_HASH_FUNCS", "HEATMAP_KEYS", "HEATMAP_QUERIES", "HEAVY_CACHE_ENTRIES", "Heat",
@@ -190,8 +190,7 @@ def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate
     ells = log_options((hi - lo) / 500.0, (hi - lo) * 2.0, LOO_CURVE_POINTS)
     result = fit(data, kernel, holdout, steps, learning_rate, seed)
     traj = result.trajectory[:, 0]
-    path = traj[np.unique(np.round(np.linspace(0, traj.shape[0] - 1, min(PATH_POINTS, traj.shape[0]))))
-                .astype(int)]
+    path = traj[even_indices(traj.shape[0], PATH_POINTS)]
     learned = float(result.lengthscales[0])
     *path_cv, learned_cv = loo_curve(data, (*map(float, path), learned), kernel)
     best = loo_optimum(data, kernel)

@@ -8,16 +8,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.cache import cached, fit
 from kernelviz.app.ui.controls import lengthscale_options
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.models.smoothing import nadaraya_watson_path
+from kernelviz.runtime.shapes import even_indices
 
-__all__ = ["SCRUB_POINTS", "Path", "lengthscale_path"]
+__all__ = ["SCRUB_POINTS", "TRAINING_FRAMES", "Path", "TrainingPath", "lengthscale_path", "training_path"]
 
 SCRUB_POINTS = 96  # query points of each frame (fewer than the still figure's: the frames are sent at once)
 SCRUB_STRIDE = 2  # every second ℓ of the slider: six frames per factor 10
 SCRUB_RANGE = (1 / 300, 2.0)  # the frames' ℓ, as shares of the data's x-range
+TRAINING_FRAMES = 50  # steps a training replay shows (at most: padded to 64 ℓ, chapter 1's program)
 
 
 @dataclass(frozen=True)
@@ -50,3 +52,30 @@ def lengthscale_path(data: Data, kernel: str) -> Path:
     grid = data.grid(SCRUB_POINTS)
     means, stds = nadaraya_watson_path(grid, data.ds.x, data.ds.y, ells, kernel)
     return Path(grid, ells, means.astype(np.float32), stds.astype(np.float32))
+
+
+@dataclass(frozen=True)
+class TrainingPath:
+    """Chapter 2's training replayed: the fit m(x) on ``grid`` (the fit chart's; array (T, len(grid))) with
+    the ℓ training had after each of ``steps`` (from 0, the start, to the last step run)."""
+
+    grid: np.ndarray
+    steps: tuple[int, ...]
+    lengthscales: tuple[float, ...]
+    means: np.ndarray
+
+
+@cached()
+def training_path(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
+                  seed: int) -> TrainingPath | None:
+    """The fit at ``TRAINING_FRAMES`` evenly spaced steps of ``cache.fit``'s run, from its recorded
+    trajectory of ℓ (training is not run again); None for a search (no steps to replay) or a run that
+    stopped at its first step."""
+    result = fit(data, kernel, holdout, steps, learning_rate, seed)
+    traj = result.trajectory[:, 0]
+    if result.method == "search" or traj.shape[0] < 2:
+        return None
+    at = even_indices(traj.shape[0], TRAINING_FRAMES)
+    grid = data.grid()  # the still chart's: its frames send y alone, and the last is the chart itself
+    means, _ = nadaraya_watson_path(grid, data.ds.x, data.ds.y, traj[at], kernel)
+    return TrainingPath(grid, tuple(map(int, at)), tuple(map(float, traj[at])), means.astype(np.float32))
