@@ -151,3 +151,26 @@ def test_the_replay_is_sent_only_when_asked_for():
     spec = charts(at)["masked.fit"]
     assert len(spec["frames"]) == 50 and spec["layout"]["sliders"][0]["steps"][-1]["label"] == "100"
     assert at.query_params["masked.replay"] in (["true"], "true")
+
+
+def test_an_empty_window_says_so_instead_of_a_sum():
+    xs = np.sort(kv.make_dataset("blog", n=150, seed=2024).x)
+    gap = int(np.argmax(np.diff(xs)))  # x* in the middle of the widest gap, the window as small as it goes
+    middle = round(float(xs[gap] + xs[gap + 1]) / 2, 2)
+    at = start(KR, {"kr.explain": "true", "kr.x": str(middle), "kr.kernel": "boxcar",
+                    "kr.lengthscale": "1e-9"})
+    ell = at.select_slider(key="kr.lengthscale").value
+    assert np.min(np.abs(xs - at.number_input(key="kr.x").value)) > ell
+    texts = " ".join(page_texts(at)) + " ".join(i.value for i in at.info)
+    assert "No data point lies in the" in texts and "every weight is 0" in texts
+    spec = charts(at)["kr.fit"]
+    assert not any(t.get("name", "").startswith("m(x*)") for t in spec["data"])  # no value to ring
+
+
+@pytest.mark.parametrize("query", [{"data.source": "d2l"}, {"data.n": "10"}, {"data.n": "2000"}])
+def test_x_star_follows_the_data_sets_range(query):
+    at = start(KR, {"kr.explain": "true", "kr.x": "2.9", **query})
+    x = at.number_input(key="kr.x")
+    assert x.min <= x.value <= x.max
+    tables = [t for m in at.markdown for t in markdown_tables(m.value) if "wᵢ(x*)" in t]
+    assert len(tables) == 1 and numbers(tables[0]["wᵢ(x*)"])[-1] == pytest.approx(1.0, abs=1e-3)
