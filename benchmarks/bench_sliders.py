@@ -25,7 +25,7 @@ import time
 from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_repaint import press_and_wait
-from benchmarks.bench_sessions import script_finished, server_time
+from benchmarks.sessions_client import script_finished, server_time
 from tests.browser import harness
 from tests.measure import wait_until_idle
 
