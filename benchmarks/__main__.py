@@ -51,6 +51,7 @@ BENCHMARKS = {
     "first_screen": Benchmark("where each page's first chart starts at 1280 × 720", True),
     "lessons": Benchmark("the presenter view: next scene's charts repainted, against a bare page", True),
     "sessions": Benchmark("N browser sessions on one server: isolation, queueing, memory", True),
+    "explain": Benchmark("chapter 1: a click on the fit to the explained repaint, against a bare page", True),
 }
 
 
