@@ -5,7 +5,8 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache_heads, question_bank
+from kernelviz.app.ui import cache_heads, explain, question_bank
+from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -54,8 +55,20 @@ def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
     return n_heads, holdout, steps, *rate_and_seed("mh.own_", *st.columns(3)[:2])
 
 
-def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str, steps: int) -> None:
-    """Readouts, the fit with every head and the band of the mixture."""
+def picked_point(data: ui.Data, result: FitResult, kernel: str) -> views_explain.HeadsPoint | None:
+    """The heads and their mixture at the query x* the reader picked (a click on the fit, or typed), or
+    None when none is."""
+    picked = explain.selection_controls("mh.", data)
+    if not picked.on:
+        return None
+    return explain.heads_point(data, picked.x, tuple(map(float, result.lengthscales)),
+                               tuple(map(float, result.mixing)), kernel)
+
+
+def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str,
+            steps: int) -> views_explain.HeadsPoint | None:
+    """Readouts, the fit with every head and the band of the mixture; the heads at x* when one is picked
+    (returned)."""
     ds, K, n_heads = data.ds, get_kernel(kernel), len(result.lengthscales)
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
@@ -67,16 +80,22 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
     truth = data.truth()
     how = "search" if result.method == "search" else "training"
-    ui.show(
-        kf.heads_fit_figure(
-            ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, vt.head_names(result),
-            truth=None if truth is None else truth[0],
-            title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
-            x_title=ds.x_label, y_title=ds.y_label,
-        ),
-        key="mh.fit", filename="kernelviz-multihead-fit",
+    fig = kf.heads_fit_figure(
+        ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, vt.head_names(result),
+        truth=None if truth is None else truth[0],
+        title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
+        x_title=ds.x_label, y_title=ds.y_label,
     )
+    chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
+    point = picked_point(data, result, kernel)
+    if point is not None:
+        kf.mark_heads(fig, point.x, point.head_means, point.mean, vt.head_names(result, with_mixing=False))
+    with chart:
+        ui.show(fig, key="mh.fit", filename="kernelviz-multihead-fit",
+                on_select=explain.on_pick("mh.fit", "mh.", data))
+    if point is not None:
+        explain.heads_panel(point, vt.head_names(result, with_mixing=False), key="mh.formula")
     holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
@@ -84,6 +103,7 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
+    return point
 
 
 PICTURES = {
@@ -102,21 +122,23 @@ def learned(result: FitResult) -> None:
 
 
 @st.fragment
-def heads_pictures(result: FitResult, view: views.HeadsView) -> None:
-    """Each head's weights, the mixing weights or the loss, the one chosen (the choice reruns this alone; a
-    move of the controls redraws only the picture shown)."""
+def heads_pictures(result: FitResult, view: views.HeadsView, point: views_explain.HeadsPoint | None) -> None:
+    """Each head's weights (x*'s row outlined when ``point``), the mixing weights or the loss, the one
+    chosen (the choice reruns this alone; a move of the controls redraws only the picture shown)."""
     picture = ui.picture_control("mh.picture", PICTURES)
     if picture == "mixing":
         ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
                 filename="kernelviz-mixing-weights")
         st.caption(ui.prose(CHAPTER, "mixing_caption"))
     elif picture == "weights":
-        ui.show(
-            kf.head_heatmaps_figure(view.heatmap.weights, view.heatmap.queries, view.heatmap.keys,
-                                    vt.head_names(result, with_mixing=False),
-                                    max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS),
-            key="mh.heatmaps", filename="kernelviz-head-heatmaps",
-        )
+        heat = view.heatmap
+        fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys,
+                                      vt.head_names(result, with_mixing=False),
+                                      max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS)
+        if point is not None:
+            kf.mark_row(fig, views_explain.nearest_row(heat.queries, point.x), heat.queries,
+                        panels=len(result.lengthscales))
+        ui.show(fig, key="mh.heatmaps", filename="kernelviz-head-heatmaps")
         st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
         ui.show_code(views.heads_view, smoothing.heads_model, pooling.multihead, pooling.mix)
     else:
@@ -169,9 +191,9 @@ def own_model(data: ui.Data, kernel: str) -> None:
         result = cache_heads.fit_multihead(data, n_heads, kernel, holdout, steps, lr, seed)
     with ui.busy("Predicting with every head and with the mixture…"):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
-    own_fit(data, result, view, kernel, steps)
+    point = own_fit(data, result, view, kernel, steps)
     learned(result)
-    heads_pictures(result, view)
+    heads_pictures(result, view, point)
     question_bank.largest_mixing(result)
 
 

@@ -174,3 +174,31 @@ def test_x_star_follows_the_data_sets_range(query):
     assert x.min <= x.value <= x.max
     tables = [t for m in at.markdown for t in markdown_tables(m.value) if "wᵢ(x*)" in t]
     assert len(tables) == 1 and numbers(tables[0]["wᵢ(x*)"])[-1] == pytest.approx(1.0, abs=1e-3)
+
+
+# --- chapter 3: the heads at x* ---------------------------------------------------------------------------
+
+
+def test_the_heads_numbers_are_predict_heads_own():
+    ells, mix = (0.3, 1.2, 4.0), (0.9, 0.4, -0.2)
+    hp = explain.heads_point(X, Y, 2.2, ells, mix, "gaussian")
+    ref = kv.predict_heads(np.array([2.2]), X, Y, ells, mix, "gaussian", with_weights=True)
+    np.testing.assert_allclose(hp.head_means, ref.head_means[:, 0], atol=1e-15)
+    assert hp.mean == pytest.approx(ref.mean[0], abs=1e-15)
+    assert float(np.sum(hp.mixing * hp.head_means)) == pytest.approx(hp.mean, abs=1e-12)  # the sum
+    np.testing.assert_allclose(hp.points, 1.0 / np.sum(ref.weights[:, 0, :] ** 2, axis=1), rtol=1e-12)
+    assert hp.points[0] < hp.points[1] < hp.points[2] <= len(X)  # a wider head averages more points
+    table = explain.heads_table(hp, ["a", "b", "c"])
+    assert table["uₕ · mₕ(x*)"][-1] == hp.mean and table["uₕ"][-1] == pytest.approx(sum(mix))
+
+
+def test_chapter_3_marks_x_star_on_the_fit_and_every_heads_heatmap():
+    at = start("pages/3_multihead.py", {"mh.explain": "true", "mh.x": "-1", "mh.heads": "3",
+                                        "mh.picture": "weights"})
+    spec = charts(at)
+    ring = next(t for t in spec["mh.fit"]["data"] if t.get("name") == "f̂(x*)")
+    table = next(t for m in at.markdown for t in markdown_tables(m.value) if "uₕ · mₕ(x*)" in t)
+    assert values(ring["y"])[0] == pytest.approx(numbers(table["uₕ · mₕ(x*)"])[-1], rel=5e-4)
+    assert sum(1 for t in spec["mh.fit"]["data"] if t.get("name", "").endswith(" at x*")) == 3
+    rows = [s for s in spec["mh.heatmaps"]["layout"]["shapes"] if s["type"] == "rect"]
+    assert len(rows) == 3 and all(r["y0"] < -1 < r["y1"] for r in rows)

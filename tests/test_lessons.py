@@ -22,7 +22,8 @@ def shipped(name: str) -> lesson_files.Lesson:
     return load_lesson(lesson_files.lesson_path(name), QUESTION_CHAPTERS)
 
 
-PANELS = {"kr.formula": "**Why the fit is where it is"}  # scene slots that hold text, not a chart
+WHY = "**Why the fit is where it is"
+PANELS = {"kr.formula": WHY, "mh.formula": WHY}  # scene slots that hold text, not a chart
 
 
 def warnings(at) -> list[str]:

@@ -36,7 +36,7 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
 """
 
-from kernelviz.app.figures.explain import mark_point, mark_row, weight_sizes
+from kernelviz.app.figures.explain import mark_heads, mark_point, mark_row, weight_sizes
 from kernelviz.app.figures.fits import (
     PANEL_POINTS,
     Curve,
@@ -124,6 +124,7 @@ __all__ = [
     "log_ticks",
     "loo_figure",
     "loss_figure",
+    "mark_heads",
     "mark_point",
     "mark_row",
     "masked_loo_figure",

@@ -1,8 +1,8 @@
 """A selected query x* drawn on the figures it explains: the kernel's window on the data, the heatmap row.
 
 ``mark_point`` adds to a fit figure a dotted line at x*, the fit's point (x*, m(x*)) and every data point
-with a marker whose area is proportional to its weight wᵢ(x*); ``mark_row`` outlines one row of a
-weights heatmap.
+with a marker whose area is proportional to its weight wᵢ(x*); ``mark_heads`` adds the heads' values and
+the mixture's at x* to a multi-head fit; ``mark_row`` outlines one row of a weights heatmap.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.styling import rgba, vec
+from kernelviz.app.figures.styling import head_color, rgba, vec
 
-__all__ = ["WEIGHT_MARKER_MAX", "mark_point", "mark_row", "weight_sizes"]
+__all__ = ["WEIGHT_MARKER_MAX", "mark_heads", "mark_point", "mark_row", "weight_sizes"]
 
 WEIGHT_MARKER_MAX = 26.0  # marker diameter (px) of the largest weight
 MIN_MARKER = 0.5  # px: smaller weight markers are left out (w below 0.04 % of the largest)
@@ -50,19 +50,42 @@ def mark_point(fig: go.Figure, x_star: float, mean: float, x: object, y: object,
             marker={"size": 13, "symbol": "circle-open", "color": SELECTED, "line": {"width": 3}},
             hovertemplate="x* = %{x:.4g}<br>m(x*) = %{y:.4g}<extra></extra>",
         ))
-    line = {"type": "line", "xref": "x", "yref": "paper", "x0": x_star, "x1": x_star, "y0": 0, "y1": 1,
-            "line": {"color": SELECTED, "width": 1.5, "dash": "dot"}}
-    fig.update_layout(shapes=[*fig.layout.shapes, line])
-    return fig
+    return _vline(fig, x_star)
 
 
-def mark_row(fig: go.Figure, i: int, queries: object) -> go.Figure:
-    """``fig`` (a weights heatmap) with row ``i`` outlined across the whole plot: a rectangle from halfway
-    to the row above to halfway to the row below (``queries``: the rows drawn, sorted)."""
+def mark_row(fig: go.Figure, i: int, queries: object, panels: int = 1) -> go.Figure:
+    """``fig`` (a weights heatmap, or ``panels`` of them in a subplot grid, axes numbered in order) with row
+    ``i`` outlined across each: a rectangle from halfway to the row above to halfway to the row below
+    (``queries``: the rows drawn, sorted)."""
     q = vec(queries)
     below = (q[i] - q[i - 1]) / 2 if i > 0 else (q[1] - q[0]) / 2 if q.size > 1 else 0.5
     above = (q[i + 1] - q[i]) / 2 if i + 1 < q.size else below
-    rect = {"type": "rect", "xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": q[i] - below,
-            "y1": q[i] + above, "line": {"color": ROW, "width": 2.5}, "fillcolor": "rgba(0,0,0,0)"}
-    fig.update_layout(shapes=[*fig.layout.shapes, rect])
+    rects = [{"type": "rect", "xref": f"x{n} domain", "yref": f"y{n}", "x0": 0, "x1": 1, "y0": q[i] - below,
+              "y1": q[i] + above, "line": {"color": ROW, "width": 2.5}, "fillcolor": "rgba(0,0,0,0)"}
+             for n in ("", *map(str, range(2, panels + 1)))]
+    fig.update_layout(shapes=[*fig.layout.shapes, *rects])
+    return fig
+
+
+def mark_heads(fig: go.Figure, x_star: float, head_means: object, mean: float, names: list[str]) -> go.Figure:
+    """``fig`` (a multi-head fit) with x* marked: a dotted vertical line, each head's value mₕ(x*) as a dot
+    in its colour and the mixture's f̂(x*) as a ring (named in their hover, not in the legend)."""
+    for h, (m, name) in enumerate(zip(vec(head_means), names, strict=True)):
+        if np.isfinite(m):
+            dot = {"size": 10, "color": head_color(h), "line": {"width": 1, "color": "white"}}
+            hover = f"{name}: m(x*) = %{{y:.4g}}<extra></extra>"
+            fig.add_trace(go.Scatter(x=[x_star], y=[m], mode="markers", name=f"{name} at x*", marker=dot,
+                                     showlegend=False, hovertemplate=hover))
+    if np.isfinite(mean):
+        fig.add_trace(go.Scatter(x=[x_star], y=[mean], mode="markers", name="f̂(x*)", showlegend=False,
+                                 marker={"size": 15, "symbol": "circle-open", "color": SELECTED,
+                                         "line": {"width": 3}},
+                                 hovertemplate="x* = %{x:.4g}<br>f̂(x*) = %{y:.4g}<extra></extra>"))
+    return _vline(fig, x_star)
+
+
+def _vline(fig: go.Figure, x_star: float) -> go.Figure:
+    line = {"type": "line", "xref": "x", "yref": "paper", "x0": x_star, "x1": x_star, "y0": 0, "y1": 1,
+            "line": {"color": SELECTED, "width": 1.5, "dash": "dot"}}
+    fig.update_layout(shapes=[*fig.layout.shapes, line])
     return fig

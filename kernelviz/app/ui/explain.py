@@ -24,7 +24,8 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.text import show_table
 from kernelviz.app.views import explain
 
-__all__ = ["Selection", "formula_panel", "on_pick", "point_weights", "selection_controls"]
+__all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "on_pick", "point_weights",
+           "selection_controls"]
 
 X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X_STEPS
 
@@ -58,6 +59,13 @@ def _axis(data: Data) -> _Axis:
 def point_weights(data: Data, x_star: float, lengthscale: float, kernel: str) -> explain.PointWeights:
     """``views.explain.point_weights`` on the whole data set."""
     return explain.point_weights(data.ds.x, data.ds.y, x_star, lengthscale, kernel)
+
+
+@cached()
+def heads_point(data: Data, x_star: float, lengthscales: tuple[float, ...], mixing: tuple[float, ...],
+                kernel: str) -> explain.HeadsPoint:
+    """``views.explain.heads_point`` on the whole data set."""
+    return explain.heads_point(data.ds.x, data.ds.y, x_star, lengthscales, mixing, kernel)
 
 
 def selection_controls(prefix: str, data: Data, container: object = None) -> Selection:
@@ -127,3 +135,21 @@ def _panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_labe
     st.latex(rf"s(x^*) = \Big(\sum_i w_i(x^*)\,(y_i - m(x^*))^2\Big)^{{1/2}} = {pw.std:.4g}")
     st.caption(f"The band at x*: m(x*) ± 2 s(x*) = {pw.mean - 2 * pw.std:.4g} to {pw.mean + 2 * pw.std:.4g}. "
                "On the chart, each data point's marker area is proportional to its weight wᵢ(x*).")
+
+
+def heads_panel(hp: explain.HeadsPoint, names: list[str], *, key: str) -> None:
+    """The mixture at x* with its numbers: f̂(x*) = Σₕ uₕ mₕ(x*) and, per head, ℓₕ, uₕ, mₕ(x*), how many
+    points it averages and its term. Placed like a chart named ``key`` (``stage.place``)."""
+    box = stage.place(key)
+    if box is None:
+        return
+    with box.container():
+        st.markdown(f"**Why the fit is where it is at x\\* = {hp.x:.4g}**: the heads' predictions, mixed")
+        heads = hp.head_means.shape[0]
+        st.latex(rf"\hat f({hp.x:.4g}) = \sum_{{h=1}}^{{{heads}}} u_h\, m_h(x^*) = {hp.mean:.4g}"
+                 r"\qquad\text{(the terms: the table's last column)}")
+        show_table(explain.heads_table(hp, names))
+        st.caption(f"Each head is a kernel smoother with its own ℓₕ: mₕ(x*) = Σᵢ wₕᵢ(x*) yᵢ (the dots on the "
+                   "chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is the "
+                   f"mixture. Its band: f̂(x*) ± 2 s(x*) = "
+                   f"{hp.mean - 2 * hp.std:.4g} to {hp.mean + 2 * hp.std:.4g}.")

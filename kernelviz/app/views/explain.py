@@ -1,7 +1,9 @@
-"""Why the fit is where it is at one query x*: its weights over the data, largest first (chapter 1).
+"""Why the fit is where it is at one query x*: its weights over the data, largest first (chapter 1), and
+its heads mixed (chapter 3).
 
 ``point_weights`` evaluates Nadaraya–Watson at x* alone, with its weights, so a page can write out
-m(x*) = Σᵢ wᵢ(x*) yᵢ with the numbers; ``nearest_row`` finds the heatmap row a selection highlights.
+m(x*) = Σᵢ wᵢ(x*) yᵢ with the numbers; ``heads_point`` does the same for f̂(x*) = Σ_h u_h m_h(x*);
+``nearest_row`` finds the heatmap row a selection highlights.
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelviz.models.smoothing import nadaraya_watson
+from kernelviz.models.smoothing import nadaraya_watson, predict_heads
 
-__all__ = ["TOP_WEIGHTS", "PointWeights", "nearest_row", "point_weights", "weights_table"]
+__all__ = ["TOP_WEIGHTS", "HeadsPoint", "PointWeights", "heads_point", "heads_table", "nearest_row",
+           "point_weights", "weights_table"]
 
 TOP_WEIGHTS = 5  # the largest weights a formula panel writes out one by one
 
@@ -76,3 +79,42 @@ def weights_table(pw: PointWeights, x: np.ndarray, y: np.ndarray) -> dict[str, l
     total = float(np.sum(w))
     row(f"all {w.shape[0]:,} points", None, None, total, pw.mean if total > 0 else None)
     return rows
+
+
+@dataclass(frozen=True)
+class HeadsPoint:
+    """A multi-head model at one query ``x`` (x*): every head's ``head_means`` m_h(x*) (H,) with its
+    ``lengthscales`` ℓ_h and ``mixing`` u_h, and the mixture ``mean`` f̂(x*) = Σ_h u_h m_h(x*) with its
+    ``std``; ``points`` is, per head, how many data points it averages at x*: 1 / Σᵢ wₕᵢ(x*)² (n for
+    equal weights, 1 for one point; 0 for an empty window)."""
+
+    x: float
+    head_means: np.ndarray
+    lengthscales: np.ndarray
+    mixing: np.ndarray
+    mean: float
+    std: float
+    points: np.ndarray
+
+
+def heads_point(x: np.ndarray, y: np.ndarray, x_star: float, lengthscales: object, mixing: object,
+                kernel: str) -> HeadsPoint:
+    """``predict_heads`` at the one query ``x_star`` on the data (x, y), with every head's weights."""
+    p = predict_heads(np.array([float(x_star)]), x, y, lengthscales, mixing, kernel, with_weights=True)
+    w = np.asarray(p.weights[:, 0, :], dtype=np.float64)
+    squares = np.sum(w * w, axis=1)
+    points = np.divide(1.0, squares, out=np.zeros_like(squares), where=squares > 0)
+    return HeadsPoint(x=float(x_star), head_means=np.asarray(p.head_means[:, 0], dtype=np.float64),
+                      lengthscales=np.asarray(lengthscales, dtype=np.float64).reshape(-1),
+                      mixing=np.asarray(mixing, dtype=np.float64).reshape(-1), mean=float(p.mean[0]),
+                      std=float(p.std[0]), points=points)
+
+
+def heads_table(hp: HeadsPoint, names: list[str]) -> dict[str, list]:
+    """The multi-head panel's table: per head ℓ_h, u_h, m_h(x*), how many points it averages and
+    u_h · m_h(x*); then the mixture's row, whose last number is f̂(x*)."""
+    terms = hp.mixing * hp.head_means
+    return {"": [*names, "mixture Σₕ uₕ mₕ(x*)"], "ℓₕ": [*map(float, hp.lengthscales), None],
+            "uₕ": [*map(float, hp.mixing), float(np.sum(hp.mixing))],
+            "mₕ(x*)": [*map(float, hp.head_means), None], "points averaged": [*map(float, hp.points), None],
+            "uₕ · mₕ(x*)": [*map(float, terms), hp.mean]}
