@@ -4,12 +4,13 @@ parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."
 import math
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, cache_scrub, question_bank
+from kernelviz.app.ui import cache, cache_d2l, cache_scrub, explain, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -99,9 +100,21 @@ def masked_metrics(view: views.MaskedView, steps: int) -> None:
     m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
 
 
+def replayed(fig: go.Figure, curve: kf.Curve, data: ui.Data, run: heads.FitResult, steps: int) -> go.Figure:
+    """``fig`` with training's replay under it when "Replay training" is on (a search has no steps)."""
+    if run.method == "search" or not ui.control("toggle", "Replay training under the chart", "masked.replay",
+                                                default=False, help=ui.prose(CH, "replay_help")):
+        return fig
+    replay = cache_scrub.training_path(data, run.kernel, run.holdout, steps, run.learning_rate, run.seed)
+    if replay is None:
+        return fig
+    st.caption(ui.prose(CH, "replay_caption", frames=len(replay.steps)))
+    return kf.add_training_scrub(fig, curve, replay.grid, replay.steps, replay.lengthscales, replay.means)
+
+
 def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> None:
-    """Status, readouts and the fit with the learned ℓ and the exact optimum; with "Replay training" on, a
-    slider under it replays training (the fit at each step's ℓ, in the browser)."""
+    """Status, readouts and the fit with the learned ℓ and the exact optimum, its replay and x* explained
+    when asked for."""
     ui.show_status(view.status)
     ui.data_summary(data, training=True)
     masked_metrics(view, steps)
@@ -115,17 +128,17 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     fig = kf.fit_figure(data.ds.x, data.ds.y, data.grid(), curves, truth=None if truth is None else truth[0],
                         title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
                         x_title=data.ds.x_label, y_title=data.ds.y_label)
-    chart, run = st.container(), view.fit
-    replay = None
-    if run.method != "search" and ui.control("toggle", "Replay training under the chart", "masked.replay",
-                                             default=False, help=ui.prose(CH, "replay_help")):
-        replay = cache_scrub.training_path(data, kernel, run.holdout, steps, run.learning_rate, run.seed)
-    if replay is not None:
-        fig = kf.add_training_scrub(fig, curves[0], replay.grid, replay.steps, replay.lengthscales,
-                                    replay.means)
-        st.caption(ui.prose(CH, "replay_caption", frames=len(replay.steps)))
+    chart = st.container()
+    fig = replayed(fig, curves[0], data, view.fit, steps)
+    picked = explain.selection_controls("masked.", data)
+    point = explain.point_weights(data, picked.x, view.learned, kernel) if picked.on else None
+    if point is not None:
+        kf.mark_point(fig, point.x, point.mean, data.ds.x, data.ds.y, point.weights)
     with chart:
-        ui.show(fig, key="masked.fit", filename="kernelviz-masked-fit")
+        ui.show(fig, key="masked.fit", filename="kernelviz-masked-fit",
+                on_select=explain.on_pick("masked.fit", "masked.", data))
+    if point is not None:
+        explain.formula_panel(data, point, view.learned, get_kernel(kernel).label, key="masked.formula")
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))

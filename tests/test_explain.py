@@ -202,3 +202,13 @@ def test_chapter_3_marks_x_star_on_the_fit_and_every_heads_heatmap():
     assert sum(1 for t in spec["mh.fit"]["data"] if t.get("name", "").endswith(" at x*")) == 3
     rows = [s for s in spec["mh.heatmaps"]["layout"]["shapes"] if s["type"] == "rect"]
     assert len(rows) == 3 and all(r["y0"] < -1 < r["y1"] for r in rows)
+
+
+def test_chapter_2_explains_the_fit_with_the_learned_lengthscale():
+    at = start(MASKED, {"masked.explain": "true", "masked.x": "-1.5"})
+    learned = float(next(m.value for m in at.metric if m.label == "Learned ℓ"))
+    table = next(t for m in at.markdown for t in markdown_tables(m.value) if "wᵢ(x*)" in t)
+    data = kv.make_dataset("blog", n=150, seed=2024)
+    pw = explain.point_weights(data.x, data.y, -1.5, learned, "gaussian")
+    assert numbers(table["wᵢ(x*) · yᵢ"])[-1] == pytest.approx(pw.mean, rel=1e-3)  # ℓ shown to 4 digits
+    assert any(t.get("name", "").startswith("weights") for t in charts(at)["masked.fit"]["data"])

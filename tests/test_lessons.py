@@ -23,7 +23,7 @@ def shipped(name: str) -> lesson_files.Lesson:
 
 
 WHY = "**Why the fit is where it is"
-PANELS = {"kr.formula": WHY, "mh.formula": WHY}  # scene slots that hold text, not a chart
+PANELS = {"kr.formula": WHY, "masked.formula": WHY, "mh.formula": WHY}  # slots that hold text
 
 
 def warnings(at) -> list[str]:

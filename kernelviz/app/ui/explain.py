@@ -103,11 +103,13 @@ def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
     """m(x*) = Σᵢ wᵢ(x*) yᵢ split as the table splits it: the largest terms, the others, the total."""
     top = float(np.sum(pw.weights[pw.top] * y[pw.top]))
     others = pw.weights.shape[0] - pw.top.shape[0]
-    parts = [rf"\underbrace{{{top:.4g}}}_{{\text{{{pw.top.shape[0]} largest}}}}"]
+    def term(v: float) -> str:  # a negative term in brackets, so that "+ (−0.3)" reads as a sum
+        return f"({v:.4g})" if v < 0 else f"{v:.4g}"
+
+    parts = [rf"\underbrace{{{term(top)}}}_{{\text{{{pw.top.shape[0]} largest}}}}"]
     if others:
-        parts.append(rf"\underbrace{{{pw.rest_sum:.4g}}}_{{\text{{the other {others:,}}}}}")
-    return (rf"m({pw.x:.4g}) = \sum_i w_i(x^*)\, y_i = " + " + ".join(parts).replace("+ -", "- ")
-            + rf" = {pw.mean:.4g}")
+        parts.append(rf"\underbrace{{{term(pw.rest_sum)}}}_{{\text{{the other {others:,}}}}}")
+    return rf"m({pw.x:.4g}) = \sum_i w_i(x^*)\, y_i = " + " + ".join(parts) + rf" = {pw.mean:.4g}"
 
 
 def formula_panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str, *,
