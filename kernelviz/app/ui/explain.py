@@ -77,9 +77,14 @@ def selection_controls(prefix: str, data: Data, container: object = None) -> Sel
                  help="Or click a point of the fit (the line or a data point). The chart then shows each "
                  "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers.")
     x = control("number", "x*", f"{prefix}x", default=axis.snap((axis.lo + axis.hi) / 2), min_value=axis.lo,
-                max_value=axis.hi, step=axis.step, container=right, disabled=not on,
-                help="The query x* to explain, in units of x.")
+                max_value=axis.hi, step=axis.step, container=right,
+                on_change=functools.partial(_turn_on, f"{prefix}explain"),
+                help="The query x* to explain, in units of x. Changing it turns the explanation on.")
     return Selection(bool(on), float(x))
+
+
+def _turn_on(key: str) -> None:
+    st.session_state[key] = True
 
 
 def _picked(chart_key: str, prefix: str, axis: _Axis) -> None:
