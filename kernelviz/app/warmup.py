@@ -124,12 +124,17 @@ def _data(n: int) -> tuple[np.ndarray, np.ndarray]:
     return x, np.sin(3.0 * x) + 0.1 * x
 
 
+def _queries() -> np.ndarray:
+    """The pages' query grid, as the warm-up draws it: ``QUERY_POINTS`` points a little past the data."""
+    return np.linspace(-3.5, 3.5, QUERY_POINTS)
+
+
 def _prediction_views(n: int) -> list[Callable[[], object]]:
     """The small programs the pages draw with for n points, whatever was trained: Nadaraya–Watson on the
     ``QUERY_POINTS`` grid, on the heatmap rows and on the data (chapter 1), k-NN, the leave-one-out curve,
     multi-head prediction (chapter 3) and dot-product attention with a Gaussian kernel (chapter 4)."""
     x, y = _data(n)
-    queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
+    queries = _queries()
     return [
         lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
         *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
@@ -148,7 +153,7 @@ def _training_views(n: int) -> list[Callable[[], object]]:
     (chapter 2; chapter 3's ``fit`` is chapter 2's program), then attention: training, prediction on the
     grid and the data, its leave-one-out error and the learned kernel on its grid (chapter 4)."""
     x, y = _data(n)
-    queries = np.linspace(-3.5, 3.5, QUERY_POINTS)
+    queries = _queries()
     lo, hi = holdout_range(n)
     page = min(defaults.MASKED.holdout, hi)  # the default hold-out of chapters 2 and 4
     seeds = list(range(SEEDS_MAX))

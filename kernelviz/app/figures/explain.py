@@ -36,20 +36,16 @@ def mark_point(fig: go.Figure, x_star: float, mean: float, x: object, y: object,
     weight (points outside the window, or whose marker would be under ``MIN_MARKER``, get none). Returns
     ``fig``."""
     xs, ys, w = vec(x), vec(y), vec(weights)
-    keep = weight_sizes(w) >= MIN_MARKER  # a weight too small to draw is not sent
+    sizes = weight_sizes(w)
+    keep = sizes >= MIN_MARKER  # a weight too small to draw is not sent
     fig.add_trace(go.Scatter(
         x=xs[keep], y=ys[keep], mode="markers", name="weights wᵢ(x*) (marker area)",
-        marker={"size": weight_sizes(w)[keep], "color": rgba(SELECTED, 0.35),
+        marker={"size": sizes[keep], "color": rgba(SELECTED, 0.35),
                 "line": {"color": SELECTED, "width": 1}},
         customdata=w[keep], hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<br>wᵢ(x*) = %{customdata:.3g}"
         "<extra>weight</extra>",
     ))
-    if np.isfinite(mean):
-        fig.add_trace(go.Scatter(
-            x=[x_star], y=[mean], mode="markers", name=f"m(x*) at x* = {x_star:.4g}", showlegend=False,
-            marker={"size": 13, "symbol": "circle-open", "color": SELECTED, "line": {"width": 3}},
-            hovertemplate="x* = %{x:.4g}<br>m(x*) = %{y:.4g}<extra></extra>",
-        ))
+    _ring(fig, x_star, mean, "m(x*)", size=13)
     return _vline(fig, x_star)
 
 
@@ -76,12 +72,18 @@ def mark_heads(fig: go.Figure, x_star: float, head_means: object, mean: float, n
             hover = f"{name}: m(x*) = %{{y:.4g}}<extra></extra>"
             fig.add_trace(go.Scatter(x=[x_star], y=[m], mode="markers", name=f"{name} at x*", marker=dot,
                                      showlegend=False, hovertemplate=hover))
-    if np.isfinite(mean):
-        fig.add_trace(go.Scatter(x=[x_star], y=[mean], mode="markers", name="f̂(x*)", showlegend=False,
-                                 marker={"size": 15, "symbol": "circle-open", "color": SELECTED,
-                                         "line": {"width": 3}},
-                                 hovertemplate="x* = %{x:.4g}<br>f̂(x*) = %{y:.4g}<extra></extra>"))
+    _ring(fig, x_star, mean, "f̂(x*)", size=15)
     return _vline(fig, x_star)
+
+
+def _ring(fig: go.Figure, x_star: float, value: float, name: str, size: int) -> None:
+    """The model's value at x* as a ring named ``name`` in its hover, not in the legend (none when NaN)."""
+    if np.isfinite(value):
+        fig.add_trace(go.Scatter(
+            x=[x_star], y=[value], mode="markers", name=name, showlegend=False,
+            marker={"size": size, "symbol": "circle-open", "color": SELECTED, "line": {"width": 3}},
+            hovertemplate=f"x* = %{{x:.4g}}<br>{name} = %{{y:.4g}}<extra></extra>",
+        ))
 
 
 def _vline(fig: go.Figure, x_star: float) -> go.Figure:

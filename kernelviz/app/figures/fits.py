@@ -350,21 +350,22 @@ def add_scrub(fig: go.Figure, curve: Curve, grid: object, lengthscales: Sequence
     mean_trace = _trace_index(fig, curve.name)
     band_trace = None if curve.std is None else _trace_index(fig, curve.band_label)
     g, m = vec(grid), np.asarray(means, dtype=np.float64)
-    line_x = fig.data[mean_trace].x
-    same_x = line_x is not None and np.array_equal(g, np.asarray(line_x, dtype=np.float64))
+    still = fig.data[mean_trace]
+    same_x = still.x is not None and np.array_equal(g, np.asarray(still.x, dtype=np.float64))
     frames, steps = [], []
     for i, ell in enumerate(lengthscales):  # on the still line's own x, a frame sends y alone
-        data = [{"type": "scatter", "y": _single(m[i])} | ({} if same_x else {"x": _single(g)})]
         if stds is None and i == active:  # the still chart itself
-            data = [{"type": "scatter", "x": fig.data[mean_trace].x, "y": fig.data[mean_trace].y}]
+            data = [{"type": "scatter", "x": still.x, "y": still.y}]
+        else:
+            data = [{"type": "scatter", "y": _single(m[i])} | ({} if same_x else {"x": _single(g)})]
         if band_trace is not None and stds is not None:
             sd = np.asarray(stds[i], dtype=np.float64)
             px, py = band_polygon(g, m[i] - 2 * sd, m[i] + 2 * sd)
             data.append({"type": "scatter", "x": _single(_gapped(px)), "y": _single(_gapped(py))})
         elif band_trace is not None:  # no band but the still chart's, at its own frame
-            still = fig.data[band_trace] if i == active else None
-            data.append({"type": "scatter", "x": [] if still is None else still.x,
-                         "y": [] if still is None else still.y})
+            band = fig.data[band_trace] if i == active else None
+            data.append({"type": "scatter", "x": [] if band is None else band.x,
+                         "y": [] if band is None else band.y})
         name = f"{ell:.6g}" if labels is None else f"{i}"
         frames.append({"name": name, "data": data, "traces": [mean_trace] + ([] if band_trace is None else
                                                                              [band_trace]),

@@ -261,9 +261,9 @@ def _draw(box: Any, spec: _Spec, label: str, format_func: Callable[[Any], str] |
     if spec.kind == "slider":
         return box.slider(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step, **common)
     if spec.kind == "number":  # as many decimals as the step has (Streamlit shows two by default)
-        digits = 0 if spec.integer or not spec.step else max(0, -math.floor(math.log10(spec.step)))
+        digits = max(0, -math.floor(math.log10(spec.step))) if spec.step else 0
         return box.number_input(label, min_value=spec.min_value, max_value=spec.max_value, step=spec.step,
-                                 format=f"%.{digits}f" if not spec.integer else "%d", **common)
+                                 format="%d" if spec.integer else f"%.{digits}f", **common)
     if spec.kind == "select_slider":
         return box.select_slider(label, options=spec.options, format_func=fmt, **common)
     if spec.kind == "selectbox":

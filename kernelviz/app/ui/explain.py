@@ -1,5 +1,5 @@
 """Click to explain: a query x* chosen by a click on the fit chart or typed in, and the formula at x* with
-its numbers (chapter 1).
+its numbers (chapters 1 and 2: Nadaraya–Watson; chapter 3: the heads, mixed).
 
 The selection is two controls like every other, in the URL and settable by a lesson scene:
 ``<prefix>explain`` (on or off) and ``<prefix>x`` (x*). A click on a point of the fit chart sets both
@@ -19,7 +19,7 @@ import streamlit as st
 
 from kernelviz.app.ui import stage
 from kernelviz.app.ui.cache import cached
-from kernelviz.app.ui.controls import control
+from kernelviz.app.ui.controls import _Spec, control
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.text import show_table
 from kernelviz.app.views import explain
@@ -37,22 +37,12 @@ class Selection(NamedTuple):
     x: float
 
 
-class _Axis(NamedTuple):
-    lo: float
-    hi: float
-    step: float
-
-    def snap(self, v: float) -> float:
-        """``v`` clamped to the axis and rounded to its step (as the number input would)."""
-        k = round((min(max(v, self.lo), self.hi) - self.lo) / self.step)
-        return round(min(self.lo + k * self.step, self.hi), 12)
-
-
-def _axis(data: Data) -> _Axis:
-    """x*'s range (the data's, widened to whole steps) and step (a power of ten)."""
+def _x_spec(data: Data) -> _Spec:
+    """What x* accepts: the data's range widened to whole steps, a step that is a power of ten (a clicked x
+    is clamped and snapped by it, as a typed one is)."""
     lo, hi = data.ds.domain
     step = 10.0 ** math.floor(math.log10(max(hi - lo, 1e-12) / X_STEPS))
-    return _Axis(math.floor(lo / step) * step, math.ceil(hi / step) * step, step)
+    return _Spec("number", (), math.floor(lo / step) * step, math.ceil(hi / step) * step, step)
 
 
 @cached()
@@ -71,13 +61,13 @@ def heads_point(data: Data, x_star: float, lengthscales: tuple[float, ...], mixi
 def selection_controls(prefix: str, data: Data, container: object = None) -> Selection:
     """The toggle "Explain the fit at x*" and the number x* (its start: the middle of the data), side by
     side in ``container``."""
-    axis = _axis(data)
+    spec = _x_spec(data)
     left, right, _ = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
     on = control("toggle", "Explain the fit at x*", f"{prefix}explain", default=False, container=left,
                  help="Or click a point of the fit (the line or a data point). The chart then shows each "
                  "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers.")
-    x = control("number", "x*", f"{prefix}x", default=axis.snap((axis.lo + axis.hi) / 2), min_value=axis.lo,
-                max_value=axis.hi, step=axis.step, container=right,
+    x = control("number", "x*", f"{prefix}x", default=spec.coerce((spec.min_value + spec.max_value) / 2),
+                min_value=spec.min_value, max_value=spec.max_value, step=spec.step, container=right,
                 on_change=functools.partial(_turn_on, f"{prefix}explain"),
                 help="The query x* to explain, in units of x. Changing it turns the explanation on.")
     return Selection(bool(on), float(x))
@@ -87,13 +77,13 @@ def _turn_on(key: str) -> None:
     st.session_state[key] = True
 
 
-def _picked(chart_key: str, prefix: str, axis: _Axis) -> None:
+def _picked(chart_key: str, prefix: str, spec: _Spec) -> None:
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection") or {}).get("points") or []
     xs = [p["x"] for p in points if isinstance(p.get("x"), int | float) and math.isfinite(p["x"])]
     if xs:
         st.session_state[f"{prefix}explain"] = True
-        st.session_state[f"{prefix}x"] = axis.snap(float(xs[0]))
+        st.session_state[f"{prefix}x"] = spec.coerce(float(xs[0]))
     else:
         st.session_state[f"{prefix}explain"] = False
 
@@ -101,13 +91,14 @@ def _picked(chart_key: str, prefix: str, axis: _Axis) -> None:
 def on_pick(chart_key: str, prefix: str, data: Data) -> Callable[[], None]:
     """The fit chart's ``on_select`` callback: a clicked point selects its x (snapped to x*'s step); an
     empty selection (a click on the background) clears the selection."""
-    return functools.partial(_picked, chart_key, prefix, _axis(data))
+    return functools.partial(_picked, chart_key, prefix, _x_spec(data))
 
 
 def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
     """m(x*) = Σᵢ wᵢ(x*) yᵢ split as the table splits it: the largest terms, the others, the total."""
     top = float(np.sum(pw.weights[pw.top] * y[pw.top]))
     others = pw.weights.shape[0] - pw.top.shape[0]
+
     def term(v: float) -> str:  # a negative term in brackets, so that "+ (−0.3)" reads as a sum
         return f"({v:.4g})" if v < 0 else f"{v:.4g}"
 
