@@ -65,7 +65,8 @@ def selection_controls(prefix: str, data: Data, container: object = None) -> Sel
     left, right, _ = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
     on = control("toggle", "Explain the fit at x*", f"{prefix}explain", default=False, container=left,
                  help="Or click a point of the fit (the line or a data point). The chart then shows each "
-                 "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers.")
+                 "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers. "
+                 "kernelviz's own view: no source writes out a single prediction.")
     x = control("number", "x*", f"{prefix}x", default=spec.coerce((spec.min_value + spec.max_value) / 2),
                 min_value=spec.min_value, max_value=spec.max_value, step=spec.step, container=right,
                 on_change=functools.partial(_turn_on, f"{prefix}explain"),
