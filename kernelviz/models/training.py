@@ -38,6 +38,7 @@ from kernelviz.data import post
 from kernelviz.runtime.shapes import bucket, pad, paired, value_scale
 
 __all__ = [
+    "SNAPSHOTS",
     "STEPS_MAX",
     "TRAIN_MAX_POINTS",
     "Loop",
@@ -55,9 +56,12 @@ __all__ = [
     "prepare",
     "run",
     "search",
+    "snapshot_steps",
+    "snapshots_kept",
 ]
 
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
+SNAPSHOTS = 50  # parameter snapshots a run keeps when asked: the start, the end and evenly spaced steps
 # Above this many points training uses a random subsample of this size: the smallest padded size, so
 # training on any data set runs the programs the warm-up compiled, and a slider move stays live.
 TRAIN_MAX_POINTS = 256
@@ -230,15 +234,33 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
 # ---------------------------------------------------------------------------------------------------------
 
 
+def snapshot_steps(steps: object) -> np.ndarray | Array:
+    """The step whose parameters slot j of ``Trained.snapshots`` keeps: round(j · steps/(SNAPSHOTS − 1)),
+    j = 0 … SNAPSHOTS − 1 (halves up, in integers), so slot 0 is the start and the last slot the end.
+    ``steps`` may be traced."""
+    j = np.arange(SNAPSHOTS)
+    return (2 * j * steps + SNAPSHOTS - 1) // (2 * (SNAPSHOTS - 1))
+
+
+def snapshots_kept(out: Trained, steps: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A run's snapshots on the host: (the step each slot holds, ``snapshot_steps(steps)`` capped at the
+    steps run, (SNAPSHOTS,); the params' leaves, each with its leading (SNAPSHOTS,) axis)."""
+    at = np.minimum(snapshot_steps(int(steps)), int(out.steps_run))
+    return at, [np.asarray(a) for a in jax.tree.leaves(out.snapshots)]
+
+
 class Trained(NamedTuple):
     """What ``run`` returns: final ``params``, ``losses`` (STEPS_MAX,), ``trajectory`` (STEPS_MAX + 1, T)
-    of ``record(params)`` after each step (row 0 the start), ``steps_run`` and ``diverged``."""
+    of ``record(params)`` after each step (row 0 the start), ``steps_run``, ``diverged`` and, when asked,
+    ``snapshots``: the params at ``snapshot_steps(steps)``, each leaf with a leading (SNAPSHOTS,) axis
+    (slots past a divergence keep the last finite params)."""
 
     params: object
     losses: Array
     trajectory: Array
     steps_run: Array
     diverged: Array
+    snapshots: object = None
 
 
 class Loop(NamedTuple):
@@ -263,13 +285,15 @@ def _finite(tree: object, limit: float) -> Array:
 
 def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object, *,
         optimizer: str, learning_rate: Array, steps: Array, limit: float,
-        record: Callable[[object], Array]) -> Trained:
+        record: Callable[[object], Array], snapshots: bool = False) -> Trained:
     """``steps`` optimizer steps on ``objective(params, step) -> (loss, grads)``, in one while loop.
 
     Gradients are multiplied by ``trainable`` (a 0/1 pytree shaped like ``params0``), so frozen and padded
     parameters never move. A step whose loss, gradient or new parameters are not finite, or whose
     parameters leave (−``limit``, ``limit``), is not taken: the loop stops there (``diverged``) with the
-    last finite parameters. ``losses[t]`` is step t's loss before its update. Call inside ``jax.jit``.
+    last finite parameters. ``losses[t]`` is step t's loss before its update. With ``snapshots`` the loop
+    also keeps the parameters at ``snapshot_steps(steps)`` (``Trained.snapshots``). Call inside
+    ``jax.jit``.
     """
     opt = OPTIMIZERS[optimizer](learning_rate)
     traj0 = jnp.zeros((STEPS_MAX + 1, *record(params0).shape)).at[0].set(record(params0))
@@ -288,8 +312,25 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
 
     zero, yes = jnp.asarray(0, jnp.int32), jnp.asarray(True)
     start = Loop(zero, yes, params0, opt.init(params0), jnp.zeros(STEPS_MAX), traj0)
-    end = jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start)
-    return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok)
+    if not snapshots:
+        end = jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start)
+        return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok)
+    end, snaps = _in_segments(step, start, jnp.asarray(snapshot_steps(steps)))
+    return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok, snaps)
+
+
+def _in_segments(step: Callable[[Loop], Loop], start: Loop, at: Array) -> tuple[Loop, object]:
+    """The loop of ``run`` as SNAPSHOTS − 1 segments, segment j taking the steps up to ``at[j]``, and the
+    params after each (slot 0 the start): the loop itself is unchanged and a snapshot costs one copy of
+    the params per segment. After a divergence the segments take no step, so their slots keep the last
+    finite params; a segment of no step (steps < SNAPSHOTS − 1) repeats the slot before."""
+    snaps0 = jax.tree.map(lambda a: jnp.zeros((SNAPSHOTS, *jnp.shape(a))).at[0].set(a), start.params)
+
+    def segment(j: Array, carry: tuple[Loop, object]) -> tuple[Loop, object]:
+        s = jax.lax.while_loop(lambda s: (s.step < at[j]) & s.ok, step, carry[0])
+        return s, jax.tree.map(lambda buf, leaf: buf.at[j].set(leaf), carry[1], s.params)
+
+    return jax.lax.fori_loop(1, SNAPSHOTS, segment, (start, snaps0))
 
 
 def search(objective: Callable[[object, Array], Array], candidates: object, sets: Array,

@@ -21,7 +21,7 @@ hold-out objective (``kernelviz.models.attention.training``). Heads, d_qk and d_
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import jax
@@ -149,7 +149,9 @@ class AttentionFit:
     """A multi-head attention layer: ``w_q``, ``w_k`` (heads, 3, d_qk), ``w_v`` (heads, 4, d_v), ``mixing``
     U (heads, d_v), row h = U_h; tokens use x̃ = (x − ``center``)/``scale``, ỹ = y/``y_scale``. Its training:
     ``losses`` (``steps_run``,) in y units², truncated at the last finite step when ``diverged``; ``start``
-    (``STARTS``) and the ℓ_h its Gaussian heads began at, ``start_lengthscales``; ``message`` for the page."""
+    (``STARTS``) and the ℓ_h its Gaussian heads began at, ``start_lengthscales``; ``message`` for the page;
+    ``snapshots`` (W_q, W_k, W_v, U), each with a leading axis, the layer after ``snapshot_steps``
+    (``at_snapshot``)."""
 
     w_q: np.ndarray
     w_k: np.ndarray
@@ -167,6 +169,8 @@ class AttentionFit:
     seed: int = 0
     start: str = "gaussian"
     start_lengthscales: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    snapshot_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    snapshots: tuple[np.ndarray, ...] = ()
 
     @property
     def heads(self) -> int:
@@ -175,6 +179,11 @@ class AttentionFit:
     @property
     def d_qk(self) -> int:
         return int(self.w_q.shape[2])
+
+    def at_snapshot(self, j: int) -> AttentionFit:
+        """The layer as training had it after ``snapshot_steps[j]`` steps (the last is the layer itself)."""
+        w_q, w_k, w_v, u = (a[j] for a in self.snapshots)
+        return replace(self, w_q=w_q, w_k=w_k, w_v=w_v, mixing=u)
 
     @property
     def readout(self) -> np.ndarray:

@@ -177,7 +177,8 @@ def _train(model: Callable[..., Array], run: LayerRun) -> training.Trained:
 
     objective = training.holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
     return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
-                        limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0))
+                        limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0),
+                        snapshots=True)
 
 
 def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
@@ -186,6 +187,7 @@ def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
     out, s = _train(model, run.run), run.settings
     (w_q, w_k, w_v, u), done = (np.asarray(a) for a in out.params), int(out.steps_run)
     h, d, dv = s.heads, s.d_qk, s.d_v
+    at, (sq, sk, sv, su) = training.snapshots_kept(out, s.steps)
     message = [training.diverged_message(done, s.steps, s.learning_rate)] if bool(out.diverged) else []
     return AttentionFit(
         w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),
@@ -193,6 +195,7 @@ def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
         losses=np.array(np.asarray(out.losses)[:done]) * s.y_scale**2, diverged=bool(out.diverged),
         message=" ".join(message + ([s.note] if s.note else [])), steps_run=done, holdout=s.holdout,
         learning_rate=s.learning_rate, seed=s.seed, start=s.start, start_lengthscales=s.ells,
+        snapshot_steps=at, snapshots=(sq[:, :h, :, :d], sk[:, :h, :, :d], sv[:, :h, :, :dv], su[:, :h, :dv]),
     )
 
 

@@ -28,7 +28,7 @@ Readouts (windows, reference smoothers, errors on fresh tasks) are in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import jax
@@ -205,7 +205,7 @@ def _pretrain(run: PretrainRun) -> training.Trained:
         return run.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, run.steps) / run.steps)) / 2
 
     return training.run(objective, run.params0, run.trainable, optimizer="adam", learning_rate=schedule,
-                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0))
+                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0), snapshots=True)
 
 
 def initial_params(heads: int, seed: int) -> ICLParams:
@@ -224,7 +224,9 @@ def initial_params(heads: int, seed: int) -> ICLParams:
 @dataclass(frozen=True)
 class Pretrained:
     """A pretrained layer: ``w_q``, ``w_k`` (heads, 3, D_QK), ``mixing`` u (heads,), its ``kind``, the task
-    family and controls it was pretrained on, and the run: ``losses`` (steps_run,) of the query MSE."""
+    family and controls it was pretrained on, and the run: ``losses`` (steps_run,) of the query MSE, and
+    ``snapshots`` (W_q, W_k, u), each with a leading axis, the layer after ``snapshot_steps``
+    (``at_snapshot``)."""
 
     w_q: np.ndarray
     w_k: np.ndarray
@@ -240,10 +242,17 @@ class Pretrained:
     losses: np.ndarray = field(default_factory=lambda: np.zeros(0))
     steps_run: int = 0
     diverged: bool = False
+    snapshot_steps: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
+    snapshots: tuple[np.ndarray, ...] = ()
 
     @property
     def heads(self) -> int:
         return int(self.w_q.shape[0])
+
+    def at_snapshot(self, j: int) -> Pretrained:
+        """The layer as pretraining had it after ``snapshot_steps[j]`` steps (the last is the layer itself)."""
+        w_q, w_k, u = (a[j] for a in self.snapshots)
+        return replace(self, w_q=w_q, w_k=w_k, mixing=u)
 
     @property
     def params(self) -> ICLParams:
@@ -286,11 +295,13 @@ def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n
     L = mean (f̂(x_q) − f(x_q))² over their query points."""
     out = _pretrain(pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed))
     (w_q, w_k, u), done, h = (np.asarray(a) for a in out.params), int(out.steps_run), int(heads)
+    at, (sq, sk, su) = training.snapshots_kept(out, steps)
     return Pretrained(
         w_q=np.array(w_q[:h]), w_k=np.array(w_k[:h]), mixing=np.array(u[:h]),
         kind=kind, family=family, roughness=float(roughness), noise=float(noise), n=int(n), steps=int(steps),
         learning_rate=float(learning_rate), seed=int(seed), losses=np.array(np.asarray(out.losses)[:done]),
-        steps_run=done, diverged=bool(out.diverged),
+        steps_run=done, diverged=bool(out.diverged), snapshot_steps=at,
+        snapshots=(sq[:, :h], sk[:, :h], su[:, :h]),
     )
 
 
