@@ -250,7 +250,7 @@ class Pretrained:
         return int(self.w_q.shape[0])
 
     def at_snapshot(self, j: int) -> Pretrained:
-        """The layer as pretraining had it after ``snapshot_steps[j]`` steps (the last is the layer itself)."""
+        """The layer as pretraining had it after ``snapshot_steps[j]`` steps (the last: the layer itself)."""
         w_q, w_k, u = (a[j] for a in self.snapshots)
         return replace(self, w_q=w_q, w_k=w_k, mixing=u)
 
