@@ -109,7 +109,7 @@ def replayed(fig: go.Figure, curve: kf.Curve, data: ui.Data, run: heads.FitResul
     if replay is None:
         return fig
     st.caption(ui.prose(CH, "replay_caption", frames=len(replay.steps)))
-    return kf.add_training_scrub(fig, curve, replay.grid, replay.steps, replay.lengthscales, replay.means)
+    return kf.add_training_scrub(fig, curve, replay.steps, replay.lengthscales, replay.means)
 
 
 def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> None:

@@ -1,13 +1,16 @@
 """Chapter 4 · Attention: the Gaussian smoother as an attention head, values and W_v, a trained multi-head
 layer beside the kernels it generalises, and self-attention as a map of the sequence."""
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache_attention, cache_heads, question_bank
+from kernelviz.app.ui import cache_attention, cache_heads, explain, question_bank
+from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
+from kernelviz.app.views.replay import LayerPath
 from kernelviz.core import pooling
 from kernelviz.models import attention, training
 from kernelviz.models.attention import D_QK_MAX, AttentionFit, selfattention
@@ -78,9 +81,43 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
     return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
 
-def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit,
-              view: views.AttentionView) -> None:
-    """How training went, the readouts and the layer's fit with every head's part of it."""
+def replay_path(data: ui.Data, s: vt.Settings) -> LayerPath | None:
+    """The layer at 50 steps of its training when "Replay training" is on (its toggle, placed here)."""
+    if not ui.control("toggle", "Replay training under the chart", "attn.replay", default=False,
+                      help=ui.prose(CHAPTER, "replay_help")):
+        return None
+    with ui.busy("Replaying training: the layer's fit and kernels at 50 of its steps…"):
+        path = cache_attention.training_path(data, s)
+    st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
+    return path
+
+
+def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
+                 path: LayerPath | None) -> go.Figure:
+    """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
+    ds, truth, plural = data.ds, data.truth(), "s" if s.heads > 1 else ""
+    heads = [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)]
+    mixture, band = "attention f̂(x) = Σₕ headₕ(x) Uₕ", "band f̂(x) ± 2s(x)"
+    fig = kf.heads_fit_figure(
+        ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std, heads, mixture_name=mixture,
+        band_name=band, truth=None if truth is None else truth[0],
+        title=f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
+              f"d<sub>v</sub> = {s.d_v}",
+        x_title=ds.x_label, y_title=ds.y_label,
+    )
+    return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band)
+
+
+def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | None:
+    """The x* controls, and the layer at x* (scores, weights, values) when one is picked."""
+    picked = explain.selection_controls("attn.", data)
+    return cache_attention.layer_point(data, s, picked.x) if picked.on else None
+
+
+def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
+              path: LayerPath | None) -> views_explain.LayerPoint | None:
+    """How training went, the readouts and the layer's fit with every head's part of it; the layer at x*
+    when one is picked (returned)."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
     ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
     ui.say(CHAPTER, "start", ells=ells)
@@ -94,22 +131,19 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit,
               help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
                    "(d_v × 1).")
     m3.metric(f"Steps run (of {s.steps:,})", f"{fit.steps_run:,}")
-    ds, truth, plural = data.ds, data.truth(), "s" if s.heads > 1 else ""
-    ui.show(
-        kf.heads_fit_figure(
-            ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std,
-            [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)],
-            mixture_name="attention f̂(x) = Σₕ headₕ(x) Uₕ", band_name="band f̂(x) ± 2s(x)",
-            truth=None if truth is None else truth[0],
-            title=f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
-                  f"d<sub>v</sub> = {s.d_v}",
-            x_title=ds.x_label, y_title=ds.y_label,
-        ),
-        key="attn.fit", filename="kernelviz-attention-fit",
-    )
+    fig, chart = layer_figure(data, s, view, path), st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
+    point, names = picked_point(data, s), [f"head {h + 1}" for h in range(s.heads)]
+    if point is not None:
+        kf.mark_heads(fig, point.x, point.head_outputs, point.mean, names)
+    with chart:
+        ui.show(fig, key="attn.fit", filename="kernelviz-attention-fit",
+                on_select=explain.on_pick("attn.fit", "attn.", data))
+    if point is not None:
+        explain.layer_panel(point, names, data.ds.x, key="attn.formula")
     ui.show_code(attention.attention_layer, attention.dot_scores, attention.layer_output, training.run)
     ui.show_fast_path(pooling.summed_heads, pooling.pooled_sum)
+    return point
 
 
 def layer_scores(data: ui.Data, s: vt.Settings) -> None:
@@ -145,11 +179,12 @@ def layer_section(data: ui.Data) -> None:
         fit = cache_attention.fit_attention(data, s)
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
-    layer_fit(data, s, fit, view)
+    path = replay_path(data, s)
+    point = layer_fit(data, s, fit, view, path)
     layer_scores(data, s)
     question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
-    inside_layer(view, fit, s.heads, data.ds.x_label)
+    inside_layer(view, fit, s.heads, data.ds.x_label, path, None if point is None else point.x)
 
 
 PICTURES = {
@@ -163,11 +198,14 @@ PICTURES = {
 ONE_HEAD = ("kernel", "sequence", "selfcross")  # the pictures that show the head chosen under "Head shown"
 
 
-def every_head(view: views.AttentionView) -> None:
-    """Every head's weights side by side."""
+def every_head(view: views.AttentionView, x_star: float | None) -> None:
+    """Every head's weights side by side, x*'s row outlined when one is picked."""
     names = [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]
-    ui.show(kf.head_heatmaps_figure(view.cross.weights, view.cross.queries, view.cross.keys, names),
-            key="attn.heatmaps", filename="kernelviz-attention-heads")
+    heat = view.cross
+    fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys, names)
+    if x_star is not None:
+        kf.mark_row(fig, views_explain.nearest_row(heat.queries, x_star), heat.queries, len(names))
+    ui.show(fig, key="attn.heatmaps", filename="kernelviz-attention-heads")
     st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
                         offsets=", ".join(f"{v:.3f}" for v in view.offsets),
                         widths=", ".join(f"{v:.3f}" for v in view.widths)))
@@ -182,12 +220,15 @@ def joining_heads(view: views.AttentionView) -> None:
     ui.show_code(attention.attention_layer)
 
 
-def learned_kernel(view: views.AttentionView, h: int) -> None:
-    """Head h's learned kernel log K(x, x′) beside its transpose."""
+def learned_kernel(view: views.AttentionView, h: int, path: LayerPath | None) -> None:
+    """Head h's learned kernel log K(x, x′) beside its transpose, replayed through training when asked."""
     ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
     titles = (f"head {h + 1}<br>log K(x, x′)", f"head {h + 1}, transpose<br>log K(x′, x)")
-    ui.show(kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles), key="attn.kernel",
-            filename="kernelviz-learned-kernel")
+    fig = kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles)
+    if path is not None:
+        fig = kf.add_kernel_replay(fig, path, h)
+        st.caption(ui.prose(CHAPTER, "kernel_replay", head=h + 1))
+    ui.show(fig, key="attn.kernel", filename="kernelviz-learned-kernel")
     ui.show_code(attention.dot_scores, attention.attention_kernel)
 
 
@@ -216,7 +257,8 @@ def loss_picture(fit: AttentionFit) -> None:
 
 
 @st.fragment
-def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str) -> None:
+def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str,
+                 path: LayerPath | None, x_star: float | None) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader("Inside the trained layer")
@@ -226,11 +268,11 @@ def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_tit
                       format_func=lambda k: f"head {k}", disabled=picture not in ONE_HEAD,
                       help="The head the learned kernel, the sequence map and self- vs cross-attention show.")
     if picture == "heads":
-        every_head(view)
+        every_head(view, x_star)
     elif picture == "wo":
         joining_heads(view)
     elif picture == "kernel":
-        learned_kernel(view, head - 1)
+        learned_kernel(view, head - 1, path)
     elif picture == "sequence":
         sequence_map(view, head - 1, x_title)
     elif picture == "selfcross":

@@ -2,6 +2,7 @@
 Nadaraya–Watson with the window that family needs."""
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz.app import figures as kf
@@ -71,6 +72,17 @@ def pretrained(s: vi.Settings) -> incontext.Pretrained:
     return fit
 
 
+def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
+    """The learned kernels' chart with pretraining replayed under it when "Replay pretraining" is on."""
+    if not ui.control("toggle", "Replay pretraining under the chart", "icl.replay", default=False,
+                      help=ui.prose(CHAPTER, "replay_help")):
+        return fig
+    with ui.busy("Replaying pretraining: the layer's kernels and its error in context at 50 of its steps…"):
+        path = ci.pretrain_path(s)
+    st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
+    return kf.add_pretrain_replay(fig, path)
+
+
 def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
     """The learned kernels as windows, the three widths and the error curve over ℓ."""
     st.subheader("The window pretraining learned")
@@ -78,8 +90,8 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
         view = ci.kernels(s)
         best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
         loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
-    ui.show(kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best), key="icl.kernel",
-            filename="kernelviz-in-context-kernel")
+    ui.show(replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best)),
+            key="icl.kernel", filename="kernelviz-in-context-kernel")
     if s.kind == "linear":
         st.caption(ui.prose(CHAPTER, "kernels_linear"))
     dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,

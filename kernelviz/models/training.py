@@ -312,18 +312,18 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
 
     zero, yes = jnp.asarray(0, jnp.int32), jnp.asarray(True)
     start = Loop(zero, yes, params0, opt.init(params0), jnp.zeros(STEPS_MAX), traj0)
-    if not snapshots:
-        end = jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start)
-        return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok)
-    end, snaps = _in_segments(step, start, jnp.asarray(snapshot_steps(steps)))
+    end, snaps = (_in_segments(step, start, steps) if snapshots else
+                  (jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start), None))
     return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok, snaps)
 
 
-def _in_segments(step: Callable[[Loop], Loop], start: Loop, at: Array) -> tuple[Loop, object]:
-    """The loop of ``run`` as SNAPSHOTS − 1 segments, segment j taking the steps up to ``at[j]``, and the
-    params after each (slot 0 the start): the loop itself is unchanged and a snapshot costs one copy of
-    the params per segment. After a divergence the segments take no step, so their slots keep the last
-    finite params; a segment of no step (steps < SNAPSHOTS − 1) repeats the slot before."""
+def _in_segments(step: Callable[[Loop], Loop], start: Loop, steps: Array) -> tuple[Loop, object]:
+    """The loop of ``run`` as SNAPSHOTS − 1 segments, segment j taking the steps up to
+    at[j] = ``snapshot_steps(steps)[j]``, and the params after each (slot 0 the start): the loop itself is
+    unchanged and a snapshot costs one copy of the params per segment. After a divergence the segments
+    take no step, so their slots keep the last finite params; a segment of no step (steps <
+    SNAPSHOTS − 1) repeats the slot before."""
+    at = jnp.asarray(snapshot_steps(steps))
     snaps0 = jax.tree.map(lambda a: jnp.zeros((SNAPSHOTS, *jnp.shape(a))).at[0].set(a), start.params)
 
     def segment(j: Array, carry: tuple[Loop, object]) -> tuple[Loop, object]:

@@ -30,7 +30,9 @@ The builders live in modules by what they draw, and every public name is availab
 * ``heads``: the post's multi-head panels, the attention heads' weights on y, self-attention over a
   sequence;
 * ``incontext``: chapter 5's learned windows, the error of every fixed window, the window sweep;
-* ``explain``: a selected query x* marked on the fit (its weights on the data) and on the heatmap.
+* ``explain``: a selected query x* marked on the fit (its weights on the data) and on the heatmap;
+* ``animation``, ``replay``: frames drawn in the browser, chapter 1's scrub through ℓ and the replays of
+  training (chapters 2, 4 and 5).
 
 Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
@@ -67,6 +69,13 @@ from kernelviz.app.figures.incontext import (
     window_sweep_figure,
 )
 from kernelviz.app.figures.log_axes import log_props, log_ticks
+from kernelviz.app.figures.replay import (
+    add_kernel_replay,
+    add_layer_replay,
+    add_pretrain_replay,
+    add_training_scrub,
+    loss_titles,
+)
 from kernelviz.app.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.app.figures.styling import (
     COLORS,
@@ -81,7 +90,6 @@ from kernelviz.app.figures.styling import (
 from kernelviz.app.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
 from kernelviz.app.figures.training import _running_mean as _running_mean
 from kernelviz.app.figures.training import (
-    add_training_scrub,
     epoch_loss_figure,
     error_by_size_figure,
     kernel_shape_figure,
@@ -97,6 +105,9 @@ __all__ = [
     "HEAD_COLORS",
     "PANEL_POINTS",
     "Curve",
+    "add_kernel_replay",
+    "add_layer_replay",
+    "add_pretrain_replay",
     "add_scrub",
     "add_training_scrub",
     "band_polygon",
@@ -124,6 +135,7 @@ __all__ = [
     "log_ticks",
     "loo_figure",
     "loss_figure",
+    "loss_titles",
     "mark_heads",
     "mark_point",
     "mark_row",

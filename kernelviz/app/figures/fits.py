@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
+from kernelviz.app.figures.animation import Frame, animated, trace_index
 from kernelviz.app.figures.styling import (
     BAND_ALPHA,
     COLORS,
@@ -22,7 +23,6 @@ from kernelviz.app.figures.styling import (
     style,
     subplot_grid,
     vec,
-    with_layout,
 )
 from kernelviz.app.figures.styling import _single as _single
 from kernelviz.runtime.shapes import even_indices
@@ -322,66 +322,32 @@ def mixing_figure(
     )
 
 
-SCRUB_FRAME_MS = 120  # how long each ℓ stays on screen when the scrub plays
-
-
 def _gapped(values: list) -> np.ndarray:
     """A ``band_polygon`` coordinate list as floats, its None separators as NaN (sent as binary data)."""
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def _trace_index(fig: go.Figure, name: str) -> int:
-    return next(i for i, trace in enumerate(fig.data) if trace.name == name)
-
-
 def add_scrub(fig: go.Figure, curve: Curve, grid: object, lengthscales: Sequence[float], means: object,
-              stds: object | None, *, active: int, titles: Sequence[str] | None = None,
-              labels: Sequence[str] | None = None, prefix: str = "scrub ℓ = ",
-              from_start: bool = False) -> go.Figure:
+              stds: object, *, active: int, titles: Sequence[str] | None = None) -> go.Figure:
     """Let the reader scrub ℓ in the browser: one animation frame per ℓ in ``lengthscales`` replaces the
     line of ``curve`` (found by its name) by means[i] on ``grid`` and, when the curve has a band, the band
-    by means[i] ± 2 stds[i] (``stds`` None: no band but at frame ``active``, which is then the still chart
-    itself); a slider under the plot (starting at ``active``) and Play / Pause buttons drive them without a
-    round trip to the server. ``titles``: the figure's title at each frame;
-    ``labels``: the slider's mark of each frame (ℓ by default), shown after ``prefix``; Play goes on from
-    the frame shown, or from the first with ``from_start``. Returns a new figure: the frames are built as
-    plain data, float32 where nothing visible changes (``compact``), without Plotly's validation (about
-    10x faster; the tests validate them)."""
-    mean_trace = _trace_index(fig, curve.name)
-    band_trace = None if curve.std is None else _trace_index(fig, curve.band_label)
+    by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause buttons
+    drive them (``animated``); ``titles``: the figure's title at each frame. Returns a new figure: the
+    frames are built as plain data, float32 where nothing visible changes (``compact``), without Plotly's
+    validation (about 10x faster; the tests validate them)."""
+    mean_trace = trace_index(fig, curve.name)
+    band_trace = None if curve.std is None else trace_index(fig, curve.band_label)
     g, m = vec(grid), np.asarray(means, dtype=np.float64)
     still = fig.data[mean_trace]
     same_x = still.x is not None and np.array_equal(g, np.asarray(still.x, dtype=np.float64))
-    frames, steps = [], []
+    frames = []
     for i, ell in enumerate(lengthscales):  # on the still line's own x, a frame sends y alone
-        if stds is None and i == active:  # the still chart itself
-            data = [{"type": "scatter", "x": still.x, "y": still.y}]
-        else:
-            data = [{"type": "scatter", "y": _single(m[i])} | ({} if same_x else {"x": _single(g)})]
-        if band_trace is not None and stds is not None:
+        data = [{"type": "scatter", "y": _single(m[i])} | ({} if same_x else {"x": _single(g)})]
+        if band_trace is not None:
             sd = np.asarray(stds[i], dtype=np.float64)
             px, py = band_polygon(g, m[i] - 2 * sd, m[i] + 2 * sd)
             data.append({"type": "scatter", "x": _single(_gapped(px)), "y": _single(_gapped(py))})
-        elif band_trace is not None:  # no band but the still chart's, at its own frame
-            band = fig.data[band_trace] if i == active else None
-            data.append({"type": "scatter", "x": [] if band is None else band.x,
-                         "y": [] if band is None else band.y})
-        name = f"{ell:.6g}" if labels is None else f"{i}"
-        frames.append({"name": name, "data": data, "traces": [mean_trace] + ([] if band_trace is None else
-                                                                             [band_trace]),
-                       "layout": {"title": {"text": titles[i]}} if titles is not None else {}})
-        steps.append({"label": f"{ell:.3g}" if labels is None else labels[i], "method": "animate",
-                      "args": [[name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
-                                        "transition": {"duration": 0}}]})
-    play = {"frame": {"duration": SCRUB_FRAME_MS, "redraw": True}, "fromcurrent": not from_start,
-            "transition": {"duration": 0}}
-    pause = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
-    return with_layout(fig, {
-        "sliders": [{"active": active, "steps": steps, "x": 0.12, "len": 0.88, "y": -0.36, "yanchor": "top",
-                     "currentvalue": {"prefix": prefix, "font": {"size": 13}}, "pad": {"t": 10}}],
-        "updatemenus": [{"type": "buttons", "direction": "left", "x": 0.0, "y": -0.36, "yanchor": "top",
-                         "xanchor": "left", "pad": {"t": 40}, "showactive": False,
-                         "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
-                                     {"label": "Pause", "method": "animate", "args": [[None], pause]}]}],
-        "height": (fig.layout.height or 420) + 110, "margin": {"b": (fig.layout.margin.b or 50) + 110},
-    }, frames=frames)
+        frames.append(Frame(f"{ell:.6g}", f"{ell:.3g}", data,
+                            [mean_trace] + ([] if band_trace is None else [band_trace]),
+                            None if titles is None else titles[i]))
+    return animated(fig, frames, active=active, prefix="scrub ℓ = ")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.fits import Curve, add_scrub, line_trace
+from kernelviz.app.figures.fits import line_trace
 from kernelviz.app.figures.styling import COLORS, head_color, rgba, style, vec
 
 if TYPE_CHECKING:
@@ -246,16 +246,3 @@ def seeds_figure(
     if optimum is not None:
         _mark_optimum_level(fig, optimum)
     return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
-
-
-def add_training_scrub(fig: go.Figure, curve: Curve, grid: object, steps: object, lengthscales: object,
-                       means: object) -> go.Figure:
-    """Replay training in the browser (``add_scrub``): one frame per training step in ``steps``, the fit
-    ``curve`` with that step's ℓ (``lengthscales``; ``means`` on ``grid``), the slider marked with the
-    steps and starting at the last, which is the still chart (the band shows there only), the title naming
-    the step and its ℓ; Play replays training from its start. Returns the new figure."""
-    t, ells = [int(v) for v in vec(steps)], vec(lengthscales)
-    titles = [f"After {k:,} step{'' if k == 1 else 's'}: ℓ = {ell:.3g}"
-              for k, ell in zip(t, ells, strict=True)]
-    return add_scrub(fig, curve, grid, ells, means, None, active=len(t) - 1, titles=titles,
-                     labels=[f"{k:,}" for k in t], prefix="training step ", from_start=True)

@@ -15,6 +15,8 @@ import kernelviz as kv
 from kernelviz.app import defaults, views
 from kernelviz.app.ui.cache import cached, loo_optimum
 from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.views import explain
+from kernelviz.app.views.replay import LayerPath, layer_path
 from kernelviz.app.views.training import Comparison, Settings
 from kernelviz.models.attention import (
     D_V_MAX,
@@ -34,7 +36,9 @@ __all__ = [
     "comparison",
     "fit_attention",
     "gaussian_check",
+    "layer_point",
     "notes_check",
+    "training_path",
     "view",
 ]
 
@@ -60,6 +64,20 @@ def view(data: Data, s: Settings) -> views.AttentionView:
     """``views.attention_view`` of the layer ``fit_attention`` trains with the same settings (trained
     once)."""
     return views.attention_view(data.ds, fit_attention(data, s))
+
+
+@cached()
+def layer_point(data: Data, s: Settings, x_star: float) -> explain.LayerPoint:
+    """``views.explain.layer_point``: the trained layer at x* on the whole data set."""
+    return explain.layer_point(fit_attention(data, s), data.ds.x, data.ds.y, x_star)
+
+
+@cached(heavy=True)
+def training_path(data: Data, s: Settings) -> LayerPath:
+    """``views.replay.layer_path``: the layer ``fit_attention`` trained, at the steps its training kept,
+    on the grids of ``view``'s fit and learned kernel."""
+    still = view(data, s)
+    return layer_path(data.ds, fit_attention(data, s), still.grid, still.kgrid)
 
 
 def _padded(w: SelfAttentionWeights) -> SelfAttentionWeights:

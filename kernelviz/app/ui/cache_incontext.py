@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from kernelviz.app.ui.cache import cached
+from kernelviz.app.views import replay
 from kernelviz.app.views.incontext import KernelView, Settings, TaskView, kernel_view, task_view
 from kernelviz.models import incontext
 from kernelviz.models.incontext import evaluation as incontext_eval
@@ -26,6 +27,7 @@ __all__ = [
     "kernels",
     "loo_lengthscale",
     "pretrain",
+    "pretrain_path",
     "sweep",
     "task",
 ]
@@ -65,6 +67,12 @@ def in_context_error(s: Settings) -> float:
 def kernels(s: Settings) -> KernelView:
     """``views_incontext.kernel_view`` of the pretrained layer."""
     return kernel_view(pretrain(s))
+
+
+@cached()
+def pretrain_path(s: Settings) -> replay.PretrainPath:
+    """``views.replay.pretrain_path``: the pretrained layer at the steps its pretraining kept."""
+    return replay.pretrain_path(pretrain(s))
 
 
 @cached()

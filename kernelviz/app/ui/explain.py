@@ -1,5 +1,6 @@
 """Click to explain: a query x* chosen by a click on the fit chart or typed in, and the formula at x* with
-its numbers (chapters 1 and 2: Nadaraya–Watson; chapter 3: the heads, mixed).
+its numbers (chapters 1 and 2: Nadaraya–Watson; chapter 3: the heads, mixed; chapter 4: the layer's scores,
+softmax and values).
 
 The selection is two controls like every other, in the URL and settable by a lesson scene:
 ``<prefix>explain`` (on or off) and ``<prefix>x`` (x*). A click on a point of the fit chart sets both
@@ -24,8 +25,8 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.text import show_table
 from kernelviz.app.views import explain
 
-__all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "on_pick", "point_weights",
-           "selection_controls"]
+__all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",
+           "point_weights", "selection_controls"]
 
 X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X_STEPS
 
@@ -152,3 +153,27 @@ def heads_panel(hp: explain.HeadsPoint, names: list[str], *, key: str) -> None:
                    "chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is the "
                    f"mixture. Its band: f̂(x*) ± 2 s(x*) = "
                    f"{hp.mean - 2 * hp.std:.4g} to {hp.mean + 2 * hp.std:.4g}.")
+
+
+def layer_panel(lp: explain.LayerPoint, names: list[str], x: np.ndarray, *, key: str) -> None:
+    """The attention layer at x* with its numbers: f̂(x*) = Σₕ headₕ(x*)·Uₕ per head, then for each head (a
+    tab) its keys of largest weight with their scores sₕᵢ = qₕ(x*)·kₕ(xᵢ)/√d_qk before the softmax, the
+    weights after it and the values. Placed like a chart named ``key`` (``stage.place``)."""
+    box = stage.place(key)
+    if box is None:
+        return
+    with box.container():
+        st.markdown(f"**Why the layer's output is where it is at x\\* = {lp.x:.4g}**: scores, softmax, "
+                    "values, heads")
+        st.latex(rf"\hat f({lp.x:.4g}) = \sum_{{h}} \mathrm{{head}}_h(x^*)\,U_h = {lp.mean:.4g}")
+        st.latex(r"\mathrm{head}_h(x^*)\,U_h = \sum_i \operatorname{softmax}_i(s_{hi})\; v_{hi},\qquad "
+                 r"s_{hi} = \frac{q_h(x^*)\cdot k_h(x_i)}{\sqrt{d_{qk}}}")
+        show_table(explain.layer_heads_table(lp, names))
+        for tab, h in zip(st.tabs(names), range(len(names)), strict=True):
+            with tab:
+                show_table(explain.head_keys_table(lp, h, x))
+        st.caption("The softmax turns scores into weights, wₕᵢ = exp(sₕᵢ) / Σⱼ exp(sₕⱼ): only differences "
+                   "between a head's scores matter, and a score 2.3 below the largest gets a tenth of its "
+                   "weight. The value vₕᵢ = tᵢ Wᵥʰ Uₕ is what point i passes on through head h. On the "
+                   "chart, the dots are the heads' parts at x* and the ring their sum; the band there: "
+                   f"{lp.mean - 2 * lp.std:.4g} to {lp.mean + 2 * lp.std:.4g}.")

@@ -1,9 +1,10 @@
-"""Why the fit is where it is at one query x*: its weights over the data, largest first (chapter 1), and
-its heads mixed (chapter 3).
+"""Why the fit is where it is at one query x*: its weights over the data, largest first (chapter 1), its
+heads mixed (chapter 3), and an attention layer's scores before the softmax (chapter 4).
 
 ``point_weights`` evaluates Nadaraya–Watson at x* alone, with its weights, so a page can write out
 m(x*) = Σᵢ wᵢ(x*) yᵢ with the numbers; ``heads_point`` does the same for f̂(x*) = Σ_h u_h m_h(x*);
-``nearest_row`` finds the heatmap row a selection highlights.
+``layer_point`` for f̂(x*) = Σ_h Σᵢ softmaxᵢ(q_h(x*)·k_h(xᵢ)/√d) vₕᵢ; ``nearest_row`` finds the heatmap row
+a selection highlights.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernelviz.models.attention import AttentionFit, attention_predict, score_matrices, tokens
 from kernelviz.models.smoothing import nadaraya_watson, predict_heads
 
-__all__ = ["TOP_WEIGHTS", "HeadsPoint", "PointWeights", "heads_point", "heads_table", "nearest_row",
-           "point_weights", "weights_table"]
+__all__ = ["TOP_WEIGHTS", "HeadsPoint", "LayerPoint", "PointWeights", "head_keys_table", "heads_point",
+           "heads_table", "layer_heads_table", "layer_point", "nearest_row", "point_weights", "weights_table"]
 
 TOP_WEIGHTS = 5  # the largest weights a formula panel writes out one by one
 
@@ -118,3 +120,73 @@ def heads_table(hp: HeadsPoint, names: list[str]) -> dict[str, list]:
             "uₕ": [*map(float, hp.mixing), float(np.sum(hp.mixing))],
             "mₕ(x*)": [*map(float, hp.head_means), None], "points averaged": [*map(float, hp.points), None],
             "uₕ · mₕ(x*)": [*map(float, terms), hp.mean]}
+
+
+@dataclass(frozen=True)
+class LayerPoint:
+    """An attention layer at one query ``x`` (x*), per head h and data point i (arrays (H, n)): the
+    ``scores`` sₕᵢ = qₕ(x*)·kₕ(xᵢ)/√d_qk before the softmax, the layer's own ``weights``
+    wₕᵢ = softmaxᵢ(sₕᵢ) and the ``values`` vₕᵢ = tᵢ W_v^h U_h (in y units); every head's part
+    ``head_outputs`` headₕ(x*)·Uₕ = Σᵢ wₕᵢ vₕᵢ (H,) and the layer's ``mean`` f̂(x*) = Σₕ of them, ``std``
+    s(x*)."""
+
+    x: float
+    scores: np.ndarray
+    weights: np.ndarray
+    values: np.ndarray
+    head_outputs: np.ndarray
+    mean: float
+    std: float
+
+
+def _features(fit: AttentionFit, v: np.ndarray) -> np.ndarray:
+    """φ(x̃) = (1, x̃, x̃²) in the layer's token frame, x̃ = (x − c)/s: (..., 3)."""
+    t = (np.asarray(v, dtype=np.float64) - fit.center) / fit.scale
+    return np.stack([np.ones_like(t), t, t * t], axis=-1)
+
+
+def layer_point(fit: AttentionFit, x: np.ndarray, y: np.ndarray, x_star: float) -> LayerPoint:
+    """The layer ``fit`` at the one query ``x_star`` on the data (x, y): its weights, parts and output from
+    ``attention_predict``, and the scores φ(x̃*) A_h φ(x̃ᵢ)ᵀ (A_h = ``score_matrices``) and values
+    tᵢ W_v^h U_h written out in NumPy."""
+    xv, yv = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    p = attention_predict(fit, np.array([float(x_star)]), xv, yv)
+    a = score_matrices(fit.w_q, fit.w_k, fit.d_qk)
+    scores = np.einsum("f,hfg,ng->hn", _features(fit, np.array(float(x_star))), a, _features(fit, xv))
+    toks = tokens((xv - fit.center) / fit.scale, yv / fit.y_scale)
+    return LayerPoint(x=float(x_star), scores=scores, weights=np.asarray(p.weights[:, 0, :], np.float64),
+                      values=(toks @ fit.readout.T).T * fit.y_scale,
+                      head_outputs=np.asarray(p.head_outputs[:, 0], np.float64), mean=float(p.mean[0]),
+                      std=float(p.std[0]))
+
+
+def layer_heads_table(lp: LayerPoint, names: list[str]) -> dict[str, list]:
+    """The layer panel's first table: per head its largest score, how many points it averages
+    (1 / Σᵢ wₕᵢ²) and its part headₕ(x*)·Uₕ; then the layer's row, whose last number is f̂(x*)."""
+    averaged = 1.0 / np.sum(lp.weights**2, axis=1)
+    return {"": [*names, "layer Σₕ headₕ(x*)·Uₕ"],
+            "largest score sₕᵢ": [*map(float, lp.scores.max(axis=1)), None],
+            "points averaged": [*map(float, averaged), None],
+            "headₕ(x*)·Uₕ": [*map(float, lp.head_outputs), lp.mean]}
+
+
+def head_keys_table(lp: LayerPoint, h: int, x: np.ndarray, top: int = TOP_WEIGHTS) -> dict[str, list]:
+    """Head h's keys at x*: the points of largest weight one row each (xᵢ, the score sₕᵢ, the weight wₕᵢ,
+    the value vₕᵢ and wₕᵢ vₕᵢ), the others summed, and the total, whose last cell is headₕ(x*)·Uₕ."""
+    w, v, s, xv = lp.weights[h], lp.values[h], lp.scores[h], np.asarray(x, dtype=np.float64)
+    best = np.argsort(-w, kind="stable")[:top]
+    rest = np.setdiff1d(np.arange(w.shape[0]), best)
+    rows: dict[str, list] = {"": [], "xᵢ": [], "score sₕᵢ": [], "weight wₕᵢ": [], "value vₕᵢ": [],
+                             "wₕᵢ · vₕᵢ": []}
+
+    def row(*cells: object) -> None:
+        for col, cell in zip(rows, cells, strict=True):
+            rows[col].append(cell)
+
+    for i in best:
+        row(f"point {i + 1}", float(xv[i]), float(s[i]), float(w[i]), float(v[i]), float(w[i] * v[i]))
+    if rest.size:
+        row(f"the other {rest.size:,} points", None, None, float(np.sum(w[rest])), None,
+            float(np.sum(w[rest] * v[rest])))
+    row(f"all {w.shape[0]:,} points", None, None, float(np.sum(w)), None, float(lp.head_outputs[h]))
+    return rows

@@ -1,0 +1,100 @@
+"""Animation frames drawn in the browser: a slider under the plot and Play / Pause buttons step through
+frames sent with the figure, without a round trip to the server (chapter 1's scrub through ℓ, the replays
+of training)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.styling import _single, with_layout
+
+__all__ = ["SCRUB_FRAME_MS", "Frame", "after_steps", "animated", "replay_frames", "trace_index"]
+
+SCRUB_FRAME_MS = 120  # how long each frame stays on screen when the animation plays
+BUTTONS_PX = 125  # the slider starts this far right of the plot's left edge, after Play and Pause
+
+
+class Frame(NamedTuple):
+    """One animation frame: its ``name``, the slider's ``label``, the new ``data`` of the traces at the
+    figure's indices ``traces`` (plain dicts), and the figure's ``title`` then (None: unchanged)."""
+
+    name: str
+    label: str
+    data: list[dict]
+    traces: list[int]
+    title: str | None = None
+
+
+def after_steps(k: int) -> str:
+    """"At the start", "After 1 step", "After 1,500 steps": a replay frame's title starts so."""
+    return "At the start" if k == 0 else f"After {k:,} step{'' if k == 1 else 's'}"
+
+
+def trace_index(fig: go.Figure, name: str) -> int:
+    """The index of the trace called ``name``."""
+    return next(i for i, trace in enumerate(fig.data) if trace.name == name)
+
+
+def animated(fig: go.Figure, frames: Sequence[Frame], *, active: int, prefix: str,
+             from_start: bool = False) -> go.Figure:
+    """A new figure with ``frames``, a slider under the plot (starting at frame ``active``, its marks the
+    frames' labels after ``prefix``) and Play / Pause buttons; Play goes on from the frame shown, or from
+    the first with ``from_start``. Built as plain data (``with_layout``), without Plotly's validation."""
+    steps = [{"label": f.label, "method": "animate",
+              "args": [[f.name], {"mode": "immediate", "frame": {"duration": 0, "redraw": True},
+                                  "transition": {"duration": 0}}]} for f in frames]
+    play = {"frame": {"duration": SCRUB_FRAME_MS, "redraw": True}, "fromcurrent": not from_start,
+            "transition": {"duration": 0}}
+    pause = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
+    plain = [{"name": f.name, "data": f.data, "traces": f.traces,
+              "layout": {} if f.title is None else {"title": {"text": f.title}}} for f in frames]
+    return with_layout(fig, {
+        "sliders": [{"active": active, "steps": steps, "x": 0.0, "len": 1.0, "y": -0.36, "yanchor": "top",
+                     "currentvalue": {"prefix": prefix, "font": {"size": 13}},
+                     "pad": {"t": 10, "l": BUTTONS_PX}}],
+        "updatemenus": [{"type": "buttons", "direction": "left", "x": 0.0, "y": -0.36, "yanchor": "top",
+                         "xanchor": "left", "pad": {"t": 40}, "showactive": False,
+                         "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
+                                     {"label": "Pause", "method": "animate", "args": [[None], pause]}]}],
+        "height": (fig.layout.height or 420) + 110, "margin": {"b": (fig.layout.margin.b or 50) + 110},
+    }, frames=plain)
+
+
+def replay_frames(fig: go.Figure, steps: Sequence[int], titles: Sequence[str], *,
+                  lines: Mapping[str | int, object] | None = None,
+                  heatmaps: Mapping[int, object] | None = None,
+                  heatmap_xy: tuple[object, object] | None = None, hidden: Sequence[str] = ()) -> list[Frame]:
+    """Frames of a training replay, one per step in ``steps``: ``lines`` maps a line trace (its name, or
+    its index) to its y at each step, (T, len(x)), on the still line's own x; ``heatmaps`` maps a heatmap
+    trace's index to its z at each step, (T, rows, cols), on the heatmap's own x and y or on
+    ``heatmap_xy``; the traces named in ``hidden`` (a band) are empty but at the last frame, which is the
+    still chart itself (every trace as the figure has it)."""
+    lines, heatmaps = dict(lines or {}), dict(heatmaps or {})
+    line_idx = {(k if isinstance(k, int) else trace_index(fig, k)): np.asarray(ys, dtype=np.float64)
+                for k, ys in lines.items()}
+    hide = [trace_index(fig, name) for name in hidden]
+    traces = [*line_idx, *heatmaps, *hide]
+    xy = {} if heatmap_xy is None else {"x": _single(np.asarray(heatmap_xy[0], np.float64)),
+                                        "y": _single(np.asarray(heatmap_xy[1], np.float64))}
+    last, frames = len(steps) - 1, []
+    for i, step in enumerate(steps):
+        if i == last:
+            data = [_still(fig.data[k]) for k in traces]
+        else:
+            data = ([{"type": "scatter", "y": _single(ys[i])} for ys in line_idx.values()]
+                    + [{"type": "heatmap", "z": _single(np.asarray(z[i], dtype=np.float64))} | xy
+                       for z in heatmaps.values()]
+                    + [{"type": "scatter", "x": [], "y": []} for _ in hide])
+        frames.append(Frame(f"{i}", f"{int(step):,}", data, traces, titles[i]))
+    return frames
+
+
+def _still(trace: object) -> dict:
+    """A trace's drawn data as a frame sends it (x, y, and z for a heatmap)."""
+    if trace.type == "heatmap":
+        return {"type": "heatmap", "x": trace.x, "y": trace.y, "z": trace.z}
+    return {"type": "scatter", "x": trace.x, "y": trace.y}

@@ -1,0 +1,78 @@
+"""Training replayed in the browser (``animated``): a slider of training steps under a chart, starting at
+the last step, which is the still chart itself; Play replays training from its start, with no message to
+the server. Chapter 2's fit with ℓ at each step, chapter 4's fit and learned kernel, chapter 5's learned
+window."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.animation import after_steps, animated, replay_frames
+from kernelviz.app.figures.fits import Curve
+from kernelviz.app.figures.styling import vec
+
+if TYPE_CHECKING:
+    from kernelviz.app.views.replay import LayerPath, PretrainPath
+
+__all__ = ["add_kernel_replay", "add_layer_replay", "add_pretrain_replay", "add_training_scrub",
+           "loss_titles"]
+
+PREFIX = "training step "
+
+
+def _replayed(fig: go.Figure, steps: Sequence[int], titles: Sequence[str] | None,
+              **frames: object) -> go.Figure:
+    """``fig`` with a frame per step (``replay_frames``), the slider at the last, Play from the first."""
+    t = [int(v) for v in steps]
+    return animated(fig, replay_frames(fig, t, titles or [None] * len(t), **frames), active=len(t) - 1,
+                    prefix=PREFIX, from_start=True)
+
+
+def add_training_scrub(fig: go.Figure, curve: Curve, steps: object, lengthscales: object,
+                       means: object) -> go.Figure:
+    """Replay chapter 2's training: one frame per training step in ``steps``, the fit ``curve`` with that
+    step's ℓ (``lengthscales``; ``means`` on the curve's own x), the band only at the last frame, the
+    title naming the step and its ℓ."""
+    t, ells = [int(v) for v in vec(steps)], vec(lengthscales)
+    titles = [f"{after_steps(k)}: ℓ = {ell:.3g}" for k, ell in zip(t, ells, strict=True)]
+    hidden = () if curve.std is None else (curve.band_label,)
+    return _replayed(fig, t, titles, lines={curve.name: means}, hidden=hidden)
+
+
+def loss_titles(steps: Sequence[int], losses: Sequence[float], what: str = "hold-out loss") -> list[str]:
+    """A replay frame's title: the step and the mean loss of the steps just before it (none at the start)."""
+    return [f"{after_steps(k)}: {what} {v:.3g}" if k and math.isfinite(v) else "At the start, before training"
+            for k, v in zip(steps, losses, strict=True)]
+
+
+def add_layer_replay(fig: go.Figure, path: LayerPath, mixture: str, heads: Sequence[str],
+                     band: str) -> go.Figure:
+    """Replay chapter 4's training on its fit chart: at each step of ``path`` the layer's fit (the trace
+    ``mixture``) and every head's part (the traces ``heads``), the band (``band``) only at the last."""
+    lines = {mixture: path.means} | {name: path.head_outputs[:, h] for h, name in enumerate(heads)}
+    return _replayed(fig, path.steps, loss_titles(path.steps, path.losses), lines=lines, hidden=(band,))
+
+
+def add_kernel_replay(fig: go.Figure, path: LayerPath, head: int) -> go.Figure:
+    """Replay head ``head``'s learned kernel on ``score_transpose_figure``'s two panels (traces 0 and 2):
+    log K(x, x′) and its transpose at each step of ``path``, on its thinned grid."""
+    k = path.log_kernels[:, head]
+    return _replayed(fig, path.steps, None, heatmaps={0: k, 2: np.swapaxes(k, 1, 2)},
+                     heatmap_xy=(path.kgrid, path.kgrid))
+
+
+def add_pretrain_replay(fig: go.Figure, path: PretrainPath) -> go.Figure:
+    """Replay chapter 5's pretraining on ``learned_kernel_figure``: every head's kernel at each query, at
+    each step of ``path``, the title giving the learned window ℓ and the in-context error then."""
+    heads, queries = path.kernels.shape[1:3]
+    first = len(fig.data) - heads * queries  # the kernels are the last traces, head by head, query by query
+    lines = {first + h * queries + j: path.kernels[:, h, j] for h in range(heads) for j in range(queries)}
+    titles = [f"{after_steps(k)}: window ℓ = {w:.3g}, in-context error {e:.3g}" if np.isfinite(w) else
+              f"{after_steps(k)}: no window yet, in-context error {e:.3g}"
+              for k, w, e in zip(path.steps, path.windows, path.errors, strict=True)]
+    return _replayed(fig, path.steps, titles, lines=lines)
