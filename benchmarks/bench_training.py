@@ -8,10 +8,11 @@ The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
 step (value_and_grad of the hold-out MSE of the 8-head Gaussian smoother + an optax Adam update). Both run
 in float64 (kernelviz enables it). Printed: median wall time of several runs after compilation, the ratio,
-compile counts (jax.monitoring backend-compile events), warmup() time with this process's persistent
-cache, and with ``--cold-warmup`` also warmup() in a fresh process on an empty cache directory (every
-program compiled by XLA). The machine's load average is printed with each figure: on a shared machine
-the timings move with it.
+compile counts (jax.monitoring backend-compile events), what the parameter snapshots of chapters 4 and 5
+cost (kept against not kept, alternating), warmup() time with this process's persistent cache, and with
+``--cold-warmup`` also warmup() in a fresh process on an empty cache directory (every program compiled by
+XLA). The machine's load average is printed with each figure: on a shared machine the timings move with
+it.
 """
 
 from __future__ import annotations
@@ -34,8 +35,11 @@ import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
-from kernelviz.models import training
+from kernelviz.models import incontext, training
+from kernelviz.models.attention import layer_output
+from kernelviz.models.attention.training import _train, layer_start
 from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.incontext import _pretrain, pretrain_args
 from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
 from kernelviz.runtime import jax_setup
 from tests.reference.plain_attention import fit_plain
@@ -223,6 +227,35 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
               f"{losses[0]:.4f} / {losses[1]:.4f}")
 
 
+def snapshot_cost(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """Chapter 4's and chapter 5's training with the parameter snapshots the replays use, and without
+    (``snapshots=False``), the two alternating in the same run: what keeping them costs."""
+    a = defaults.ATTENTION
+    print(f"\nparameter snapshots ({training.SNAPSHOTS} per run), kept against not kept, same run:")
+    print(f"{'run':>40} {'kept':>10} {'not kept':>10} {'ratio':>7}")
+    runs = {}
+    for holdout in (1, 10, 75):
+        layer = layer_start(x, y, heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=args.steps,
+                            learning_rate=a.learning_rate, seed=a.seed).run
+        runs[f"fit_attention, hold-out {holdout}"] = lambda keep, r=layer: _train(layer_output, r, keep)
+    for heads in (1, 8):
+        pre = pretrain_args("sine", 3.0, 0.1, 32, heads, incontext.STEPS, incontext.LEARNING_RATE,
+                            "softmax", 0)
+        runs[f"pretrain, {heads} head{'s' if heads > 1 else ''}"] = lambda keep, r=pre: _pretrain(r, keep)
+    for name, run in runs.items():
+        fn = jax_setup.float64(run)  # as fit_attention and pretrain run them
+        times = {True: [], False: []}
+        for keep in (True, False):
+            jax.block_until_ready(fn(keep))  # compiled
+        for _ in range(max(3, args.repeats)):
+            for keep in (True, False):
+                t0 = time.perf_counter()
+                jax.block_until_ready(fn(keep))
+                times[keep].append(time.perf_counter() - t0)
+        kept, plain = statistics.median(times[True]), statistics.median(times[False])
+        print(f"{name:>40} {kept * 1e3:>8.1f}ms {plain * 1e3:>8.1f}ms {kept / plain:>6.2f}x  {load()}")
+
+
 def after_warmup(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Compilations in a sweep after the warm-up, and the seed spread."""
     with count_compilations() as c_after:
@@ -268,6 +301,7 @@ def main() -> None:
     speed_devices(x, y, args)
     holdout_one_split(x, y, args)
     attention_devices(x, y, args)
+    snapshot_cost(x, y, args)
     after_warmup(x, y, args)
 
 

@@ -162,11 +162,12 @@ def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: in
     return LayerStart(run, settings)
 
 
-@partial(lean_jit, static_argnums=0)
-def _train(model: Callable[..., Array], run: LayerRun) -> training.Trained:
+@partial(lean_jit, static_argnums=(0, 2))
+def _train(model: Callable[..., Array], run: LayerRun, snapshots: bool = True) -> training.Trained:
     """Adam on (W_q, W_k, W_v, U) from ``run.params0`` by masked training of ``model``, its step at step t
     learning_rate · (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data
-    size."""
+    size, keeping ``training.SNAPSHOTS`` snapshots of the params (``snapshots=False``: none, for the
+    benchmark of what they cost)."""
 
     def predict(p: tuple[Array, ...], xq: Array, available: Array) -> Array:
         return model(p, xq, run.x, run.toks, available, run.d_qk)
@@ -178,7 +179,7 @@ def _train(model: Callable[..., Array], run: LayerRun) -> training.Trained:
     objective = training.holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
     return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
                         limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0),
-                        snapshots=True)
+                        snapshots=snapshots)
 
 
 def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -191,10 +192,11 @@ class PretrainRun(NamedTuple):
     learning_rate: Array
 
 
-@lean_jit
-def _pretrain(run: PretrainRun) -> training.Trained:
+@partial(lean_jit, static_argnums=1)
+def _pretrain(run: PretrainRun, snapshots: bool = True) -> training.Trained:
     """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: one program for
-    every run."""
+    every run, keeping ``training.SNAPSHOTS`` snapshots of the params (``snapshots=False``: none, for the
+    benchmark of what they cost)."""
 
     def objective(params: ICLParams, step: Array) -> tuple[Array, ICLParams]:
         u = jax.random.uniform(jax.random.fold_in(run.key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
@@ -205,7 +207,8 @@ def _pretrain(run: PretrainRun) -> training.Trained:
         return run.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, run.steps) / run.steps)) / 2
 
     return training.run(objective, run.params0, run.trainable, optimizer="adam", learning_rate=schedule,
-                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0), snapshots=True)
+                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0),
+                        snapshots=snapshots)
 
 
 def initial_params(heads: int, seed: int) -> ICLParams:
