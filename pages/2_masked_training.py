@@ -4,13 +4,12 @@ parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."
 import math
 
 import numpy as np
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, cache_scrub, explain, question_bank
+from kernelviz.app.ui import cache, cache_d2l, explain, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -100,21 +99,9 @@ def masked_metrics(view: views.MaskedView, steps: int) -> None:
     m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
 
 
-def replayed(fig: go.Figure, curve: kf.Curve, data: ui.Data, run: heads.FitResult, steps: int) -> go.Figure:
-    """``fig`` with training's replay under it when "Replay training" is on (a search has no steps)."""
-    if run.method == "search" or not ui.control("toggle", "Replay training under the chart", "masked.replay",
-                                                default=False, help=ui.prose(CH, "replay_help")):
-        return fig
-    replay = cache_scrub.training_path(data, run.kernel, run.holdout, steps, run.learning_rate, run.seed)
-    if replay is None:
-        return fig
-    st.caption(ui.prose(CH, "replay_caption", frames=len(replay.steps)))
-    return kf.add_training_scrub(fig, curve, replay.steps, replay.lengthscales, replay.means)
-
-
-def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> None:
+def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> ui.MaskedReplay | None:
     """Status, readouts and the fit with the learned ℓ and the exact optimum, its replay and x* explained
-    when asked for."""
+    when asked for (the replay returned)."""
     ui.show_status(view.status)
     ui.data_summary(data, training=True)
     masked_metrics(view, steps)
@@ -129,7 +116,9 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
                         title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
                         x_title=data.ds.x_label, y_title=data.ds.y_label)
     chart = st.container()
-    fig = replayed(fig, curves[0], data, view.fit, steps)
+    if (replay := ui.masked_replay(data, view.fit, steps, CH)) is not None:
+        path = replay.path
+        fig = kf.add_training_scrub(fig, curves[0], path.steps, path.lengthscales, path.means, replay.step)
     picked = explain.selection_controls("masked.", data)
     point = explain.point_weights(data, picked.x, view.learned, kernel) if picked.on else None
     if point is not None:
@@ -144,17 +133,23 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
         st.caption(ui.prose(CH, "fit_gaps"))
     ui.show_code(heads.model, training.holdout_objective, training.run)
     ui.show_fast_path(pooling.scalar_heads, pooling.pooled_heads)
+    return replay
 
 
-def loss_and_loo(view: views.MaskedView, kernel: str) -> None:
-    """The loss at every step and training's path on the exact leave-one-out curve."""
+def loss_and_loo(view: views.MaskedView, kernel: str, replay: ui.MaskedReplay | None) -> None:
+    """The loss at every step and training's path on the exact leave-one-out curve, ℓ replayed on it when
+    the fit's replay is on."""
     left, right = st.columns(2)
     with left:
         st.markdown("**Loss at every step**")
         ui.loss_chart(view.fit.losses, "masked.loss", "kernelviz-masked-loss", ui.prose(CH, "loss_caption"))
     with right:
         st.markdown("**Where training went on the leave-one-out curve**")
-        ui.show(kf.masked_loo_figure(view), key="masked.loo", filename="kernelviz-loo-curve")
+        fig = kf.masked_loo_figure(view)
+        if replay is not None:
+            p, curve = replay.path, (view.ells, view.cv)
+            fig = kf.add_loo_replay(fig, view.learned, p.steps, p.lengthscales, curve, replay.step)
+        ui.show(fig, key="masked.loo", filename="kernelviz-loo-curve")
         gap = ui.prose(CH, "loo_gap", kernel=get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
         ui.show_code(loo.curve_model, loo.loo_loss, kv.loo_lengthscale, served=True,
@@ -233,11 +228,11 @@ def training_section(data: ui.Data) -> tuple[str, int, float, int]:
     label = get_kernel(kernel).label
     with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
         view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
-    masked_fit(data, view, kernel, steps)
+    replay = masked_fit(data, view, kernel, steps)
     st.latex(ui.prose(CH, "formula"))
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
-    loss_and_loo(view, kernel)
+    loss_and_loo(view, kernel, replay)
     return kernel, steps, lr, seed
 
 

@@ -81,19 +81,20 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
     return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
 
-def replay_path(data: ui.Data, s: vt.Settings) -> LayerPath | None:
-    """The layer at 50 steps of its training when "Replay training" is on (its toggle, placed here)."""
-    if not ui.control("toggle", "Replay training under the chart", "attn.replay", default=False,
-                      help=ui.prose(CHAPTER, "replay_help")):
-        return None
+def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
+    """The layer at 50 steps of its training when "Replay training" is on (its controls, placed here), and
+    the step its charts open at."""
+    asked = ui.replay_controls("attn.", s.steps, CHAPTER)
+    if not asked.on:
+        return None, asked.step
     with ui.busy("Replaying training: the layer's fit and kernels at 50 of its steps…"):
         path = cache_attention.training_path(data, s)
     st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
-    return path
+    return path, asked.step
 
 
 def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
-                 path: LayerPath | None) -> go.Figure:
+                 path: LayerPath | None, opened: int) -> go.Figure:
     """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
     ds, truth, plural = data.ds, data.truth(), "s" if s.heads > 1 else ""
     heads = [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)]
@@ -105,7 +106,7 @@ def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
               f"d<sub>v</sub> = {s.d_v}",
         x_title=ds.x_label, y_title=ds.y_label,
     )
-    return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band)
+    return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band, opened)
 
 
 def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | None:
@@ -115,7 +116,7 @@ def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | No
 
 
 def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
-              path: LayerPath | None) -> views_explain.LayerPoint | None:
+              path: LayerPath | None, opened: int) -> views_explain.LayerPoint | None:
     """How training went, the readouts and the layer's fit with every head's part of it; the layer at x*
     when one is picked (returned)."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
@@ -131,7 +132,7 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
               help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
                    "(d_v × 1).")
     m3.metric(f"Steps run (of {s.steps:,})", f"{fit.steps_run:,}")
-    fig, chart = layer_figure(data, s, view, path), st.container()
+    fig, chart = layer_figure(data, s, view, path, opened), st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
     point, names = picked_point(data, s), [f"head {h + 1}" for h in range(s.heads)]
     if point is not None:
@@ -179,12 +180,12 @@ def layer_section(data: ui.Data) -> None:
         fit = cache_attention.fit_attention(data, s)
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
-    path = replay_path(data, s)
-    point = layer_fit(data, s, fit, view, path)
+    path, opened = replay_path(data, s)
+    point = layer_fit(data, s, fit, view, path, opened)
     layer_scores(data, s)
     question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
-    inside_layer(view, fit, s.heads, data.ds.x_label, path, None if point is None else point.x)
+    inside_layer(view, fit, s.heads, data.ds.x_label, (path, opened), None if point is None else point.x)
 
 
 PICTURES = {
@@ -220,13 +221,14 @@ def joining_heads(view: views.AttentionView) -> None:
     ui.show_code(attention.attention_layer)
 
 
-def learned_kernel(view: views.AttentionView, h: int, path: LayerPath | None) -> None:
+def learned_kernel(view: views.AttentionView, h: int, replay: tuple[LayerPath | None, int]) -> None:
     """Head h's learned kernel log K(x, x′) beside its transpose, replayed through training when asked."""
     ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
     titles = (f"head {h + 1}<br>log K(x, x′)", f"head {h + 1}, transpose<br>log K(x′, x)")
     fig = kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles)
+    path, opened = replay
     if path is not None:
-        fig = kf.add_kernel_replay(fig, path, h)
+        fig = kf.add_kernel_replay(fig, path, h, opened)
         st.caption(ui.prose(CHAPTER, "kernel_replay", head=h + 1))
     ui.show(fig, key="attn.kernel", filename="kernelviz-learned-kernel")
     ui.show_code(attention.dot_scores, attention.attention_kernel)
@@ -258,7 +260,7 @@ def loss_picture(fit: AttentionFit) -> None:
 
 @st.fragment
 def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str,
-                 path: LayerPath | None, x_star: float | None) -> None:
+                 replay: tuple[LayerPath | None, int], x_star: float | None) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader("Inside the trained layer")
@@ -272,7 +274,7 @@ def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_tit
     elif picture == "wo":
         joining_heads(view)
     elif picture == "kernel":
-        learned_kernel(view, head - 1, path)
+        learned_kernel(view, head - 1, replay)
     elif picture == "sequence":
         sequence_map(view, head - 1, x_title)
     elif picture == "selfcross":

@@ -74,13 +74,13 @@ def pretrained(s: vi.Settings) -> incontext.Pretrained:
 
 def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
     """The learned kernels' chart with pretraining replayed under it when "Replay pretraining" is on."""
-    if not ui.control("toggle", "Replay pretraining under the chart", "icl.replay", default=False,
-                      help=ui.prose(CHAPTER, "replay_help")):
+    asked = ui.replay_controls("icl.", s.steps, CHAPTER, what="pretraining")
+    if not asked.on:
         return fig
     with ui.busy("Replaying pretraining: the layer's kernels and its error in context at 50 of its steps…"):
         path = ci.pretrain_path(s)
     st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
-    return kf.add_pretrain_replay(fig, path)
+    return kf.add_pretrain_replay(fig, path, asked.step)
 
 
 def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:

@@ -23,7 +23,8 @@ def shipped(name: str) -> lesson_files.Lesson:
 
 
 WHY = "**Why the fit is where it is"
-PANELS = {"kr.formula": WHY, "masked.formula": WHY, "mh.formula": WHY}  # slots that hold text
+PANELS = {"kr.formula": WHY, "masked.formula": WHY, "mh.formula": WHY,  # slots that hold text
+          "attn.formula": "**Why the layer's output is where it is"}
 
 
 def warnings(at) -> list[str]:
@@ -198,3 +199,40 @@ def test_every_chapter_has_charts_a_scene_can_name():
     for chapter in CHAPTERS:
         keys = chapter_charts(chapter.path)
         assert keys and all("." in k for k in keys), chapter.path
+
+
+def test_a_scene_opens_a_replay_at_its_step_and_explains_x_star(lessons):
+    lessons("mine", """title = "Mine"
+[[scene]]
+chapter = 2
+title = "Training from its start"
+charts = ["masked.fit", "masked.loo"]
+[scene.set]
+masked.replay = true
+masked.step = 0
+[[scene]]
+chapter = 4
+title = "The layer at x* = 1, halfway through training"
+charts = ["attn.fit", "attn.formula"]
+[scene.set]
+attn.replay = true
+attn.step = 500
+attn.explain = true
+attn.x = 1.0
+""")
+    at = start(CHAPTERS[1].path, {"lesson": "mine", "scene": "1"})
+    assert not warnings(at)
+    fit, loo = charts(at)["masked.fit"], charts(at)["masked.loo"]
+    for spec in (fit, loo):  # both open at the start, their sliders there
+        assert spec["layout"]["sliders"][0]["active"] == 0 and len(spec["frames"]) > 1
+    assert fit["layout"]["title"]["text"].startswith("At the start: ℓ = ")
+    at.query_params["scene"] = "2"
+    at.run()
+    ok(at)
+    assert not warnings(at)
+    fit = charts(at)["attn.fit"]
+    slider = fit["layout"]["sliders"][0]
+    label = slider["steps"][slider["active"]]["label"]  # the kept step nearest 500 of 1,000
+    assert abs(int(label) - 500) <= 10
+    assert fit["layout"]["title"]["text"].startswith(f"After {label} steps: hold-out loss ")
+    assert any(m.value.startswith(PANELS["attn.formula"]) for m in at.markdown)

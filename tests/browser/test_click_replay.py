@@ -1,6 +1,7 @@
 """Click and replay in Chromium: on chapter 1 a click on a data point of the fit explains the fit there (the
-formula panel with its numbers, the weights on the chart, the URL), and the toggle clears it; on chapter 2
-Play replays training in the browser, without a message to the server."""
+formula panel with its numbers, the weights on the chart, the URL), and the toggle clears it; on chapters 2
+and 4 Play replays training in the browser, without a message to the server, and chapter 4's opens at the
+step its URL (or a lesson scene) asks for."""
 
 from __future__ import annotations
 
@@ -81,6 +82,36 @@ def test_playing_the_training_replay_changes_the_fit_without_the_server(
     page.locator(".js-plotly-plot").first.locator("g.updatemenu-button", has_text="Play").click()
     page.wait_for_function(f"() => ({TITLE_JS})().startsWith('After ')")  # a step's frame, not the still
     page.wait_for_function(f"() => ({TITLE_JS})().includes('After 100 steps')", timeout=30_000)
+    assert len(sent) == before, "playing the frames sent a message to the server"
+    assert page_state(page)["script"] == "notRunning"
+    assert exception_texts(page) == [] and errors.messages == []
+
+
+REPLAYED_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
+    .findIndex(g => (g.layout.sliders || []).length && g.layout.title && g.layout.title.text)"""
+FIT_JS = """(i) => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[i];
+    return {title: gd.layout.title.text, active: gd.layout.sliders[0].active,
+            y: Array.from(gd._fullData.find(t => t.name.startsWith('attention')).y)};
+}"""
+
+
+def test_chapter_4_opens_its_replay_at_the_step_asked_and_plays_in_the_browser(
+    warm_server: StreamlitServer, site_nav: list, page: Any, errors: BrowserErrors
+) -> None:
+    sent: list[object] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    path = next(p for name, p in site_nav if "Attention" in name)
+    page.goto(warm_server.url + path + "?attn.replay=true&attn.step=0")  # as a lesson scene sets it
+    wait_until_drawn(page)
+    i = page.evaluate(REPLAYED_JS)
+    start = page.evaluate(FIT_JS, i)
+    assert "At the start, before training" in start["title"] and start["active"] == 0  # (drawn in bold)
+    before = len(sent)
+    page.locator(".js-plotly-plot").nth(i).locator("g.updatemenu-button", has_text="Play").click()
+    page.wait_for_function(f"() => ({FIT_JS})({i}).title.includes('After 1,000 steps')", timeout=30_000)
+    end = page.evaluate(FIT_JS, i)
+    assert max(abs(a - b) for a, b in zip(start["y"], end["y"], strict=True)) > 0.05  # the layer learned
     assert len(sent) == before, "playing the frames sent a message to the server"
     assert page_state(page)["script"] == "notRunning"
     assert exception_texts(page) == [] and errors.messages == []

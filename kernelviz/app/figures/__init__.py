@@ -72,6 +72,7 @@ from kernelviz.app.figures.log_axes import log_props, log_ticks
 from kernelviz.app.figures.replay import (
     add_kernel_replay,
     add_layer_replay,
+    add_loo_replay,
     add_pretrain_replay,
     add_training_scrub,
     loss_titles,
@@ -107,6 +108,7 @@ __all__ = [
     "Curve",
     "add_kernel_replay",
     "add_layer_replay",
+    "add_loo_replay",
     "add_pretrain_replay",
     "add_scrub",
     "add_training_scrub",

@@ -4,7 +4,7 @@ of training)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from kernelviz.app.figures.styling import _single, with_layout
 
-__all__ = ["SCRUB_FRAME_MS", "Frame", "after_steps", "animated", "replay_frames", "trace_index"]
+__all__ = ["SCRUB_FRAME_MS", "Frame", "after_steps", "animated", "replay_frames", "showing", "trace_index"]
 
 SCRUB_FRAME_MS = 120  # how long each frame stays on screen when the animation plays
 BUTTONS_PX = 125  # the slider starts this far right of the plot's left edge, after Play and Pause
@@ -64,33 +64,45 @@ def animated(fig: go.Figure, frames: Sequence[Frame], *, active: int, prefix: st
     }, frames=plain)
 
 
+def showing(fig: go.Figure, frame: Frame) -> go.Figure:
+    """``fig`` drawn as ``frame`` draws it (its traces' data and its title), for a chart that opens at a
+    frame other than the still one. Returns ``fig``."""
+    for k, data in zip(frame.traces, frame.data, strict=True):
+        fig.data[k].update({name: value for name, value in data.items() if name != "type"})
+    if frame.title is not None:
+        fig.update_layout(title={"text": frame.title})
+    return fig
+
+
 def replay_frames(fig: go.Figure, steps: Sequence[int], titles: Sequence[str], *,
                   lines: Mapping[str | int, object] | None = None,
                   heatmaps: Mapping[int, object] | None = None,
-                  heatmap_xy: tuple[object, object] | None = None, hidden: Sequence[str] = ()) -> list[Frame]:
+                  heatmap_xy: tuple[object, object] | None = None, hidden: Sequence[str] = (),
+                  markers: Mapping[str, tuple[object, object]] | None = None) -> list[Frame]:
     """Frames of a training replay, one per step in ``steps``: ``lines`` maps a line trace (its name, or
     its index) to its y at each step, (T, len(x)), on the still line's own x; ``heatmaps`` maps a heatmap
     trace's index to its z at each step, (T, rows, cols), on the heatmap's own x and y or on
     ``heatmap_xy``; the traces named in ``hidden`` (a band) are empty but at the last frame, which is the
-    still chart itself (every trace as the figure has it)."""
-    lines, heatmaps = dict(lines or {}), dict(heatmaps or {})
-    line_idx = {(k if isinstance(k, int) else trace_index(fig, k)): np.asarray(ys, dtype=np.float64)
-                for k, ys in lines.items()}
-    hide = [trace_index(fig, name) for name in hidden]
-    traces = [*line_idx, *heatmaps, *hide]
+    still chart itself (every trace as the figure has it); ``markers`` maps a one-point trace's name to its
+    (x, y) at each step, two (T,) arrays."""
+    movers: dict[int, Callable[[int], dict]] = {}  # trace index → its data at frame i
+    for key, ys in (lines or {}).items():
+        y = np.asarray(ys, dtype=np.float64)
+        movers[key if isinstance(key, int) else trace_index(fig, key)] = lambda i, y=y: {
+            "type": "scatter", "y": _single(y[i])}
     xy = {} if heatmap_xy is None else {"x": _single(np.asarray(heatmap_xy[0], np.float64)),
                                         "y": _single(np.asarray(heatmap_xy[1], np.float64))}
-    last, frames = len(steps) - 1, []
-    for i, step in enumerate(steps):
-        if i == last:
-            data = [_still(fig.data[k]) for k in traces]
-        else:
-            data = ([{"type": "scatter", "y": _single(ys[i])} for ys in line_idx.values()]
-                    + [{"type": "heatmap", "z": _single(np.asarray(z[i], dtype=np.float64))} | xy
-                       for z in heatmaps.values()]
-                    + [{"type": "scatter", "x": [], "y": []} for _ in hide])
-        frames.append(Frame(f"{i}", f"{int(step):,}", data, traces, titles[i]))
-    return frames
+    for k, zs in (heatmaps or {}).items():
+        movers[k] = lambda i, zs=zs: {"type": "heatmap", "z": _single(np.asarray(zs[i], np.float64))} | xy
+    for name in hidden:
+        movers[trace_index(fig, name)] = lambda i: {"type": "scatter", "x": [], "y": []}
+    for name, (px, py) in (markers or {}).items():
+        movers[trace_index(fig, name)] = lambda i, px=px, py=py: {
+            "type": "scatter", "x": [float(px[i])], "y": [float(py[i])]}
+    last = len(steps) - 1
+    return [Frame(f"{i}", f"{int(step):,}", [_still(fig.data[k]) if i == last else move(i)
+                                             for k, move in movers.items()], list(movers), titles[i])
+            for i, step in enumerate(steps)]
 
 
 def _still(trace: object) -> dict:

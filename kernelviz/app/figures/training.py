@@ -152,6 +152,11 @@ def _optimum_marker(optimum: float, ells: np.ndarray, cv: np.ndarray) -> go.Scat
     return _marker(optimum, y0 if finite.size else None, name, "star", 16, COLORS["optimum"], hover)
 
 
+def learned_name(learned: float) -> str:
+    """The name of the learned ℓ's marker on ``loo_figure`` (a replay moves it)."""
+    return f"learned ℓ = {learned:.3g}"
+
+
 def loo_figure(
     lengthscales: object,
     cv: object,
@@ -181,7 +186,7 @@ def loo_figure(
         fig.add_trace(_path_trace(trajectory, trajectory_cv))
     if learned is not None and learned_cv is not None and np.isfinite(learned_cv):
         hover = "learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
-        name = f"learned ℓ = {learned:.3g}"
+        name = learned_name(learned)
         fig.add_trace(_marker(learned, learned_cv, name, "diamond", 13, COLORS["trajectory"], hover))
     if optimum is not None:
         fig.add_vline(x=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})

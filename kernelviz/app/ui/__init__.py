@@ -92,6 +92,7 @@ from kernelviz.app.ui.controls import (
     sync_url,
     to_url,
 )
+from kernelviz.app.ui.replay import MaskedReplay, masked_replay, replay_controls
 from kernelviz.app.ui.server import rerun_page_on_change
 from kernelviz.app.ui.sidebar import (
     _UPLOAD,
@@ -136,6 +137,7 @@ __all__ = [
     "CsvUpload",
     "Data",
     "Heat",
+    "MaskedReplay",
     "_Spec",
     "apply_upload",
     "busy",
@@ -160,10 +162,12 @@ __all__ = [
     "loo_optimum",
     "loss_chart",
     "make_data",
+    "masked_replay",
     "md_escape",
     "picture_control",
     "predict",
     "prose",
+    "replay_controls",
     "rerun_page_on_change",
     "say",
     "show",

@@ -54,6 +54,9 @@ def busy(text: str) -> Iterator[None]:
         yield
 
 
+SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames and Play / Pause
+
+
 def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
     """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
@@ -61,13 +64,14 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
-    slot on the stage, at a height that fits a projector's screen (but for a figure with a scrub slider)."""
+    slot on the stage, at a height that fits a projector's screen (a figure with a slider of frames keeps
+    ``SLIDER_ROOM`` more for it, below the plot)."""
     box = stage.place(key)
     if box is None:
         return
-    if box is not st and not fig.layout.sliders:  # a scrub's slider sits at a fixed place below the plot
-        height = min(fig.layout.height or stage.CHART_HEIGHT, stage.CHART_HEIGHT)
-        fig = go.Figure(fig).update_layout(height=height)
+    if box is not st:
+        most = stage.CHART_HEIGHT + (SLIDER_ROOM if fig.layout.sliders else 0)
+        fig = go.Figure(fig).update_layout(height=min(fig.layout.height or most, most))
     config = kf.png_config(filename or key.replace(".", "-"))
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
                      on_select=on_select or "ignore", selection_mode="points")
