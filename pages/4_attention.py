@@ -115,10 +115,8 @@ def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | No
     return cache_attention.layer_point(data, s, picked.x) if picked.on else None
 
 
-def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
-              path: LayerPath | None, opened: int) -> views_explain.LayerPoint | None:
-    """How training went, the readouts and the layer's fit with every head's part of it; the layer at x*
-    when one is picked (returned)."""
+def layer_readouts(data: ui.Data, s: vt.Settings, fit: AttentionFit) -> None:
+    """How training went: its status, where it started, the data and three readouts."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
     ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
     ui.say(CHAPTER, "start", ells=ells)
@@ -132,8 +130,17 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
               help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
                    "(d_v × 1).")
     m3.metric(f"Steps run (of {s.steps:,})", f"{fit.steps_run:,}")
-    fig, chart = layer_figure(data, s, view, path, opened), st.container()
+
+
+def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
+              ) -> tuple[views_explain.LayerPoint | None, tuple[LayerPath | None, int]]:
+    """The readouts and the layer's fit with every head's part of it, its replay and x* under it when asked
+    (returned: the layer at x*, and the replay with the step it opens at)."""
+    layer_readouts(data, s, fit)
+    chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
+    path, opened = replay_path(data, s)
+    fig = layer_figure(data, s, view, path, opened)
     point, names = picked_point(data, s), [f"head {h + 1}" for h in range(s.heads)]
     if point is not None:
         kf.mark_heads(fig, point.x, point.head_outputs, point.mean, names)
@@ -144,7 +151,7 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
         explain.layer_panel(point, names, data.ds.x, key="attn.formula")
     ui.show_code(attention.attention_layer, attention.dot_scores, attention.layer_output, training.run)
     ui.show_fast_path(pooling.summed_heads, pooling.pooled_sum)
-    return point
+    return point, (path, opened)
 
 
 def layer_scores(data: ui.Data, s: vt.Settings) -> None:
@@ -180,12 +187,11 @@ def layer_section(data: ui.Data) -> None:
         fit = cache_attention.fit_attention(data, s)
     with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
         view = cache_attention.view(data, s)
-    path, opened = replay_path(data, s)
-    point = layer_fit(data, s, fit, view, path, opened)
+    point, replay = layer_fit(data, s, fit, view)
     layer_scores(data, s)
     question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
-    inside_layer(view, fit, s.heads, data.ds.x_label, (path, opened), None if point is None else point.x)
+    inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
 
 
 PICTURES = {

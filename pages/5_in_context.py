@@ -90,8 +90,10 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
         view = ci.kernels(s)
         best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
         loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
-    ui.show(replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best)),
-            key="icl.kernel", filename="kernelviz-in-context-kernel")
+    chart = st.container()  # the replay's controls go under it
+    fig = replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best))
+    with chart:
+        ui.show(fig, key="icl.kernel", filename="kernelviz-in-context-kernel")
     if s.kind == "linear":
         st.caption(ui.prose(CHAPTER, "kernels_linear"))
     dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,
