@@ -1,14 +1,14 @@
-"""Click to explain: a click on chapter 1's fit to the repainted charts and formula panel, against a bare
+"""Click to explain: a click on a chapter's fit to the repainted charts and formula panel, against a bare
 Streamlit page, in one run.
 
 Starts the app and the bare page (benchmarks/bare_app.py: one slider, two Plotly charts of the dashboard's
-size), opens chapter 1 with a query selected (``kr.explain=true``) and waits until the server is idle (its
-warm-up done). Then ``--repeat`` times, alternating with one key press on the bare page's slider: a click
-on another data point of the fit, timed from the click to the repainted page (chart data changed and
-Streamlit idle: the fit's weights, the heatmap's row and the panel's numbers all hold the new x*). Prints
-both medians and their ratio (target: at most 1.5).
+size), opens the chapter (1, 2, 3 or 4) at its own URL with a query selected (``kr.explain=true``, …) and
+waits until the server is idle (its warm-up done). Then ``--repeat`` times, alternating with one key press
+on the bare page's slider: a click on another data point of the fit, timed from the click to the repainted
+page (chart data changed and Streamlit idle: the fit's marks, the heatmap's row and the panel's numbers all
+hold the new x*). Prints both medians and their ratio (target: at most 1.5).
 
-    python -m benchmarks.bench_explain [--repeat 10]
+    python -m benchmarks.bench_explain [--chapter 1] [--repeat 10]
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ import time
 from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_repaint import describe, press_and_wait
+from kernelviz.app.ui.pages import CHAPTERS
 from tests.browser import harness
 from tests.browser.test_click_replay import POINT_JS
 from tests.measure import wait_until_idle
 
 TARGET_RATIO = 1.5
+PREFIXES = {1: "kr.", 2: "masked.", 3: "mh.", 4: "attn."}  # each chapter's x* controls
 FIRST_POINT = 20  # the data points clicked: every seventh from here, so each click picks a new x*
 EVERY = 7
 
@@ -44,14 +46,16 @@ def click_and_wait(page, index: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--chapter", type=int, choices=sorted(PREFIXES), default=1)
     args = parser.parse_args()
+    chapter, prefix = CHAPTERS[args.chapter - 1], PREFIXES[args.chapter]
     app, bare = harness.start_streamlit("app.py"), harness.start_streamlit("benchmarks/bare_app.py")
     clicks, presses = [], []
     try:
         with sync_playwright() as p:
             browser = harness.launch_chromium(p)
             page = browser.new_page(viewport=harness.VIEWPORT)
-            page.goto(app.url + "/kernel_regression?kr.explain=true&kr.x=0")
+            page.goto(f"{app.url}/{chapter.url}?{prefix}explain=true&{prefix}x=0")
             harness.wait_until_drawn(page)
             print(f"server idle (warm-up done) after {wait_until_idle(app.pid):.0f} s", flush=True)
             bare_page = browser.new_page(viewport=harness.VIEWPORT)
@@ -69,7 +73,7 @@ def main() -> None:
         app.stop()
         bare.stop()
     ratio = statistics.median(clicks) / statistics.median(presses)
-    print(describe("click on the fit → repainted", clicks))
+    print(describe(f"{chapter.title}: click on the fit → repainted", clicks))
     print(describe("bare page, slider → repainted", presses))
     verdict = "within" if ratio <= TARGET_RATIO else "OVER"
     print(f"ratio {ratio:.2f}x ({verdict} the {TARGET_RATIO:g}x target)")

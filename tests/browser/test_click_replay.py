@@ -23,9 +23,12 @@ pytestmark = pytest.mark.browser
 
 PANEL = "Why the fit is where it is"
 
-# The page position of a data point of the first chart (the fit): Plotly's own axes map it to pixels.
+# The page position of a data point of the first chart that draws the data (the fit), scrolled into view:
+# Plotly's own axes map it to pixels.
 POINT_JS = """(index) => {
-    const gd = document.querySelectorAll('.js-plotly-plot')[0];
+    const gd = [...document.querySelectorAll('.js-plotly-plot')]
+        .find(g => g._fullData.some(t => t.name.startsWith('data')));
+    gd.scrollIntoView({block: 'center'});
     const trace = gd._fullData.find(t => t.name.startsWith('data'));
     const x = trace.x[index], y = trace.y[index];
     const box = gd.getBoundingClientRect(), size = gd._fullLayout._size;
