@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 
 import jax
 import jax.numpy as jnp
@@ -13,11 +14,12 @@ import pytest
 import kernelviz as kv
 import tests.reference.plain_training as reference
 from kernelviz.app.defaults import KERNEL_GRID_POINTS
+from kernelviz.app.views import replay
 from kernelviz.app.warmup import QUERY_POINTS, count_compilations, warmup, warmup_tasks
 from kernelviz.core import pooling
 from kernelviz.core.kernels import KERNELS, kernel_index
 from kernelviz.data import post
-from kernelviz.models import heads
+from kernelviz.models import heads, incontext
 from kernelviz.models import training as tr
 from kernelviz.models.attention import D_QK_MAX, attention_kernel
 from kernelviz.models.heads import SEEDS_MAX
@@ -482,6 +484,9 @@ def test_sweep_after_background_warmup_compiles_nothing():
                                    seed=holdout)
         kv.attention_predict(att, q, x, y)
         attention_kernel(att, np.linspace(0, 5, KERNEL_GRID_POINTS))
+        # the replays of training: the layer and the pretrained layer at their snapshots
+        replay.layer_path(SimpleNamespace(x=x, y=y), att, q, np.linspace(0, 5, KERNEL_GRID_POINTS))
+        replay.pretrain_path(incontext.pretrain(steps=50, heads=2, seed=3))
     assert count.requests == 0, count.names
     np.testing.assert_array_equal(during.lengthscales, after.lengthscales)
     np.testing.assert_array_equal(during.losses, after.losses)

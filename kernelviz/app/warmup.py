@@ -175,7 +175,6 @@ def _training_views(n: int) -> list[Callable[[], object]]:
         lambda: attention_predict(state["fit"], x, x, y),
         lambda: attention_loo_error(state["fit"], x, y),
         lambda: attention_kernel(state["fit"], np.linspace(-3.0, 3.0, defaults.KERNEL_GRID_POINTS)),
-        lambda: attention_predict(state["fit"], queries, x, y, with_weights=False),  # the replay's frames
     ]
 
 
