@@ -23,11 +23,10 @@ pytestmark = pytest.mark.browser
 
 PANEL = "Why the fit is where it is"
 
-# The page position of a data point of the first chart that draws the data (the fit), scrolled into view:
-# Plotly's own axes map it to pixels.
-POINT_JS = """(index) => {
-    const gd = [...document.querySelectorAll('.js-plotly-plot')]
-        .find(g => g._fullData.some(t => t.name.startsWith('data')));
+# The page position of data point ``index`` of the chart keyed ``key`` (its CSS class st-key-<key>, dots as
+# dashes), scrolled into view: Plotly's own axes map it to pixels.
+POINT_JS = """([index, key]) => {
+    const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
     gd.scrollIntoView({block: 'center'});
     const trace = gd._fullData.find(t => t.name.startsWith('data'));
     const x = trace.x[index], y = trace.y[index];
@@ -48,7 +47,7 @@ def test_clicking_a_data_point_explains_the_fit_there(
     page.goto(warm_server.url + path)
     wait_until_drawn(page)
     assert page.get_by_text(PANEL).count() == 0
-    point = page.evaluate(POINT_JS, 60)
+    point = page.evaluate(POINT_JS, [60, "kr-fit"])
     before = page_state(page)["signature"]
     page.mouse.move(point["px"], point["py"])
     page.mouse.click(point["px"], point["py"])
