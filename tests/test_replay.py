@@ -142,3 +142,16 @@ def test_chapter_5_sends_the_replay_only_when_asked():
     ok(at)
     spec = charts(at)["icl.kernel"]
     assert len(spec["frames"]) == SNAPSHOTS and spec["layout"]["sliders"][0]["active"] == SNAPSHOTS - 1
+
+
+def test_open_at_step_stays_at_the_end_when_the_steps_change():
+    at = start("pages/2_masked_training.py", {"masked.replay": "true"})
+    step = lambda: at.number_input(key="masked.step").value  # noqa: E731
+    assert step() == at.slider(key="masked.steps").value  # the last step: the still chart
+    at.slider(key="masked.steps").set_value(500).run()
+    ok(at)
+    assert step() == 500  # still the last
+    at.number_input(key="masked.step").set_value(30).run()
+    at.slider(key="masked.steps").set_value(1000).run()
+    ok(at)
+    assert step() == 30 and charts(at)["masked.fit"]["layout"]["sliders"][0]["steps"][0]["label"] == "0"

@@ -36,11 +36,21 @@ def replay_controls(prefix: str, steps: int, chapter: str, what: str = "training
                  help=prose(chapter, "replay_help"), container=left)
     if not on:
         return Replay(False, int(steps))
+    _stay_at_the_end(prefix, int(steps))
     step = control("number", "Open at step", f"{prefix}step", default=int(steps), min_value=0,
                    max_value=int(steps), step=1, container=right,
                    help="The step the chart shows first (the kept step nearest it); the slider under the "
                    "chart and Play go through all of them.")
     return Replay(True, int(step))
+
+
+def _stay_at_the_end(prefix: str, steps: int) -> None:
+    """A chart opened at the last step stays at the last step when the number of training steps changes
+    (any other step is kept, clamped to the new range by the control)."""
+    seen, key = f"kv._replay_steps.{prefix}", f"{prefix}step"
+    if st.session_state.get(seen, steps) != steps and st.session_state.get(key) == st.session_state[seen]:
+        st.session_state[key] = steps
+    st.session_state[seen] = steps
 
 
 class MaskedReplay(NamedTuple):
