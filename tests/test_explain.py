@@ -138,7 +138,7 @@ def test_the_replays_frames_are_labelled_by_step_and_start_at_the_end():
     assert len({f.name for f in fig.frames}) == 4
     assert fig.frames[-1].layout.title.text == "After 3 steps: ℓ = 0.5"
     still = fig.data[2]  # the last frame is the still chart itself: its line and its band
-    assert fig.frames[-1].data[0].y is still.y or np.array_equal(fig.frames[-1].data[0].y, still.y)
+    np.testing.assert_allclose(fig.frames[-1].data[0].y, still.y, rtol=1e-6)  # float32, as it is sent
     assert len(fig.frames[-1].data[1].x) > 0 and all(len(f.data[1].x) == 0 for f in fig.frames[:-1])
     np.testing.assert_allclose(fig.frames[1].data[0].y, means[1], rtol=1e-6, atol=1e-6)
 

@@ -106,7 +106,16 @@ def replay_frames(fig: go.Figure, steps: Sequence[int], titles: Sequence[str], *
 
 
 def _still(trace: object) -> dict:
-    """A trace's drawn data as a frame sends it (x, y, and z for a heatmap)."""
-    if trace.type == "heatmap":
-        return {"type": "heatmap", "x": trace.x, "y": trace.y, "z": trace.z}
-    return {"type": "scatter", "x": trace.x, "y": trace.y}
+    """A trace's drawn data as a frame sends it (x, y, and z for a heatmap), float32 where nothing visible
+    changes (``_single``), as ``compact`` sends the still chart."""
+    names = ("x", "y", "z") if trace.type == "heatmap" else ("x", "y")
+    return {"type": trace.type} | {name: _compact(trace[name]) for name in names}
+
+
+def _compact(values: object) -> object:
+    """Numbers as a float array made small by ``_single``; anything else (text, empty) as it is."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return values
+    return _single(array) if array.size else values
