@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kernelviz.app import defaults
 from kernelviz.app.views.incontext import kernel_view
 from kernelviz.data.datasets import Dataset
 from kernelviz.models.attention import AttentionFit, attention_kernel, attention_predict
@@ -21,7 +22,7 @@ from kernelviz.models.incontext.evaluation import in_context_error
 __all__ = ["LOSS_WINDOW", "LayerPath", "PretrainPath", "frame_indices", "layer_path", "pretrain_path",
            "recent_loss"]
 
-LOSS_WINDOW = 25  # a frame's loss: the mean over the steps just before it, as the page's readout
+LOSS_WINDOW = defaults.TAIL  # a frame's loss: the mean over the steps just before it, as the page's readout
 KERNEL_STRIDE = 3  # the learned kernel's frames use every third grid point (a ninth of the cells)
 
 
@@ -88,8 +89,8 @@ def pretrain_path(fit: Pretrained) -> PretrainPath:
     """The pretrained layer at each of its snapshots (``Pretrained.at_snapshot``): its kernels and window
     (``kernel_view``) and its error in context (``in_context_error``). The last frame is the layer."""
     pick = frame_indices(fit.snapshot_steps)
-    views = [kernel_view(fit.at_snapshot(int(j))) for j in pick]
-    errors = tuple(in_context_error(fit.at_snapshot(int(j))) for j in pick)
+    layers = [fit.at_snapshot(int(j)) for j in pick]
+    views = [kernel_view(layer) for layer in layers]
     return PretrainPath(tuple(int(fit.snapshot_steps[j]) for j in pick),
                         np.asarray([v.kernels for v in views], np.float32),
-                        tuple(float(v.window) for v in views), errors)
+                        tuple(float(v.window) for v in views), tuple(map(in_context_error, layers)))
