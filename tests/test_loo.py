@@ -131,3 +131,38 @@ def test_loo_search_matches_its_plain_reference(kernel):
     assert cv == pytest.approx(cv_ref, rel=1e-9 if kernel != "boxcar" else 0.05)
     if kernel == "gaussian":
         assert ell == pytest.approx(ell_ref, rel=1e-6)
+
+
+def test_read_off_is_linear_in_log_lengthscale_and_nan_where_it_cannot_read():
+    from kernelviz.app.views import read_off
+
+    grid = np.geomspace(0.01, 10.0, 31)
+    line = 2.0 + 0.5 * np.log(grid)
+    at = np.array([0.013, 0.5, 9.99, 0.005, 11.0])
+    got = read_off(grid, line, at)
+    np.testing.assert_allclose(got[:3], 2.0 + 0.5 * np.log(at[:3]), rtol=1e-12)
+    assert np.isnan(got[3:]).all()  # outside the grid
+    gap = np.where(grid < 0.1, np.inf, line)
+    beside = read_off(grid, gap, np.array([0.05, 0.099, 0.2]))
+    assert np.isnan(beside[:2]).all() and np.isfinite(beside[2])
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "epanechnikov"])
+def test_chapter_2_path_on_the_loo_curve_is_the_curve_or_exact(kernel):
+    """Chapter 2 reads training's path off the drawn curve (20 points a decade) and computes exactly what
+    it cannot read: outside the curve's range and beside its gaps (a compact kernel's empty windows)."""
+    from kernelviz.app.ui.cache import on_loo_curve
+    from kernelviz.app.ui.sidebar import make_data
+
+    data = make_data(("blog", 150, 2024), kv.make_dataset("blog", n=150, seed=2024))
+    x, y = data.train.x, data.train.y
+    grid = np.geomspace(0.02, 20.0, 61)
+    cv = kv.loo_curve(x, y, grid, kernel)
+    at = np.array([1e-3, 0.03, 0.07, 0.3, 0.8, 3.0, 15.0, 40.0])
+    got = on_loo_curve(data, kernel, grid, cv, at)
+    exact = kv.loo_curve(x, y, at, kernel)
+    read = np.isfinite(from_curve := np.interp(np.log(at), np.log(grid), cv)) & (at >= 0.02) & (at <= 20)
+    np.testing.assert_allclose(got[read], from_curve[read], rtol=1e-12)
+    np.testing.assert_allclose(got[read], exact[read], rtol=0.02)  # the line is within 2 % of CV
+    np.testing.assert_array_equal(got[~read], exact[~read])
+    assert (~read).sum() >= 2

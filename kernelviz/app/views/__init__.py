@@ -48,6 +48,7 @@ __all__ = [
     "gaussian_check",
     "heads_view",
     "heatmap_keys",
+    "read_off",
     "training_status",
     "weights_heatmap",
 ]
@@ -320,12 +321,22 @@ def training_status(fit: FitResult | AttentionFit, span: float) -> Status:
 # ---------------------------------------------------------------------------------------------------------
 
 
+def read_off(grid: np.ndarray, values: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """A curve's values at ``at``, read off it as its chart draws it: linear in log ℓ between the points of
+    ``grid`` (increasing, > 0). NaN where that cannot be read: outside the grid, or beside a point whose
+    value is not finite (a gap)."""
+    at = np.asarray(at, dtype=np.float64)
+    inside = (at >= grid[0]) & (at <= grid[-1])
+    read = np.interp(np.log(np.where(inside, at, grid[0])), np.log(grid), values)
+    return np.where(inside & np.isfinite(read), read, np.nan)
+
+
 @dataclass(frozen=True)
 class MaskedView:
     """One masked-training run as chapter 2 draws it: the ``fit`` and its ``status``; m(x), s(x) on the grid
     with the learned ℓ and m(x) with the exact optimum ``best`` (None: none); the mean loss of the last
     ``defaults.TAIL`` steps; CV(ℓ) on ``ells`` with training's ``path`` of ℓ and its CV, and the learned
-    ℓ's CV."""
+    ℓ's CV (both read off the curve where it can be, ``read_off``)."""
 
     fit: FitResult
     status: Status
