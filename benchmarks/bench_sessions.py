@@ -61,7 +61,16 @@ from playwright.async_api import async_playwright
 
 from benchmarks.sessions_client import Session, settle, wait_drawn
 from tests.browser import harness
-from tests.measure import peak_rss, pin, process_name, run_times, served_times, summary, wait_until_idle
+from tests.measure import (
+    cpu_seconds,
+    peak_rss,
+    pin,
+    process_name,
+    run_times,
+    served_times,
+    summary,
+    wait_until_idle,
+)
 
 TARGET_RATIO = 3.0
 SERVED_TARGET = 1.5  # a server that keeps up with a class: its part of a press at most 1.5x one session's
@@ -106,11 +115,14 @@ class Phase(NamedTuple):
     seen: list[float]  # key press → "script finished", as the browser sees it
     runs: list[float]  # each script run's own time (timed_streamlit.py)
     served: list[float]  # rerun request arrived → its run finished, on the server's clock
+    cpu: float  # the server process's CPU seconds (every thread) per script run over the phase
 
 
-def phase(log: Path, sessions: list[Session], since: float, until: float) -> Phase:
+def phase(log: Path, sessions: list[Session], since: float, until: float, cpu: float) -> Phase:
+    """What ``sessions`` measured between two ``time.time()``s, the server having used ``cpu`` seconds."""
+    runs = run_times(log, since, until)
     return Phase([t for s in sessions for t in s.times], [t for s in sessions for t in s.server_times],
-                 run_times(log, since, until), served_times(log, since, until))
+                 runs, served_times(log, since, until), cpu / max(len(runs), 1))
 
 
 async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitServer, path: str, log: Path
@@ -129,11 +141,11 @@ async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitS
 
     await asyncio.gather(*(open_one(s) for s in sessions))
     phases = random.Random(0)
-    since = time.time()
+    since, cpu = time.time(), cpu_seconds(server.process.pid)
     await asyncio.gather(*(s.move(args.moves, args.every, phases.uniform(0.0, args.every or 0.0))
                            for s in sessions))
     span = time.time() - since
-    together = phase(log, sessions, since, since + span)
+    together = phase(log, sessions, since, since + span, cpu_seconds(server.process.pid) - cpu)
     print(f"             {len(together.runs)} script runs in {span:.0f} s kept the server busy"
           f" {sum(together.runs) / span:.0%} of the time", flush=True)
     print(f"{args.sessions} sessions: repaint {summary(together.repaint)}", flush=True)
@@ -156,9 +168,9 @@ async def run(args: argparse.Namespace, server: harness.StreamlitServer, log: Pa
         print(f"server idle (warm-up done) {waited:.0f} s after the chapter's first visit", flush=True)
         alone_session = Session(-1, data_seed=5000, seed=50, lr="0.2", light=args.light)
         await alone_session.open(browser, server.url, path)
-        since = time.time()
+        since, cpu = time.time(), cpu_seconds(server.process.pid)
         await alone_session.move(args.moves)
-        alone = phase(log, [alone_session], since, time.time())
+        alone = phase(log, [alone_session], since, time.time(), cpu_seconds(server.process.pid) - cpu)
         problems = await alone_session.verify(browser, args.moves)
         await alone_session.context.close()
         print(f"1 session:   repaint {summary(alone.repaint)}", flush=True)
@@ -229,6 +241,16 @@ def ratio_line(label: str, alone: list[float], together: list[float], sessions: 
     return ratio
 
 
+def capacity(args: argparse.Namespace, alone: Phase, together: Phase) -> None:
+    """The server's CPU per script run (all its threads: the script, the event loop sending the messages),
+    and the students one core holds at that cost, each moving a control every ``--every`` seconds (5)."""
+    every = args.every or 5.0
+    print(f"the server's CPU per script run (every thread): {alone.cpu * 1e3:.1f} ms alone,"
+          f" {together.cpu * 1e3:.1f} ms with {args.sessions} sessions; one core busy half the time"
+          f" (a queue that stays short) holds {0.5 * every / together.cpu:.0f} students moving a control"
+          f" every {every:g} s, fully busy {every / together.cpu:.0f}")
+
+
 def report(args: argparse.Namespace, alone: Phase, together: Phase) -> float:
     """Prints the repaint, server and script-run times alone and together; returns the repaint ratio."""
     ratio = statistics.median(together.repaint) / statistics.median(alone.repaint)
@@ -253,6 +275,7 @@ def report(args: argparse.Namespace, alone: Phase, together: Phase) -> float:
               f"({len(alone.runs)} runs)")
         print(f"{'':>60}{summary(together.runs)} with {args.sessions} sessions ({len(together.runs)} runs),"
               f" ratio {run_ratio:.2f}x")
+    capacity(args, alone, together)
     if not args.light:
         print("(all sessions' pages are drawn by one Chromium on this machine's cores, so the repaint times"
               " include the browser's share of the CPU; the server-side times do not)")
