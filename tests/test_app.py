@@ -646,3 +646,8 @@ def test_config_matches_the_upload_limit_and_theme():
     assert cfg["server"]["headless"] is True
     assert cfg["browser"]["gatherUsageStats"] is False
     assert "light" in cfg["theme"]
+    assert cfg["runner"]["postScriptGC"] is False  # a class's reruns (kernelviz/runtime/memory.py)
+    from streamlit import config
+
+    config.get_config_options(force_reparse=True)  # Streamlit reads it so, from this folder
+    assert config.get_option("runner.postScriptGC") is False
