@@ -193,7 +193,7 @@ def panel_title(p: views.HoldoutPanel) -> str:
     return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
 
 
-@st.fragment
+@ui.fragment
 def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
     ui.say(CH, "seeds_intro")
@@ -219,7 +219,7 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     ui.show_code(kv.fit_seeds, label="The code of the seed spread")
 
 
-@st.fragment
+@ui.fragment
 def training_section(data: ui.Data) -> tuple[str, int, float, int]:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
     redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
@@ -242,7 +242,7 @@ PICTURES = {
 }
 
 
-@st.fragment
+@ui.fragment
 def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
     """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
     the controls above redraws only the picture shown)."""
@@ -302,7 +302,7 @@ def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
     )
 
 
-@st.fragment
+@ui.fragment
 def d2l_section(data: ui.Data) -> None:
     """d2l's parametric attention pooling as d2l (or the Kotlin port) trains it, drawn as d2l draws it."""
     st.subheader("d2l's parametric attention pooling: w = 1/ℓ")

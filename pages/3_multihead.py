@@ -121,7 +121,7 @@ def learned(result: FitResult) -> None:
     ui.show_code(heads.model, pooling.mix)
 
 
-@st.fragment
+@ui.fragment
 def heads_pictures(result: FitResult, view: views.HeadsView, point: views_explain.HeadsPoint | None) -> None:
     """Each head's weights (x*'s row outlined when ``point``), the mixing weights or the loss, the one
     chosen (the choice reruns this alone; a move of the controls redraws only the picture shown)."""
@@ -153,7 +153,7 @@ def loss_picture(result: FitResult) -> None:
     ui.show_code(training.holdout_objective, training.run)
 
 
-@st.fragment
+@ui.fragment
 def post_experiment(data: ui.Data, kernel: str) -> None:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone)."""
@@ -179,7 +179,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)
 
 
-@st.fragment
+@ui.fragment
 def own_model(data: ui.Data, kernel: str) -> None:
     """The reader's own model: any number of heads (its controls rerun this alone)."""
     st.subheader("Your own model: any number of heads")

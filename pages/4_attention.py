@@ -23,7 +23,7 @@ A = defaults.ATTENTION
 STARTS = {"gaussian": "Gaussian heads around ℓ*", "post": "the blog post's spread", "random": "random maps"}
 
 
-@st.fragment
+@ui.fragment
 def gaussian_section(data: ui.Data) -> None:
     """The Gaussian kernel as one attention head, at the section's own ℓ (its slider reruns this alone)."""
     ell = ui.lengthscale_control(
@@ -175,7 +175,7 @@ def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
                  label="The notes' SelfAttention and multi-head attention, in JAX")
 
 
-@st.fragment
+@ui.fragment
 def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
     st.header("A trained attention layer")
@@ -264,7 +264,7 @@ def loss_picture(fit: AttentionFit) -> None:
     ui.show_code(training.holdout_objective, training.run)
 
 
-@st.fragment
+@ui.fragment
 def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str,
                  replay: tuple[LayerPath | None, int], x_star: float | None) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this

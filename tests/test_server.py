@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from kernelviz.app.ui.server import QUIET_S, Runs
 
@@ -29,3 +30,50 @@ def test_a_run_waits_for_the_warm_ups_compilation_and_is_counted_meanwhile():
     time.sleep(0.3)
     assert not Runs.busy(quiet=0.2)  # … then goes on
     assert QUIET_S >= 1.0
+
+
+def test_runs_of_different_sessions_take_turns_and_a_fragment_inside_its_page_runs():
+    inside, most, lock = [0], [0], threading.Lock()
+
+    def page_run() -> None:
+        with Runs.running():
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            with Runs.running():  # a fragment drawn by its page's run: the same turn
+                time.sleep(0.02)
+            with lock:
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=page_run) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads)
+    assert most[0] == 1  # never two runs at once
+    assert Runs.turn.acquire(timeout=1)  # and the turn is free again
+    Runs.turn.release()
+
+
+def test_a_fragments_rerun_is_a_run(monkeypatch):
+    from kernelviz.app.ui import server
+
+    monkeypatch.setattr(server.st, "fragment", lambda body: body)  # the rerun itself, with no session
+    seen = []
+
+    @server.fragment
+    def section(x: int) -> int:
+        seen.append(Runs.busy(quiet=0.0))
+        return x + 1
+
+    assert section(1) == 2
+    assert seen == [True]
+
+
+def test_every_fragment_of_the_app_is_counted():
+    """The pages' fragments are ``ui.fragment``s: a bare ``st.fragment`` would rerun beside the others."""
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "app.py", *root.glob("pages/*.py"), *root.glob("kernelviz/**/*.py")]
+    bare = [f.name for f in files if "@st.fragment" in f.read_text(encoding="utf-8")]
+    assert bare == []

@@ -93,7 +93,7 @@ from kernelviz.app.ui.controls import (
     to_url,
 )
 from kernelviz.app.ui.replay import MaskedReplay, masked_replay, replay_controls
-from kernelviz.app.ui.server import rerun_page_on_change
+from kernelviz.app.ui.server import fragment, rerun_page_on_change
 from kernelviz.app.ui.sidebar import (
     _UPLOAD,
     GRID_POINTS,
@@ -153,6 +153,7 @@ __all__ = [
     "fit",
     "fit_parametric",
     "fit_seeds",
+    "fragment",
     "heatmap_weights",
     "knn",
     "lengthscale_control",

@@ -4,6 +4,8 @@ way to redraw its whole page (``rerun_page_on_change``).
 ``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
 that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
 the warm-up's compilation never overlap (together they can need more memory than a 690 MB server has).
+Runs of different sessions take turns (``Runs.turn``); a page's run and its fragments' reruns
+(``fragment``) are both runs.
 ``warm_up`` starts the warm-up once per process in a background thread; when the interpreter exits, the
 thread is told to stop and is joined, so a compilation is never cut off halfway (XLA aborts the process
 then).
@@ -12,11 +14,13 @@ then).
 from __future__ import annotations
 
 import atexit
+import functools
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -24,12 +28,16 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
-__all__ = ["Runs", "rerun_page_on_change", "warm_up"]
+__all__ = ["Runs", "fragment", "rerun_page_on_change", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
+TURN_WAIT_S = 20.0  # the longest a script run waits for its turn (then it runs beside the others)
 QUIET_S = 4.0  # after a run, the warm-up waits this long: the browser loads and draws what the run sent
 _STOP = threading.Event()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Runs:
@@ -39,23 +47,35 @@ class Runs:
     delay them by seconds (on one core: chapter 4's first chart at 10.6–13.3 s instead of 8.1–8.7 s).
 
     The warm-up holds ``gate`` while it compiles; a run waits for it (at most ``GATE_WAIT_S``) before it
-    starts, counted meanwhile, so the warm-up does not take the gate again first."""
+    starts, counted meanwhile, so the warm-up does not take the gate again first.
+
+    Then the run waits for its ``turn`` (at most ``TURN_WAIT_S``): the runs of different sessions take
+    turns. Streamlit runs each session's script in a thread of its own, and threads that share the
+    interpreter run slower together than one after the other: each hands the interpreter back and forth
+    with the others dozens of times a run. Thirty sessions each pressing chapter 2's hold-out slider every
+    5 s on one core: the server's part of a press 3.4x one session's with the runs side by side, 1.6x
+    taking turns (``bench_sessions.py --sessions 30 --every 5 --pin --light``)."""
 
     count = 0
     ended = -QUIET_S  # time.monotonic() when the last run ended
     lock = threading.Lock()
     gate = threading.Lock()
+    turn = threading.RLock()  # taken again by a fragment's run inside its page's
 
     @classmethod
     @contextmanager
     def running(cls) -> Iterator[None]:
         with cls.lock:
             cls.count += 1
-        if cls.gate.acquire(timeout=GATE_WAIT_S):
-            cls.gate.release()
+        turned = False
         try:
+            if cls.gate.acquire(timeout=GATE_WAIT_S):
+                cls.gate.release()
+            turned = cls.turn.acquire(timeout=TURN_WAIT_S)
             yield
         finally:
+            if turned:
+                cls.turn.release()
             with cls.lock:
                 cls.count -= 1
                 cls.ended = time.monotonic()
@@ -70,9 +90,9 @@ class Runs:
 def _compile_all() -> None:
     """Compile every JAX program a session can need; a failure only costs speed, so it is logged.
 
-    First it freezes what the app has imported (Streamlit, JAX, Plotly, kernelviz: about 200,000 objects):
-    Streamlit collects garbage in full after every script run, and scanning them took more than half of
-    a page's rerun until the warm-up ended (which freezes again: the compiled programs and caches)."""
+    First it freezes what the app has imported (Streamlit, JAX, Plotly, kernelviz: about 200,000 objects),
+    so that a full garbage collection does not scan them (``kernelviz.runtime.memory``); when it ends, it
+    freezes again: the compiled programs and caches."""
     _memory.freeze_long_lived_objects()
     try:
         warmup(stop=_STOP, yield_to=Runs.busy, gate=Runs.gate)
@@ -100,6 +120,17 @@ def warm_up() -> threading.Thread:
     atexit.register(_stop, thread)
     thread.start()
     return thread
+
+
+def fragment(body: F) -> F:
+    """``st.fragment``, its reruns counted and taking turns with every other run (``Runs.running``)."""
+
+    @functools.wraps(body)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with Runs.running():
+            return body(*args, **kwargs)
+
+    return st.fragment(run)
 
 
 def rerun_page_on_change(key: str, values: tuple) -> None:
