@@ -8,8 +8,10 @@ presses, each followed by one press on the bare page's slider; then the slider i
 was (not counted), so every slider is measured around the chapter's defaults. A press is timed from the key
 to the repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the
 websocket during the rerun are the page's payload. Prints a table (median per slider, the bare page's median
-over the same presses, their ratio, kB per rerun, and the server's part: key press to its "script finished")
-and the worst ratio (target: at most 1.5, aim 1.2).
+over the same presses, their ratio, kB per rerun, the server's part: key press to its "script finished",
+and the server's CPU per press: its process's CPU time, every thread, over the press) and the worst ratio
+(target: at most 1.5, aim 1.2). The CPU per press says what a class costs: a core holds about
+2.5 s / (CPU per press) students each moving that slider every 5 s with the server half busy.
 
     python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
         [--slider "Number of points"]
@@ -27,7 +29,7 @@ from playwright.sync_api import sync_playwright
 from benchmarks.bench_repaint import press_and_wait
 from benchmarks.sessions_client import script_finished, server_time
 from tests.browser import harness
-from tests.measure import wait_until_idle
+from tests.measure import cpu_seconds, wait_until_idle
 
 TARGET_RATIO = 1.5
 
@@ -53,24 +55,28 @@ class Payload:
         return count
 
 
-def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int):
-    """(label, app s, bare s, bytes per rerun, server s) for the slider at ``index`` of the page."""
+def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
+                   app_pid: int):
+    """(label, app s, bare s, bytes per rerun, server s, server CPU s) for the slider at ``index`` of the
+    page (``app_pid``: the app's server process)."""
     thumb = harness.sliders(app_page).nth(index)
     label = harness.slider_label(thumb)
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
     payload.take()
-    app_times, bare_times, sizes, server = [], [], [], []
+    app_times, bare_times, sizes, server, cpu = [], [], [], [], []
     for _ in range(repeat):
         thumb = harness.sliders(app_page).nth(index)
+        used = cpu_seconds(app_pid)
         app_times.append(press_and_wait(app_page, thumb, app_dir))
+        cpu.append(cpu_seconds(app_pid) - used)
         server.append(server_time(payload.finished, time.perf_counter() - app_times[-1]))
         sizes.append(payload.take())
         bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
     move_back(app_page, index, start)
     payload.take()
-    return label, app_times, bare_times, sizes, server
+    return label, app_times, bare_times, sizes, server, cpu
 
 
 def thumb_value(thumb) -> float:
@@ -119,7 +125,7 @@ def main() -> None:
                     if args.slider not in harness.slider_label(harness.sliders(app_page).nth(index)):
                         continue
                     name, *times = measure_slider(app_page, payload, index, bare_page, bare_thumb,
-                                                  args.repeat)
+                                                  args.repeat, app.pid)
                     rows.append((label, name, *times))
                     print(row(label, name, *times), flush=True)
             errors = harness.exception_texts(app_page)
@@ -131,26 +137,29 @@ def main() -> None:
 
 
 def row(chapter: str, name: str, a: list[float], b: list[float], sizes: list[int],
-        server: list[float]) -> str:
+        server: list[float], cpu: list[float]) -> str:
     ratio = statistics.median(a) / statistics.median(b)
     return (f"{chapter[:28]:<28} {name[:30]:<30} {statistics.median(a) * 1e3:8.0f}ms "
             f"{statistics.median(b) * 1e3:8.0f}ms {ratio:5.2f}x {statistics.median(sizes) / 1e3:8.0f}kB "
-            f"{statistics.median(server) * 1e3:8.0f}ms")
+            f"{statistics.median(server) * 1e3:8.0f}ms {statistics.median(cpu) * 1e3:8.0f}ms")
 
 
 def report(rows, errors: list[str]) -> None:
     print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'payload':>10} "
-          f"{'server':>10}")
+          f"{'server':>10} {'CPU':>10}")
     ratios = []
-    for chapter, name, a, b, sizes, server in rows:
+    for chapter, name, a, b, sizes, server, cpu in rows:
         ratios.append(statistics.median(a) / statistics.median(b))
-        print(row(chapter, name, a, b, sizes, server))
+        print(row(chapter, name, a, b, sizes, server, cpu))
     if ratios:
         worst = max(ratios)
         verdict = "within" if worst <= TARGET_RATIO else "OVER"
         print(f"\nworst ratio {worst:.2f}x, median ratio {statistics.median(ratios):.2f}x "
               f"({verdict} the {TARGET_RATIO}x target); largest payload "
               f"{max(statistics.median(r[4]) for r in rows) / 1e3:.0f} kB per rerun")
+        costly = max(rows, key=lambda r: statistics.median(r[6]))
+        print(f"costliest press: {costly[0]}, {costly[1]}: {statistics.median(costly[6]) * 1e3:.0f} ms of the"
+              f" server's CPU")
     if errors:
         print("exception boxes seen:", *errors, sep="\n")
         sys.exit(1)
