@@ -1,5 +1,6 @@
-"""Server plumbing: one compile warm-up per server process, out of the way of the pages; and a fragment's
-way to redraw its whole page (``rerun_page_on_change``).
+"""Server plumbing: one compile warm-up per server process, out of the way of the pages; script runs that
+take turns; the pages' fragments (``fragment``) and their way to redraw the whole page
+(``rerun_page_on_change``).
 
 ``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
 that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
