@@ -146,6 +146,12 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
     st.caption(ui.prose(CHAPTER, "errors_caption"))
     other = s.other_kind()
     ui.say(CHAPTER, "linear")
+    if not ui.control("toggle", "Compare with the other attention", "icl.compare", default=False,
+                      help=f"Pretrains a {other.kind} layer with the same controls: each move of them then "
+                      "takes about twice as long."):
+        st.info(ui.prose(CHAPTER, "compare_off", other=other.kind), icon=":material/info:")
+        ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
+        return
     with ui.busy(f"Pretraining the {other.kind} layer with the same controls…"):
         other_err = ci.in_context_error(other)
     soft, lin = (err, other_err) if s.kind == "softmax" else (other_err, err)

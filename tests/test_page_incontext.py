@@ -54,14 +54,25 @@ def test_page_runs_at_the_defaults_with_maths_metrics_and_charts():
     assert "kernelviz's own chapter" in follows and "2402.11639" in follows and "Garg" in follows
     shown((c.value for c in at.caption), CH, "sidebar")
     for label in ("Learned window", "Best fixed ℓ (Nadaraya–Watson)", "Mean leave-one-out ℓ*",
-                  "In-context error", "Nadaraya–Watson at best ℓ", "Ratio", "Linear attention"):
+                  "In-context error", "Nadaraya–Watson at best ℓ", "Ratio"):
         assert any(m.label == label for m in at.metric), label
     window, best = metric(at, "Learned window"), metric(at, "Best fixed ℓ (Nadaraya–Watson)")
     assert 0.5 * best < window < 2.0 * best  # the softmax layer learned a window near the best fixed one
     assert metric(at, "Ratio") < 1.2
-    assert metric(at, "Linear attention") > 1.5 * metric(at, "Softmax attention")
+    assert not any(m.label == "Linear attention" for m in at.metric)  # the comparison waits to be asked
+    assert shown((i.value for i in at.info), CH, "compare_off") == {"other": "linear"}
     assert set(charts(at)) == CHARTS
     assert at.slider(key="icl.steps").value == 1500 and at.slider(key="icl.roughness").value == 3.0
+
+
+def test_the_comparison_pretrains_the_other_layer_with_the_same_controls():
+    at = start(PAGE, {"icl.compare": "true"})
+    assert at.toggle(key="icl.compare").value is True
+    assert not at.info or all("comparison" not in i.value for i in at.info)
+    assert metric(at, "Softmax attention") == metric(at, "In-context error")  # this page's layer
+    assert metric(at, "Linear attention") > 1.5 * metric(at, "Softmax attention")
+    at.toggle(key="icl.compare").set_value(False).run()
+    assert not any(m.label == "Linear attention" for m in at.metric)
 
 
 def test_every_chart_is_valid_plotly_with_axis_titles():
