@@ -17,10 +17,10 @@ server's peak resident memory over the whole run (limit: 690 MB).
 
 It prints the server's CPU per script run (the server process's CPU time, every thread, over a phase,
 divided by its runs) and how many students one core holds at that cost. It also prints the server's part
-of a press on the server's own clock: from the moment its rerun request
-arrived to the end of the run that carries it (target: at most 1.5x one session's, a server that keeps
-up). One Chromium for thirty sessions delays the requests themselves, and those seconds are the test
-machine's, not a class's (each student has a browser of their own).
+of a press on the server's own clock: from the moment its rerun request arrived to the end of the run
+that carries it (target: at most 1.5x one session's, a server that keeps up). One Chromium for thirty
+sessions delays the requests themselves, and those seconds are the test machine's, not a class's (each
+student has a browser of their own).
 
 By default the sessions press at the same instant, the worst case: every rerun queues behind the others.
 With ``--every 5`` each session presses once every 5 seconds instead, from a random start within the first

@@ -144,14 +144,21 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
     e2.metric("Nadaraya–Watson at best ℓ", f"{best.error:.4g}")
     e3.metric("Ratio", f"{err / best.error:.3g}×")
     st.caption(ui.prose(CHAPTER, "errors_caption"))
-    other = s.other_kind()
     ui.say(CHAPTER, "linear")
-    if not ui.control("toggle", "Compare with the other attention", "icl.compare", default=False,
-                      help=f"Pretrains a {other.kind} layer with the same controls: each move of them then "
-                      "takes about twice as long."):
+    other = s.other_kind()
+    if ui.control("toggle", "Compare with the other attention", "icl.compare", default=False,
+                  help=f"Pretrains a {other.kind} layer with the same controls: each move of them then "
+                  "takes about twice as long."):
+        compare_kinds(s, err)
+    else:
         st.info(ui.prose(CHAPTER, "compare_off", other=other.kind), icon=":material/info:")
-        ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
-        return
+    ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
+
+
+def compare_kinds(s: vi.Settings, err: float) -> None:
+    """Softmax and linear attention's errors side by side: this page's layer (``err``) and the other kind
+    pretrained with the same controls."""
+    other = s.other_kind()
     with ui.busy(f"Pretraining the {other.kind} layer with the same controls…"):
         other_err = ci.in_context_error(other)
     soft, lin = (err, other_err) if s.kind == "softmax" else (other_err, err)
@@ -159,7 +166,6 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
     l1.metric("Softmax attention", f"{soft:.4g}")
     l2.metric("Linear attention", f"{lin:.4g}")
     l3.metric("Linear ÷ softmax", f"{lin / soft:.3g}×")
-    ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
 
 
 def loss_section(fit: incontext.Pretrained) -> None:

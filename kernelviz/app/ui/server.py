@@ -54,8 +54,9 @@ class Runs:
     turns. Streamlit runs each session's script in a thread of its own, and threads that share the
     interpreter run slower together than one after the other: each hands the interpreter back and forth
     with the others dozens of times a run. Thirty sessions each pressing chapter 2's hold-out slider every
-    5 s on one core: the server's part of a press 3.4x one session's with the runs side by side, 1.6x
-    taking turns (``bench_sessions.py --sessions 30 --every 5 --pin --light``)."""
+    5 s on one core, Streamlit's collection after each run off: the server's part of a press 2.3x one
+    session's with the runs side by side, 1.3–1.6x taking turns (``bench_sessions.py --sessions 30
+    --every 5 --pin --light``, three runs)."""
 
     count = 0
     ended = -QUIET_S  # time.monotonic() when the last run ended
