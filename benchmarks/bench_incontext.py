@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python -m benchmarks.bench_incontext [--repeats 3] [--tasks 256]
+    python -m benchmarks.bench_incontext [--repeats 3] [--tasks 256] [--gradient]
 
 Prints:
 
@@ -16,7 +16,10 @@ Prints:
 * errors on fresh tasks (mean (f̂(x_q) − f(x_q))²): the softmax layer, the linear layer, Nadaraya–Watson at
   the family's best fixed ℓ (chosen in hindsight on the same tasks), the ratios, the learned window, the
   best ℓ and the mean leave-one-out ℓ* of single prompts; for both families;
-* the sweep: the learned window at three roughness values and three noise values, beside the best ℓ.
+* the sweep: the learned window at three roughness values and three noise values, beside the best ℓ;
+* with ``--gradient`` only: pretraining with its gradient written out head by head
+  (``incontext.gradient.loss_by_heads``) against the plain ``jax.value_and_grad`` of
+  ``pretraining_loss`` over every padded head, for 1, 4 and 8 heads and both kinds, timed in turns.
 Targets: warm ≤ 1.5 s; layer ≤ 1.1x NW; window falling with roughness; linear ≥ 1.5x softmax.
 """
 
@@ -38,6 +41,7 @@ from kernelviz.models import attention
 from kernelviz.models import incontext as ic
 from kernelviz.models.attention import training as attention_training
 from kernelviz.models.incontext import evaluation as ev
+from kernelviz.runtime.jax_setup import lean_jit
 from tests.measure import rss_bytes
 
 MB = 2**20
@@ -128,12 +132,61 @@ def sweep() -> None:
               f"; rises with noise: {all(a < b for a, b in pairwise(by_s))}")
 
 
+def _plain_losses() -> tuple[Callable, ...]:
+    """Each kind's step as ``jax.value_and_grad`` of ``pretraining_loss``: every padded head computed."""
+
+    def plain(kind: int) -> Callable:
+        def branch(params, prompts, available, heads):
+            loss, grads = jax.value_and_grad(ic.pretraining_loss)(params, kind, prompts, available)
+            return loss.astype(params.u.dtype), grads
+
+        return branch
+
+    return tuple(plain(k) for k in range(len(ic.KINDS)))
+
+
+def _program(losses: tuple[Callable, ...]) -> Callable:
+    """``_pretrain`` traced afresh with ``losses`` as each kind's step (``ic._LOSSES``, in new step branches:
+    JAX keeps a branch's trace by its function), compiled."""
+    saved = ic._LOSSES, ic._STEPS
+    ic._LOSSES = losses
+    ic._STEPS = tuple(ic._step_branch(m) for m in ic.POINT_BUCKETS)
+    try:
+        fn = lean_jit(lambda run: ic._pretrain._fun(run))
+        jax.block_until_ready(fn(ic.pretrain_args("sine", 3.0, 0.1, 32, 1, 10, 0.4, "softmax", 0)))
+    finally:
+        ic._LOSSES, ic._STEPS = saved
+    return fn
+
+
+def gradient_cost(repeats: int) -> None:
+    """Pretraining at the default steps with each gradient, in turns, for a few heads and both kinds."""
+    programs = {"written out": _program(ic._LOSSES), "value_and_grad": _program(_plain_losses())}
+    print(f"pretraining, {ic.STEPS} steps, median of {repeats} in turns:")
+    for kind in ic.KINDS:
+        for heads in (1, 4, 8):
+            run = ic.pretrain_args("sine", 3.0, 0.1, 32, heads, ic.STEPS, ic.LEARNING_RATE, kind, 1)
+            times: dict[str, list[float]] = {k: [] for k in programs}
+            for _ in range(repeats):
+                for label, fn in programs.items():
+                    t = time.perf_counter()
+                    jax.block_until_ready(fn(run))
+                    times[label].append(time.perf_counter() - t)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            print(f"  {kind:7} H={heads}: written out {med['written out']:.3f} s, value_and_grad "
+                  f"{med['value_and_grad']:.3f} s ({med['value_and_grad'] / med['written out']:.2f}x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=ev.EVAL_TASKS)
+    parser.add_argument("--gradient", action="store_true", help="only time the two gradients")
     a = parser.parse_args()
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.2f}")
+    if a.gradient:
+        gradient_cost(a.repeats)
+        return
     compile_cost()
     warm_times(a.repeats)
     recompiles()

@@ -18,7 +18,8 @@ needs: narrower for rough tasks, wider for smooth tasks or noisy labels. The lin
 s_h/n are a quadratic in x′, not normalised: no narrow window around x can form.
 
 One compiled program serves every control: heads are padded to ``HEADS_MAX`` and run one at a time in
-loops with a traced trip count (f̂ is a sum of heads, so is its gradient), context points are padded to
+loops with a traced trip count (f̂ is a sum of heads, so is its gradient, written out in
+``kernelviz.models.incontext.gradient``), context points are padded to
 ``tasks.N_MAX`` and a traced branch index (``lax.switch``) picks the bucket of 32 or 64 points and the
 layer kind: a step computes what its setting needs, and no setting recompiles.
 Readouts (windows, reference smoothers, errors on fresh tasks) are in
@@ -27,7 +28,6 @@ Readouts (windows, reference smoothers, errors on fresh tasks) are in
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import NamedTuple
@@ -41,6 +41,7 @@ from kernelviz.core import pooling
 from kernelviz.data import tasks
 from kernelviz.models import training
 from kernelviz.models.attention import dot_scores, gaussian_attention_params
+from kernelviz.models.incontext.gradient import loss_by_heads
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
 from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64, lean_jit
@@ -114,14 +115,6 @@ def layer_output(params: ICLParams, kind: int, queries: Array, x: Array, y: Arra
 # ---------------------------------------------------------------------------------------------------------
 
 
-def _head_outputs(kind: int, head: ICLParams, prompts: tasks.Prompts, available: Array) -> Array:
-    """One head's term u_h Σ_i w_hi(x_q) y_i of f̂ at every prompt's queries (B, Q) (``layer_output`` of
-    that head alone; ``head`` holds its W_q, W_k (3, D_QK) and u_h ())."""
-    one = ICLParams(head.w_q[None], head.w_k[None], head.u[None])
-    f = jax.vmap(lambda x, y, xq: layer_output(one, kind, xq, x, y, available))(*prompts[:3])
-    return f.astype(prompts.fq.dtype)
-
-
 def pretraining_loss(params: ICLParams, kind: int, prompts: tasks.Prompts, available: Array) -> Array:
     """What pretraining minimises: L = mean over the prompts b and their queries x_q of
     (f̂_b(x_q) − f_b(x_q))², f̂_b the layer (``layer_output``) reading prompt b's context (x, y) of
@@ -130,45 +123,15 @@ def pretraining_loss(params: ICLParams, kind: int, prompts: tasks.Prompts, avail
     return jnp.mean(jnp.square(f - prompts.fq))
 
 
-def loss_by_heads(kind: int) -> Callable:
-    """(params, prompts, available, heads) ↦ (L, ∂L/∂params) of ``pretraining_loss`` for the first ``heads``
-    heads (traced) of a ``kind`` layer, the other heads' gradient 0.
-
-    f̂ = Σ_h f_h is a sum of heads, so the heads run one at a time in ``fori_loop``s with a traced trip
-    count: f̂ first, then ∂L/∂θ_h = ∂f_h/∂θ_hᵀ g with g = ∂L/∂f̂ = 2(f̂ − f)/(B Q), one ``jax.vjp`` per head.
-    A step costs what its heads need, and one small program serves 1 … ``HEADS_MAX`` heads."""
-
-    def branch(params: ICLParams, prompts: tasks.Prompts, available: Array, heads: Array
-               ) -> tuple[Array, ICLParams]:
-        def head(h: Array) -> ICLParams:
-            return jax.tree.map(lambda a: jax.lax.dynamic_index_in_dim(a, h, keepdims=False), params)
-
-        f = jax.lax.fori_loop(0, heads, lambda h, acc: acc + _head_outputs(kind, head(h), prompts, available),
-                              jnp.zeros_like(prompts.fq))
-        err = f - prompts.fq
-        g = 2.0 * err / err.size
-
-        def add_grad(h: Array, grads: ICLParams) -> ICLParams:
-            _, vjp = jax.vjp(lambda p: _head_outputs(kind, p, prompts, available), head(h))
-            return jax.tree.map(lambda a, d: a.at[h].set(d), grads, vjp(g)[0])
-
-        grads = jax.lax.fori_loop(0, heads, add_grad, jax.tree.map(jnp.zeros_like, params))
-        return jnp.mean(jnp.square(err)).astype(params.u.dtype), grads
-
-    return branch
-
-
 _LOSSES = tuple(loss_by_heads(k) for k in range(len(KINDS)))
 
 
 def _step_branch(points: int):
     """One step's loss and gradient on ``BATCH`` fresh prompts of ``points`` slots (the first n real),
-    made from the step's uniforms (``tasks.prompts_from_uniforms``: the first columns of a draw sized for
-    ``tasks.N_MAX`` points, so the random bits are drawn in one place of the program)."""
+    drawn from the step's key (``tasks.draw_prompts``: the uniforms this bucket needs, no more)."""
 
-    def branch(params, u, task, sizes, kind):
-        u = u[:, : tasks.uniform_count(points)]
-        prompts = tasks.prompts_from_uniforms(u, task[0].astype(jnp.int32), task[1], task[2], points)
+    def branch(params, key, task, sizes, kind):
+        prompts = tasks.draw_prompts(key, task[0].astype(jnp.int32), task[1], task[2], BATCH, points)
         return jax.lax.switch(kind, _LOSSES, params, prompts, jnp.arange(points) < sizes[0], sizes[1])
 
     return branch
@@ -199,9 +162,8 @@ def _pretrain(run: PretrainRun, snapshots: bool = True) -> training.Trained:
     benchmark of what they cost)."""
 
     def objective(params: ICLParams, step: Array) -> tuple[Array, ICLParams]:
-        u = jax.random.uniform(jax.random.fold_in(run.key, step), (BATCH, tasks.uniform_count(tasks.N_MAX)),
-                               tasks.DTYPE)
-        return jax.lax.switch(run.branches[0], _STEPS, params, u, run.task, run.sizes, run.branches[1])
+        key = jax.random.fold_in(run.key, step)
+        return jax.lax.switch(run.branches[0], _STEPS, params, key, run.task, run.sizes, run.branches[1])
 
     def schedule(t: Array) -> Array:
         return run.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, run.steps) / run.steps)) / 2
