@@ -70,7 +70,7 @@ def compile_cost() -> None:
     x = np.linspace(-3.0, 3.0, 50)
     run = attention_training.layer_start(x, np.sin(x))
     _compile("chapter 4's training  ", lambda: attention_training._train.lower(attention.layer_output,
-                                                                                *run.args))
+                                                                                run.run))
     args = ic.pretrain_args("sine", 3.0, 0.1, 32, 1, ic.STEPS, ic.LEARNING_RATE, "softmax", 0)
     _compile("chapter 5's pretrain  ", lambda: ic._pretrain.lower(args))
     jax.config.update("jax_enable_compilation_cache", True)
