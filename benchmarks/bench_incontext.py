@@ -2,14 +2,14 @@
 
 Run from the repository root:
 
-    python -m benchmarks.bench_incontext [--repeats 3] [--tasks 256] [--gradient]
+    python -m benchmarks.bench_incontext [--repeats 3] [--tasks 256] [--gradient | --batch]
 
 Prints:
 
 * compile: the pretraining program lowered and compiled with the persistent cache off (seconds, and the
   growth of the process's resident memory and of its peak across it), after XLA's start-up and beside
   chapter 4's training program compiled the same way; then the first call;
-* warm pretraining at the defaults (``incontext.pretrain()``: 1500 Adam steps × 64 sine prompts of 32
+* warm pretraining at the defaults (``incontext.pretrain()``: 1500 Adam steps × 32 sine prompts of 32
   points), median of ``--repeats`` calls with other seeds; then the GP family;
 * recompiles: ``_pretrain``'s cache size and the compilations counted while pretraining at other controls
   (family, roughness, noise, n, heads, steps, softmax/linear); both must stay 1 and 0;
@@ -19,7 +19,9 @@ Prints:
 * the sweep: the learned window at three roughness values and three noise values, beside the best ℓ;
 * with ``--gradient`` only: pretraining with its gradient written out head by head
   (``incontext.gradient.loss_by_heads``) against the plain ``jax.value_and_grad`` of
-  ``pretraining_loss`` over every padded head, for 1, 4 and 8 heads and both kinds, timed in turns.
+  ``pretraining_loss`` over every padded head, for 1, 4 and 8 heads and both kinds, timed in turns;
+* with ``--batch`` only: prompts per step and step size, (64, 0.4), (32, 0.4) and (32, 0.6): the layer's
+  error over Nadaraya–Watson's at the best fixed ℓ for four seeds and their mean, and the time, per family.
 Targets: warm ≤ 1.5 s; layer ≤ 1.1x NW; window falling with roughness; linear ≥ 1.5x softmax.
 """
 
@@ -145,18 +147,44 @@ def _plain_losses() -> tuple[Callable, ...]:
     return tuple(plain(k) for k in range(len(ic.KINDS)))
 
 
-def _program(losses: tuple[Callable, ...]) -> Callable:
-    """``_pretrain`` traced afresh with ``losses`` as each kind's step (``ic._LOSSES``, in new step branches:
-    JAX keeps a branch's trace by its function), compiled."""
-    saved = ic._LOSSES, ic._STEPS
-    ic._LOSSES = losses
+def _program(losses: tuple[Callable, ...], batch: int = ic.BATCH) -> Callable:
+    """``_pretrain`` traced afresh with ``losses`` as each kind's step (``ic._LOSSES``) and ``batch`` prompts
+    per step, in new step branches (JAX keeps a branch's trace by its function), compiled."""
+    saved = ic._LOSSES, ic._STEPS, ic.BATCH
+    ic._LOSSES, ic.BATCH = losses, batch
     ic._STEPS = tuple(ic._step_branch(m) for m in ic.POINT_BUCKETS)
+    fun = ic._pretrain._fun
     try:
-        fn = lean_jit(lambda run: ic._pretrain._fun(run))
+        fn = lean_jit(lambda run, snapshots=True: fun(run, snapshots), static_argnums=1)
         jax.block_until_ready(fn(ic.pretrain_args("sine", 3.0, 0.1, 32, 1, 10, 0.4, "softmax", 0)))
     finally:
-        ic._LOSSES, ic._STEPS = saved
+        ic._LOSSES, ic._STEPS, ic.BATCH = saved
     return fn
+
+
+def batch_choice(repeats: int) -> None:
+    """The error ratio to Nadaraya–Watson at the family's best ℓ (four seeds) and the time at the defaults,
+    for each (prompts per step, step size)."""
+    configs = ((64, 0.4), (32, 0.4), (32, 0.6))
+    programs = {b: _program(ic._LOSSES, b) for b in sorted({b for b, _ in configs})}
+    saved = ic._pretrain
+    try:
+        for family in ("sine", "gp"):
+            best = ev.best_fixed_lengthscale(family, 3.0, 0.1, 32).error
+            for b, lr in configs:
+                ic._pretrain = programs[b]
+                ratios = [ev.in_context_error(ic.pretrain(family, learning_rate=lr, seed=s)) / best
+                          for s in range(4)]
+                times = []
+                for s in range(repeats):
+                    t = time.perf_counter()
+                    ic.pretrain(family, learning_rate=lr, seed=10 + s)
+                    times.append(time.perf_counter() - t)
+                print(f"{family:5} {b:3} prompts, step size {lr}: error / NW "
+                      f"{' '.join(f'{r:.4f}' for r in ratios)} (mean {np.mean(ratios):.4f}); "
+                      f"{statistics.median(times):.3f} s")
+    finally:
+        ic._pretrain = saved
 
 
 def gradient_cost(repeats: int) -> None:
@@ -182,10 +210,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tasks", type=int, default=ev.EVAL_TASKS)
     parser.add_argument("--gradient", action="store_true", help="only time the two gradients")
+    parser.add_argument("--batch", action="store_true", help="only compare prompts per step")
     a = parser.parse_args()
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.2f}")
-    if a.gradient:
-        gradient_cost(a.repeats)
+    if a.gradient or a.batch:
+        (gradient_cost if a.gradient else batch_choice)(a.repeats)
         return
     compile_cost()
     warm_times(a.repeats)
