@@ -26,7 +26,7 @@ HEADS_NOTE = (
     "each step runs only the heads in use (one small program serves 1 to 8), and each head's gradient is "
     "written out by the chain rule: ∂L/∂s_hi = g u_h w_hi (y_i − m_h) with g = ∂L/∂f̂, summed into "
     "∂L/∂A_h = Σ ∂L/∂s_hi φ(x_q)ᵀφ(x_i). Tested equal to the plain gradient of the loss above, which "
-    "computes all eight padded heads: for one head this is 3–4× faster."
+    "computes all eight padded heads: for one head this is about three times faster."
 )
 
 
