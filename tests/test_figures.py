@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from kernelviz.app import figures as kf
+from kernelviz.app.figures import styling
 
 
 def _names(fig: go.Figure) -> list[str]:
@@ -238,6 +239,17 @@ def test_loss_figure_log_axis_and_running_mean():
     assert fig.layout.xaxis.title.text == "training step"
     assert np.isnan(raw.y[2])
     np.testing.assert_allclose(mean.y, [4.0, 3.0, 2.0, 1.0])
+
+
+@pytest.mark.parametrize(("low", "longest"), [(0.012, "0.02"), (0.0058, "0.005"), (3e-4, "10⁻³")])
+def test_loss_figure_left_margin_holds_its_longest_label(low: float, longest: str) -> None:
+    fig = kf.loss_figure(np.geomspace(0.4, low, 50), window=5)
+    y = fig.layout.yaxis
+    lo, hi = (10.0**r for r in y.range)
+    shown = [t for t, v in zip(y.ticktext, y.tickvals, strict=True) if lo <= v <= hi]
+    assert len(max(shown, key=len)) == len(longest) and longest in shown
+    extra = styling.CHAR_PX * max(0, len(longest) - styling.LABEL_CHARS)
+    assert fig.layout.margin.l == styling.MARGIN["l"] + extra
 
 
 def test_loo_figure_marks_optimum_learned_and_path_with_inf_as_gap():

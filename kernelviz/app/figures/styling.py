@@ -157,6 +157,22 @@ MARGIN = {"l": 76, "r": 24, "b": 75}
 COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
 
 
+LABEL_CHARS = 4  # the longest tick label MARGIN["l"] holds beside the y-axis title ("0.01")
+CHAR_PX = 7  # about one character of a tick label
+
+
+def _left_margin(y_axis: dict) -> int:
+    """MARGIN["l"], widened by ``CHAR_PX`` for every character of the y axis's longest tick label (within its
+    range) beyond ``LABEL_CHARS``: "0.005" on a log axis needs some 7 px more, and Plotly would otherwise
+    widen the margin itself and draw the figure again. Axes other than ``log_props``' keep MARGIN["l"]."""
+    texts, values, span = y_axis.get("ticktext"), y_axis.get("tickvals"), y_axis.get("range")
+    if y_axis.get("type") != "log" or not texts or not values or not span:
+        return MARGIN["l"]
+    lo, hi = 10.0 ** span[0], 10.0 ** span[1]
+    longest = max((len(t) for t, v in zip(texts, values, strict=True) if lo <= v <= hi), default=0)
+    return MARGIN["l"] + CHAR_PX * max(0, longest - LABEL_CHARS)
+
+
 def _top_margin(showlegend: bool, legend_rows: int) -> int:
     """The top margin of a figure without a title: room for ``legend_rows`` rows of legend above the plot."""
     return max(40, 28 + 19 * legend_rows) if showlegend else 40
@@ -187,6 +203,11 @@ def style(
     mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the
     data.
     """
+    axes = {a: {"title": {"text": t}, "exponentformat": "power"} for a, t in (("x", x_title), ("y", y_title))}
+    axes["y"].update(y_axes or {})
+    for letter, log in (("x", log_x), ("y", log_y)):
+        if log:
+            axes[letter].update(log_props(fig, letter))
     legend = (
         {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
         if title
@@ -194,7 +215,8 @@ def style(
     )
     shared = {
         "height": height,
-        "margin": {**MARGIN, "t": 50 if title else _top_margin(showlegend, legend_rows),
+        "margin": {**MARGIN, "l": _left_margin(axes["y"]),
+                   "t": 50 if title else _top_margin(showlegend, legend_rows),
                    "b": 110 if title and showlegend else MARGIN["b"]},
         "hovermode": "closest",
         "showlegend": showlegend,
@@ -202,11 +224,6 @@ def style(
     }
     if title:
         shared["title"] = {"text": title}
-    axes = {a: {"title": {"text": t}, "exponentformat": "power"} for a, t in (("x", x_title), ("y", y_title))}
-    axes["y"].update(y_axes or {})
-    for letter, log in (("x", log_x), ("y", log_y)):
-        if log:
-            axes[letter].update(log_props(fig, letter))
     return with_layout(fig, _merge(shared, layout or {}), axes)
 
 
