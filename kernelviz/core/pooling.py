@@ -11,6 +11,9 @@ The models differ only in the score function:
 * Nadaraya–Watson (``kernelviz.models.smoothing``): s_i(x) = log K((x − x_i)/ℓ), a log-kernel of the distance;
 * dot-product attention (``kernelviz.models.attention``): s_i(x) = ⟨q(x), k(x_i)⟩/√d.
 
+Linear attention (chapter 5's comparison, ``kernelviz.models.incontext``) skips the softmax: w_i = s_i/n
+(``linear_weights``).
+
 Several heads are one ``jax.vmap`` over per-head parameters (``over_heads``); a multi-head model mixes the
 heads' outputs linearly, f̂(x) = Σ_h u_h m_h(x) (``mix``). For many keys, ``summarize`` and ``merge``
 combine the pooling of key blocks exactly (a running log-sum-exp, the FlashAttention trick), so memory stays
@@ -38,6 +41,7 @@ __all__ = [
     "Pooled",
     "Summary",
     "finish",
+    "linear_weights",
     "masked_softmax",
     "merge",
     "mix",
@@ -89,6 +93,12 @@ def masked_softmax(scores: Array, available: Array | None = None, sink: float | 
     if sink is not None:
         total = total + jnp.exp(sink - top)[..., None]
     return e / jnp.where(total > 0, total, 1.0)
+
+
+def linear_weights(scores: Array, available: Array, n: Array) -> Array:
+    """Linear attention's weights w_i = s_i/n on the ``available`` keys, 0 elsewhere: no softmax, so the rows
+    need not sum to 1 nor stay positive, and no weight can single out the keys near x."""
+    return jnp.where(available, scores, 0.0) / n
 
 
 def moments(weights: Array, values: Array) -> tuple[Array, Array]:

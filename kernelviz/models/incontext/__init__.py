@@ -38,6 +38,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz.core import pooling
+from kernelviz.core.pooling import linear_weights
 from kernelviz.data import tasks
 from kernelviz.models import training
 from kernelviz.models.attention import dot_scores, gaussian_attention_params
@@ -91,12 +92,6 @@ class ICLParams(NamedTuple):
 def head_scores(maps: tuple[Array, Array], queries: Array, keys: Array) -> Array:
     """One head's s(x, x′) = φ(x) W_q W_kᵀ φ(x′)ᵀ/√D_QK (``attention.dot_scores``): (q, n)."""
     return dot_scores(maps[0], maps[1], queries, keys, D_QK)
-
-
-def linear_weights(scores: Array, available: Array, n: Array) -> Array:
-    """Linear attention's weights w_i = s_i/n on the ``available`` keys, 0 elsewhere: no softmax, so the rows
-    need not sum to 1 nor stay positive, and no weight can single out the keys near x."""
-    return jnp.where(available, scores, 0.0) / n
 
 
 def layer_output(params: ICLParams, kind: int, queries: Array, x: Array, y: Array, available: Array) -> Array:

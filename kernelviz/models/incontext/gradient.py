@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
-from kernelviz.core.pooling import masked_softmax
+from kernelviz.core.pooling import linear_weights, masked_softmax
 from kernelviz.models.attention import features, score_matrices
 from kernelviz.models.smoothing import HEADS_MAX
 
@@ -50,7 +50,7 @@ def head_weights(kind: int, a: Array, phi_q: Array, phi_x: Array, available: Arr
     s = sum(c[..., k, None] * phi_x[:, None, :, k] for k in range(3))
     if kind == 0:
         return masked_softmax(s, available)
-    return jnp.where(available, s, 0.0) / jnp.sum(available)
+    return linear_weights(s, available, jnp.sum(available))
 
 
 def heads_forward(kind: int, a: Array, u: Array, phi_q: Array, phi_x: Array, y: Array, available: Array,
