@@ -239,6 +239,8 @@ def test_loss_figure_log_axis_and_running_mean():
     assert fig.layout.xaxis.title.text == "training step"
     assert np.isnan(raw.y[2])
     np.testing.assert_allclose(mean.y, [4.0, 3.0, 2.0, 1.0])
+    for trace in fig.data:  # steps 1, 2, … sent as a start and a step, not as an array
+        assert trace.x is None and (trace.x0, trace.dx) == (1, 1)
 
 
 @pytest.mark.parametrize(("low", "longest"), [(0.012, "0.02"), (0.0058, "0.005"), (3e-4, "10⁻³")])
