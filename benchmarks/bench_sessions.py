@@ -82,15 +82,17 @@ OPEN_AT_ONCE = 5  # sessions that load their page at the same time (one Chromium
 LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
 
 
-def pin_browser(args: argparse.Namespace) -> None:
-    """With ``--pin``, Chromium, Playwright's driver and this process (which reads every session's
-    websocket frames) go to every core but the first, which the server has to itself."""
-    if args.pin:
-        others = set(range(1, os.cpu_count() or 1))
-        mine = [os.getpid(), *harness.descendants(os.getpid())]
-        browser = sum(1 for p in mine if "chrom" in process_name(p))
-        print(f"pinned {pin(mine, others)} threads of Chromium ({browser} processes), Playwright and the"
-              f" sessions' client to cores {sorted(others)}", flush=True)
+def pin_apart(servers: list[int]) -> str:
+    """The servers (``servers``: their pids) on the first core; Chromium, Playwright's driver and this
+    process (which reads every session's websocket frames) on every other core. The servers are pinned
+    last: they are this process's children too, and the later setting is the one that holds."""
+    others = set(range(1, os.cpu_count() or 1))
+    mine = [os.getpid(), *harness.descendants(os.getpid())]
+    browser = sum(1 for p in mine if "chrom" in process_name(p))
+    moved = pin(mine, others)
+    served = pin(servers, {0})
+    return (f"pinned {served} server threads to core 0, and {moved - served} threads of Chromium ({browser}"
+            f" processes), Playwright and this client to cores {sorted(others)}")
 
 
 async def chapter_path(browser, server: harness.StreamlitServer) -> str:
@@ -164,7 +166,8 @@ async def run(args: argparse.Namespace, server: harness.StreamlitServer, log: Pa
     """Returns what one session alone and the sessions together measured, and every isolation problem."""
     async with async_playwright() as p:
         browser = await harness.launch_chromium(p)
-        pin_browser(args)
+        if args.pin:
+            print(pin_apart([server.process.pid]), flush=True)
         path = await chapter_path(browser, server)
         waited = await asyncio.to_thread(wait_until_idle, server.process.pid)
         print(f"server idle (warm-up done) {waited:.0f} s after the chapter's first visit", flush=True)
@@ -208,6 +211,8 @@ async def run_bare(args: argparse.Namespace, server: harness.StreamlitServer) ->
 
     async with async_playwright() as p:
         browser = await harness.launch_chromium(p)
+        if args.pin:
+            pin_apart([server.process.pid])
         alone: list[float] = []
         context, page = await open_page(browser)
         await move(page, alone)
@@ -222,8 +227,6 @@ async def run_bare(args: argparse.Namespace, server: harness.StreamlitServer) ->
 def compare_bare(args: argparse.Namespace, ratio: float) -> None:
     """The bare page measured the same way, and kernelviz's ratio against its ratio."""
     bare = harness.start_streamlit("benchmarks/bare_app.py")
-    if args.pin:
-        pin([bare.process.pid], {0})
     try:
         bare_alone, bare_together = asyncio.run(run_bare(args, bare))
     finally:
@@ -303,8 +306,6 @@ def main() -> None:
     log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
     server = harness.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},
                                  launcher=(str(Path(__file__).with_name("timed_streamlit.py")),))
-    if args.pin:
-        print(f"pinned {pin([server.process.pid], {0})} server threads to core 0", flush=True)
     try:
         with peak_rss(server.process.pid, interval=0.02) as memory:
             alone, together, problems = asyncio.run(run(args, server, log))

@@ -14,12 +14,17 @@ and the server's CPU per press: its process's CPU time, every thread, over the p
 2.5 s / (CPU per press) students each moving that slider every 5 s with the server half busy.
 
     python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
-        [--slider "Number of points"]
+        [--slider "Number of points"] [--pin]
+
+With ``--pin`` (two cores or more) both servers run on the first core and Chromium, Playwright's driver
+and this process on the others, as on Streamlit Community Cloud, where the browser is on the student's
+machine: without it, the server's run and Chromium's drawing of the previous charts share the cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -27,6 +32,7 @@ import time
 from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_repaint import press_and_wait
+from benchmarks.bench_sessions import pin_apart
 from benchmarks.sessions_client import script_finished, server_time
 from tests.browser import harness
 from tests.measure import cpu_seconds, wait_until_idle
@@ -100,12 +106,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="counted presses per slider")
     parser.add_argument("--chapter", default="", help="only chapters whose sidebar label contains this")
     parser.add_argument("--slider", default="", help="only sliders whose label contains this")
+    parser.add_argument("--pin", action="store_true", help="servers on the first core, Chromium on the rest")
     args = parser.parse_args()
+    if args.pin and (os.cpu_count() or 1) < 2:
+        parser.error("--pin needs at least two cores")
     rows = []
     with sync_playwright() as p:
         app, bare = harness.start_streamlit("app.py"), harness.start_streamlit("benchmarks/bare_app.py")
         try:
             browser = harness.launch_chromium(p)
+            if args.pin:
+                print(pin_apart([app.pid, bare.pid]), flush=True)
             app_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
             payload = Payload(app_page)
             bare_page = browser.new_context(viewport=harness.VIEWPORT).new_page()
