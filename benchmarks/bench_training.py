@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +36,7 @@ import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
+from kernelviz.models import heads as kv_heads
 from kernelviz.models import incontext, training
 from kernelviz.models.attention import layer_output
 from kernelviz.models.attention.training import _train, layer_start
@@ -42,8 +44,9 @@ from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.incontext import _pretrain, pretrain_args
 from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
 from kernelviz.runtime import jax_setup
+from kernelviz.runtime.jax_setup import lean_jit
 from tests.reference.plain_attention import fit_plain
-from tests.reference.plain_training import reference_fit
+from tests.reference.plain_training import plain_post_model, reference_fit
 
 HEADS = 8
 
@@ -174,6 +177,39 @@ def speed_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Non
               f"{row[3] * 1e3:>12.1f}ms ({row[3] / row[0]:.1f}x)")
 
 
+def post_arithmetic(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """Chapter 2's panels: kv.fit with the post's arithmetic (one head, 250 steps) at its four hold-out sizes,
+    its gradient written out (``kv_heads.post_model``) against JAX's gradient of the plain formula
+    (``plain_post_model``), in turns, same run. Each form gets a program of its own: a copy of the training
+    loop's function, traced while ``kv_heads.post_model`` is that form."""
+    original, forms = kv_heads._adam_run, {"written out": kv_heads.post_model, "autodiff": plain_post_model}
+    runs = {form: lean_jit(types.FunctionType(original._fun.__code__, original._fun.__globals__),
+                           static_argnames=("arithmetic",)) for form in forms}
+    times: dict[str, dict[int, list[float]]] = {form: {h: [] for h in (1, 10, 75, 120)} for form in forms}
+    try:
+        for form in forms:
+            kv_heads.post_model, kv_heads._adam_run = forms[form], runs[form]
+            for h in times[form]:
+                kv.fit(x, y, holdout=h, steps=250, arithmetic="post")  # traced and compiled with this form
+        for _ in range(max(1, args.repeats)):
+            for form in forms:
+                kv_heads._adam_run = runs[form]
+                for h, seen in times[form].items():
+                    t = time.perf_counter()
+                    kv.fit(x, y, holdout=h, steps=250, seed=len(seen), arithmetic="post")
+                    seen.append(time.perf_counter() - t)
+    finally:
+        kv_heads.post_model, kv_heads._adam_run = forms["written out"], original
+    print("\nthe post's arithmetic, one head, 250 steps (chapter 2's panels): gradient written out against "
+          "JAX's, in turns")
+    for h in times["autodiff"]:
+        a, b = (statistics.median(times[f][h]) for f in forms)
+        print(f"  hold-out {h:>3}: {a * 1e3:6.1f} ms against {b * 1e3:6.1f} ms ({b / a:.2f}x)")
+    total = [sum(statistics.median(v) for v in times[f].values()) for f in forms]
+    print(f"  the four panels: {total[0] * 1e3:.1f} ms against {total[1] * 1e3:.1f} ms "
+          f"({total[1] / total[0]:.2f}x); {load()}")
+
+
 def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Hold-out 1's split, argmin of the keys, against hold-out 2's, their sort: ``args.steps`` splits of 256
     slots in one compiled loop (the post's keys, ``post.step_keys``), each way, same run; then kv.fit on the
@@ -299,6 +335,7 @@ def main() -> None:
 
     against_the_post(x, y, X, Y, args)
     speed_devices(x, y, args)
+    post_arithmetic(x, y, args)
     holdout_one_split(x, y, args)
     attention_devices(x, y, args)
     snapshot_cost(x, y, args)

@@ -216,6 +216,29 @@ def test_float32_block_with_its_own_gradient_matches_plain_autodiff(kernel):
         np.testing.assert_allclose(g, r, rtol=2e-3, atol=1e-5 * np.max(np.abs(r)))
 
 
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_post_arithmetic_with_its_own_gradient_matches_the_plain_formula(kernel):
+    """``heads.post_model`` (pooled with the sink by the written-out gradient) gives the post's formula and
+    JAX's gradient of it, to float32 accuracy; a query far from every key predicts 0 where the kernel's
+    tails underflow (the Gaussian's do), as in the post."""
+    rng = np.random.default_rng(3)
+    x, y = rng.uniform(-3, 3, 40), rng.normal(size=40)
+    xq = np.append(rng.uniform(-3, 3, 11), 1e3)  # the last query: every kernel value underflows
+    available = np.broadcast_to(rng.uniform(size=40) > 0.2, (12, 40))
+    params = (jnp.log(jnp.array([0.2, 0.5, 1.5], jnp.float32)), jnp.array([0.7, -0.2, 0.5], jnp.float32))
+    k = kernel_index(kernel)
+    g = jnp.asarray(rng.normal(size=12), jnp.float32)
+    fast, plain = heads.post_model(x, y, k), reference.plain_post_model(x, y, k)
+    out, ref = fast(params, xq, available), plain(params, xq, available)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
+    assert (float(out[-1]) == 0.0) == (float(ref[-1]) == 0.0)  # 0 where the kernel's tails underflow
+    assert kernel != "gaussian" or float(out[-1]) == 0.0
+    grads = jax.grad(lambda p: g @ fast(p, xq, available))(params)
+    ref_grads = jax.grad(lambda p: g @ plain(p, xq, available))(params)
+    for a, b in zip(grads, ref_grads, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5 * float(np.max(np.abs(b))))
+
+
 @pytest.mark.parametrize("fast", [False, True])
 @pytest.mark.parametrize("ell", [1e-4, 1e4])
 def test_gradients_finite_for_all_kernels_at_extreme_lengthscales(ell, fast):

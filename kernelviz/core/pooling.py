@@ -116,25 +116,28 @@ def pool(scores: Array, values: Array, available: Array | None = None) -> Pooled
     return Pooled(mean, var, w)
 
 
-@jax.custom_vjp
-def pooled_sum(scores: Array, available: Array, values: Array) -> Array:
+@partial(jax.custom_vjp, nondiff_argnums=(3,))
+def pooled_sum(scores: Array, available: Array, values: Array, sink: float | None = None) -> Array:
     """f_r = Σ_h m_hr = Σ_h Σ_i w_hri v_ih: every head's pooled value, summed (a layer whose heads pool one
-    value each), w_h the ``masked_softmax`` of head h's scores (H, r, n), v_h = ``values[:, h]`` (n, H).
+    value each), w_h the ``masked_softmax`` of head h's scores (H, r, n) with its ``sink``, v_h =
+    ``values[:, h]`` (n, H).
 
-    Its gradient is written out, one sweep over the weights instead of JAX's pass back through the softmax:
+    Its gradient is written out, one sweep over the weights instead of JAX's pass back through the softmax
+    (a sink is a key of value 0, so it leaves the formula as it is):
 
         ∂f_r/∂s_hri = w_hri (v_ih − m_hr),      ∂f_r/∂v_ih = w_hri.
     """
-    return jnp.einsum("hrn,nh->r", masked_softmax(scores, available), values)
+    return jnp.einsum("hrn,nh->r", masked_softmax(scores, available, sink), values)
 
 
-def _pooled_sum_fwd(scores: Array, available: Array, values: Array) -> tuple[Array, tuple]:
-    w = masked_softmax(scores, available)
+def _pooled_sum_fwd(scores: Array, available: Array, values: Array, sink: float | None = None
+                    ) -> tuple[Array, tuple]:
+    w = masked_softmax(scores, available, sink)
     m = jnp.einsum("hrn,nh->hr", w, values)
     return jnp.sum(m, axis=0), (w, m, values)
 
 
-def _pooled_sum_bwd(res: tuple, g: Array) -> tuple[Array, None, Array]:
+def _pooled_sum_bwd(sink: float | None, res: tuple, g: Array) -> tuple[Array, None, Array]:
     """The cotangents of ``pooled_sum``: ḡ_r w_hri (v_ih − m_hr) for the scores, Σ_r ḡ_r w_hri for v."""
     w, m, values = res
     gw = w * g[None, :, None]
@@ -144,28 +147,31 @@ def _pooled_sum_bwd(res: tuple, g: Array) -> tuple[Array, None, Array]:
 pooled_sum.defvjp(_pooled_sum_fwd, _pooled_sum_bwd)
 
 
-@partial(jax.custom_vjp, nondiff_argnums=(0,))
-def pooled_heads(score: Callable[[Array], Array], theta: Array, available: Array, values: Array) -> Array:
+@partial(jax.custom_vjp, nondiff_argnums=(0, 4))
+def pooled_heads(score: Callable[[Array], Array], theta: Array, available: Array, values: Array,
+                 sink: float | None = None) -> Array:
     """f_r = Σ_h Σ_i w_hri v_ih for heads whose scores s_h = ``score(θ_h)`` (rows, n) depend on one number
-    θ_h each (a kernel head's log ℓ_h), w_h the ``masked_softmax`` of s_h, v_h = ``values[:, h]`` (n, H).
+    θ_h each (a kernel head's log ℓ_h), w_h the ``masked_softmax`` of s_h (with its ``sink``),
+    v_h = ``values[:, h]`` (n, H).
 
     ``pooled_sum`` of the scores, its gradient in θ fused with the forward pass, which takes ∂s_h/∂θ_h in
     forward mode (the chain rule on ``pooled_sum``'s score cotangent):
 
         ∂f_r/∂θ_h = Σ_i w_hri (v_ih − m_hr) ∂s_hri/∂θ_h,      ∂f_r/∂v_ih = w_hri.
     """
-    return pooled_sum(over_heads(score, theta), available, values)
+    return pooled_sum(over_heads(score, theta), available, values, sink)
 
 
-def _pooled_heads_fwd(score: Callable, theta: Array, available: Array, values: Array) -> tuple[Array, tuple]:
+def _pooled_heads_fwd(score: Callable, theta: Array, available: Array, values: Array,
+                      sink: float | None = None) -> tuple[Array, tuple]:
     s, slope = over_heads(lambda t: jax.jvp(score, (t,), (jnp.ones_like(t),)), theta)
-    f, res = _pooled_sum_fwd(s, available, values)
+    f, res = _pooled_sum_fwd(s, available, values, sink)
     return f, (res, slope)
 
 
-def _pooled_heads_bwd(score: Callable, res: tuple, g: Array) -> tuple[Array, None, Array]:
+def _pooled_heads_bwd(score: Callable, sink: float | None, res: tuple, g: Array) -> tuple[Array, None, Array]:
     sums, slope = res
-    ds, _, dv = _pooled_sum_bwd(sums, g)
+    ds, _, dv = _pooled_sum_bwd(sink, sums, g)
     return jnp.sum(ds * slope, axis=(1, 2)), None, dv
 
 
@@ -178,15 +184,16 @@ def _f32(tree: object) -> object:
 
 
 def scalar_heads(score_fn: Callable[[Array, Array, Array], Array], theta: Array, queries: Array, keys: Array,
-                 available: Array, values: Array, limit: float = jnp.inf) -> Array:
+                 available: Array, values: Array, limit: float = jnp.inf, sink: float | None = None) -> Array:
     """f_r = Σ_h Σ_i w_hri v_ih: H heads whose scores s_h = ``score_fn(θ_h, queries, keys)`` (r, n) depend on
-    one number θ_h each, w_h their masked softmax over the ``available`` keys, v_h = ``values[:, h]`` (n, H).
+    one number θ_h each, w_h their masked softmax over the ``available`` keys (and ``sink``),
+    v_h = ``values[:, h]`` (n, H).
 
     Training's form: θ clipped to ±``limit``, scores, pooling and gradient in float32 with the gradient in θ
     written out (``pooled_heads``), the result in the dtype of ``values``; ``tests/test_training.py``
     checks it against the plain float64 form."""
     q, k, t = _f32(queries), _f32(keys), jnp.clip(theta, -limit, limit).astype(jnp.float32)
-    return pooled_heads(lambda th: score_fn(th, q, k), t, available, _f32(values)).astype(values.dtype)
+    return pooled_heads(lambda th: score_fn(th, q, k), t, available, _f32(values), sink).astype(values.dtype)
 
 
 def over_heads(fn: Callable[..., object], head_params: object, *shared: object) -> object:

@@ -129,17 +129,16 @@ def model(x: Array, y: Array, kernel: Array) -> Predict:
 def post_model(x: Array, y: Array, kernel: Array) -> Predict:
     """``model`` computed as the blog post computes it: float32, w_i = K_i / (Σ_j K_j + 1e-16)
     (``pooling.masked_softmax`` with ``sink = log 1e-16``), so that a held-out point whose every kernel
-    value underflows predicts 0."""
+    value underflows predicts 0. Pooled as ``model`` pools, by ``pooling.scalar_heads`` with that sink."""
     xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
+
+    def scores(log_ell: Array, xq: Array, keys: Array) -> Array:  # s_hi(x) = log K((x − x_i)/ℓ_h)
+        return kernel_scores(xq, keys, jnp.exp(log_ell), kernel, OUTSIDE)
 
     def predict(params: tuple[Array, Array], xq: Array, available: Array) -> Array:
         log_ell, u = params
-
-        def weights(le: Array) -> Array:
-            scores = kernel_scores(xq.astype(jnp.float32), xk, jnp.exp(le), kernel, OUTSIDE)
-            return pooling.masked_softmax(scores, available, sink=POST_SINK)
-
-        return u @ (pooling.over_heads(weights, log_ell) @ yk)
+        values = yk[:, None] * u[None, :].astype(jnp.float32)  # head h pools u_h y_i
+        return pooling.scalar_heads(scores, log_ell, xq, xk, available, values, sink=POST_SINK)
 
     return predict
 

@@ -5,7 +5,8 @@ kernelviz computes the post's model with two speed devices (``kernelviz/models/h
 (``pooling.pooled_heads``), and a step predicts only its held-out rows, in chunks
 (``training.chunked_sum``). Here are the forms without them:
 ``plain_predictor`` pools each head in float64 and lets JAX differentiate it, ``all_rows_objective``
-predicts every padded row with weights 1/k on the held-out ones. ``reference_fit`` trains with any pair of
+predicts every padded row with weights 1/k on the held-out ones, ``plain_post_model`` is the post's own
+arithmetic differentiated by JAX. ``reference_fit`` trains with any pair of
 them through the same loop (``training.run``), so a benchmark prints what each device buys in one run.
 """
 
@@ -37,6 +38,23 @@ def plain_predictor(x: Array, y: Array, kernel: Array) -> Callable:
             log_ell,
         )
         return u @ means
+
+    return predict
+
+
+def plain_post_model(x: Array, y: Array, kernel: Array) -> Callable:
+    """The blog post's arithmetic as written: u @ (w @ y), w_i = K_i / (Σ_j K_j + 1e-16) (``masked_softmax``
+    with the post's sink), float32, JAX's own gradient (``heads.post_model`` writes the gradient out)."""
+    xk, yk = jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32)
+
+    def predict(params, xq, available):
+        log_ell, u = params
+
+        def weights(le):
+            scores = kernel_scores(jnp.asarray(xq, jnp.float32), xk, jnp.exp(le), kernel, OUTSIDE)
+            return pooling.masked_softmax(scores, available, sink=heads.POST_SINK)
+
+        return u @ (pooling.over_heads(weights, log_ell) @ yk)
 
     return predict
 
