@@ -87,14 +87,15 @@ def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
 
 
 def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
-    """The learned kernels as windows, the three widths and the error curve over ℓ."""
-    st.subheader("The window pretraining learned")
+    """The learned kernels as windows (the chart titled, so that it starts high on a projector's first
+    screen), the three widths and the error curve over ℓ."""
     with ui.busy("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…"):
         view = ci.kernels(s)
         best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
         loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
     chart = st.container()  # the replay's controls go under it
-    fig = replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best))
+    fig = replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best,
+                                               title="The window pretraining learned"))
     with chart:
         ui.show(fig, key="icl.kernel", filename="kernelviz-in-context-kernel")
     if s.kind == "linear":
@@ -209,7 +210,6 @@ def sweep_section(s: vi.Settings) -> None:
 ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
 settings = controls()
-st.caption(ui.prose(CHAPTER, "sidebar"))
 layer = pretrained(settings)
 best_search = window_section(settings, layer)
 question_bank.rough_window(settings)

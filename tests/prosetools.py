@@ -18,6 +18,8 @@ def template(chapter: str, section: str) -> str:
             return prose(chapter, section, **values)
         except KeyError as missing:
             name = missing.args[0]
+            if name in values:  # not a placeholder: the section itself is missing
+                raise AssertionError(f"pages/prose/{chapter}.md has no section {section!r}") from None
             values[name] = f"⟨{name}⟩"
 
 

@@ -52,7 +52,8 @@ def test_page_runs_at_the_defaults_with_maths_metrics_and_charts():
     assert len(at.latex) >= 3  # the prompt, the score and softmax weights, the Gaussian window
     follows = next(m for m in where_from(at) if m.startswith("Follows:"))
     assert "kernelviz's own chapter" in follows and "2402.11639" in follows and "Garg" in follows
-    shown((c.value for c in at.caption), CH, "sidebar")
+    first = json.loads(at.get("plotly_chart")[0].proto.spec)  # titled: it starts high on a first screen
+    assert first["layout"]["title"]["text"] == "The window pretraining learned"
     for label in ("Learned window", "Best fixed ℓ (Nadaraya–Watson)", "Mean leave-one-out ℓ*",
                   "In-context error", "Nadaraya–Watson at best ℓ", "Ratio"):
         assert any(m.label == label for m in at.metric), label

@@ -21,10 +21,12 @@ QUERY_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 
 
 def learned_kernel_figure(offsets: object, queries: Sequence[float], kernels: object,
-                          reference: float | None = None, *, height: int = 400) -> go.Figure:
+                          reference: float | None = None, *, title: str | None = None,
+                          height: int = 400) -> go.Figure:
     """Each head's kernel K_h(x, x + δ)/K_h(x, x) against the offset δ = x′ − x (``kernels`` (H, q, g)),
     one colour per head (one legend entry each) and one dash per query x (``QUERY_DASHES``, in the hover);
-    ``reference`` adds the Gaussian window exp(−δ²/2ℓ²) of that ℓ (Nadaraya–Watson's) for comparison."""
+    ``reference`` adds the Gaussian window exp(−δ²/2ℓ²) of that ℓ (Nadaraya–Watson's) for comparison;
+    ``title`` goes above the plot."""
     d, k = vec(offsets), np.asarray(kernels, dtype=np.float64)
     fig = go.Figure()
     if reference is not None:
@@ -38,7 +40,7 @@ def learned_kernel_figure(offsets: object, queries: Sequence[float], kernels: ob
                                      hover_name=f"head {h + 1}, query x = {x:+.1f}", legendgroup=f"head {h}",
                                      showlegend=j == 0))
     return style(fig, x_title="offset x′ − x (key minus query)", y_title="weight K(x, x′) / K(x, x)",
-                 height=height, legend_rows=1 if k.shape[0] <= 4 else 3,
+                 title=title, height=height, legend_rows=1 if k.shape[0] <= 4 else 3,
                  y_axes={"range": [0.0, 1.1]})
 
 
