@@ -119,7 +119,7 @@ def _header(found: Lesson, k: int) -> object:
 
 def _stage(scene: Scene) -> stage.Stage:
     """The scene's title and note, a status line, a slot for its question and one per chart (two to a
-    row)."""
+    row); under a question the charts are ``stage.QUESTION_ROOM`` shorter."""
     st.header(scene.title, anchor=False)
     if scene.note:
         st.markdown(scene.note)
@@ -131,7 +131,8 @@ def _stage(scene: Scene) -> stage.Stage:
         pair = scene.charts[row : row + 2]
         boxes = st.columns(len(pair)) if len(pair) > 1 else [st.container()]
         slots.update((key, box.container()) for key, box in zip(pair, boxes, strict=True))
-    return stage.Stage(slots, status)
+    room = stage.QUESTION_ROOM if scene.question else 0
+    return stage.Stage(slots, status, chart_height=stage.CHART_HEIGHT - room)
 
 
 def _found_in_first_run(scene: Scene) -> list[str]:

@@ -99,14 +99,16 @@ def ask(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]
 
 
 def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
-    """Draw question ``name`` where the caller is: prompt, guess, "Reveal", and the answer once asked for."""
+    """Draw question ``name`` where the caller is: prompt, then the guess and "Reveal" in one row, and the
+    answer once asked for."""
     st.markdown(f"**Predict, then reveal.** {prompt}")
-    value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
-    left, right = st.columns([1, 4], vertical_alignment="center")
-    left.button("Reveal", key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
-                args=(name,), disabled=value is None, type="primary")
+    asked, button, hint = st.columns([3, 1, 2], vertical_alignment="bottom")  # one row: short on a projector
+    with asked:
+        value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
+    button.button("Reveal", key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
+                  args=(name,), disabled=value is None, type="primary")
     if value is None:
-        right.caption("Make a guess first.")
+        hint.caption("Make a guess first.")
     if value is None or not st.session_state.get(_shown(name)):
         return
     with st.spinner("Computing the answer…", show_time=True):

@@ -16,11 +16,15 @@ from typing import Any
 
 import streamlit as st
 
-__all__ = ["CHARTS", "CHART_HEIGHT", "Stage", "active", "drawn_charts", "note_chart", "on_stage", "place"]
+__all__ = [
+    "CHARTS", "CHART_HEIGHT", "QUESTION_ROOM", "Stage", "active", "drawn_charts", "note_chart", "on_stage",
+    "place",
+]
 
 CHARTS = "kv._charts"  # session_state: the chart keys drawn in this run, in order (for "Copy as scene")
 
 CHART_HEIGHT = 450  # px: a scene's charts fit under its title and note on a 1280 × 720 projector
+QUESTION_ROOM = 100  # px of that a scene's question takes, above its charts (its prompt, guess and Reveal)
 
 
 @dataclass
@@ -28,12 +32,14 @@ class Stage:
     """The visible slots of a scene: one container per chart key (and one for its question), one for status
     lines; ``drawn`` collects the keys of the charts the page drew into them, ``asked`` the question the page
     asked, to be drawn by the presenter once the page has run (outside the page's fragments, so that an
-    answer reruns the whole scene)."""
+    answer reruns the whole scene). ``chart_height``: the height of its charts, smaller under a question so
+    that a chart still ends on a projector's first screen."""
 
     slots: dict[str, Any]
     status: Any
     drawn: set[str] = field(default_factory=set)
     asked: dict[str, tuple] = field(default_factory=dict)
+    chart_height: int = CHART_HEIGHT
 
 
 _ACTIVE: ContextVar[Stage | None] = ContextVar("kernelviz_stage", default=None)

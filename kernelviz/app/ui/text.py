@@ -64,13 +64,15 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
-    slot on the stage, at a height that fits a projector's screen (a figure with a slider of frames keeps
-    ``SLIDER_ROOM`` more for it, below the plot)."""
+    slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
+    slider of frames keeps ``SLIDER_ROOM`` more for it, below the plot)."""
     box = stage.place(key)
     if box is None:
         return
     if box is not st:
-        most = stage.CHART_HEIGHT + (SLIDER_ROOM if fig.layout.sliders else 0)
+        scene = stage.active()
+        height = scene.chart_height if scene else stage.CHART_HEIGHT
+        most = height + (SLIDER_ROOM if fig.layout.sliders else 0)
         fig = go.Figure(fig).update_layout(height=min(fig.layout.height or most, most))
     config = kf.png_config(filename or key.replace(".", "-"))
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
