@@ -392,3 +392,16 @@ def test_scrub_frames_replace_the_fit_and_its_band():
     assert fig.frames[0].layout.title.text == "ℓ = 0.05"
     kf.compact(fig)
     assert fig.frames[2].data[0].y.dtype == np.float32
+
+
+@pytest.mark.parametrize("height", [300, 350, 420, 600])
+def test_a_legend_below_a_titled_figure_stays_under_its_x_axis_title(height: int) -> None:
+    """Below a titled figure's plot the legend drops the same ``LEGEND_DROP`` px at any height (a lesson's
+    stage draws charts lower), so it never climbs into the x axis's ticks and title."""
+    fig = kf.style(go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="a")), x_title="x", y_title="y",
+                   title="T", height=height)
+    lay = fig.layout
+    plot = height - lay.margin.t - lay.margin.b
+    assert lay.legend.yanchor == "top"
+    assert -lay.legend.y * plot == pytest.approx(styling.LEGEND_DROP)
+    assert lay.legend.y == kf.legend_below(height)

@@ -154,6 +154,8 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
 # second time. Margins that already hold the labels save that drawing (repaints 1.33x faster when measured,
 # ``docs/benchmarks.md``).
 MARGIN = {"l": 76, "r": 24, "b": 75}
+TITLED_MARGIN = {"t": 50, "b": 110}  # a titled figure's top (its title) and bottom (axis title, then legend)
+LEGEND_DROP = 44  # px from the plot's bottom edge to a legend below it: under the x axis's ticks and title
 COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
 
 
@@ -196,8 +198,8 @@ def style(
     merged into every y axis and a builder's own ``layout`` (one new figure, ``with_layout``).
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
-    overlap); above the plot, the top margin holds ``legend_rows`` rows of it (how many it wraps into in
-    the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
+    overlap: ``legend_below``); above the plot, the top margin holds ``legend_rows`` rows of it (how many it
+    wraps into in the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
 
     Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never a bare
     mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the
@@ -209,15 +211,15 @@ def style(
         if log:
             axes[letter].update(log_props(fig, letter))
     legend = (
-        {"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}
+        {"orientation": "h", "yanchor": "top", "y": legend_below(height), "xanchor": "left", "x": 0.0}
         if title
         else {"orientation": "h", "yanchor": "bottom", "y": 1.02, "xanchor": "left", "x": 0.0}
     )
     shared = {
         "height": height,
         "margin": {**MARGIN, "l": _left_margin(axes["y"]),
-                   "t": 50 if title else _top_margin(showlegend, legend_rows),
-                   "b": 110 if title and showlegend else MARGIN["b"]},
+                   "t": TITLED_MARGIN["t"] if title else _top_margin(showlegend, legend_rows),
+                   "b": TITLED_MARGIN["b"] if title and showlegend else MARGIN["b"]},
         "hovermode": "closest",
         "showlegend": showlegend,
         "legend": legend,
@@ -225,6 +227,13 @@ def style(
     if title:
         shared["title"] = {"text": title}
     return with_layout(fig, _merge(shared, layout or {}), axes)
+
+
+def legend_below(height: int, top: int = TITLED_MARGIN["t"], bottom: int = TITLED_MARGIN["b"]) -> float:
+    """The legend's y (a fraction of the plot's height, negative: below it) that puts it ``LEGEND_DROP`` px
+    under the plot of a titled figure of total ``height`` and these margins (px), whatever the height (a
+    lesson's stage draws charts lower than the page)."""
+    return -LEGEND_DROP / max(height - top - bottom, 1)
 
 
 def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
