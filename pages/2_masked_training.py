@@ -184,7 +184,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
-    ui.show_code(heads.post_model, pooling.masked_softmax, training.holdout_split)
+    ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, training.holdout_split)
 
 
 def panel_title(p: views.HoldoutPanel) -> str:

@@ -172,8 +172,8 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     ui.say(CHAPTER, "post_intro")
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
-    ui.show_code(heads.post_model, heads.initial_lengthscales, training.holdout_split, training.run,
-                 smoothing.heads_model, pooling.mix)
+    ui.show_code(heads.post_model, heads.model, heads.initial_lengthscales, training.holdout_split,
+                 training.run, smoothing.heads_model, pooling.mix)
     ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)

@@ -107,13 +107,15 @@ LOG_ELL_F32 = 80.0  # log ℓ (of standardised x) is clipped here in float32: it
 Predict = Callable[[tuple[Array, Array], Array, Array], Array]
 
 
-def model(x: Array, y: Array, kernel: Array) -> Predict:
+def model(x: Array, y: Array, kernel: Array, *, sink: float | None = None,
+          limit: float = LOG_ELL_F32) -> Predict:
     """Chapters 2 and 3's model as training reads it: ``predict(params, x_rows, available)``, params =
     (log ℓ_h, u_h), keys x_i and values y_i the (standardised) data,
 
         f̂(x) = Σ_h u_h m_h(x),   m_h(x) = Σ_i w_hi(x) y_i,   w_hi(x) = softmax_i log K((x − x_i)/ℓ_h)
 
-    over the available keys (the heads pooled by ``pooling.scalar_heads``)."""
+    over the available keys (the heads pooled by ``pooling.scalar_heads``, log ℓ_h clipped to ±``limit``;
+    ``sink``: one more key of that score and value 0 in every softmax, as ``post_model`` has)."""
 
     def scores(log_ell: Array, xq: Array, keys: Array) -> Array:  # s_hi(x) = log K((x − x_i)/ℓ_h)
         return kernel_scores(xq, keys, jnp.exp(log_ell), kernel, OUTSIDE)
@@ -121,7 +123,7 @@ def model(x: Array, y: Array, kernel: Array) -> Predict:
     def predict(params: tuple[Array, Array], xq: Array, available: Array) -> Array:
         log_ell, u = params
         values = y[:, None] * u[None, :]  # head h pools u_h y_i
-        return pooling.scalar_heads(scores, log_ell, xq, x, available, values, limit=LOG_ELL_F32)
+        return pooling.scalar_heads(scores, log_ell, xq, x, available, values, limit=limit, sink=sink)
 
     return predict
 
@@ -129,18 +131,8 @@ def model(x: Array, y: Array, kernel: Array) -> Predict:
 def post_model(x: Array, y: Array, kernel: Array) -> Predict:
     """``model`` computed as the blog post computes it: float32, w_i = K_i / (Σ_j K_j + 1e-16)
     (``pooling.masked_softmax`` with ``sink = log 1e-16``), so that a held-out point whose every kernel
-    value underflows predicts 0. Pooled as ``model`` pools, by ``pooling.scalar_heads`` with that sink."""
-    xk, yk = x.astype(jnp.float32), y.astype(jnp.float32)
-
-    def scores(log_ell: Array, xq: Array, keys: Array) -> Array:  # s_hi(x) = log K((x − x_i)/ℓ_h)
-        return kernel_scores(xq, keys, jnp.exp(log_ell), kernel, OUTSIDE)
-
-    def predict(params: tuple[Array, Array], xq: Array, available: Array) -> Array:
-        log_ell, u = params
-        values = yk[:, None] * u[None, :].astype(jnp.float32)  # head h pools u_h y_i
-        return pooling.scalar_heads(scores, log_ell, xq, xk, available, values, sink=POST_SINK)
-
-    return predict
+    value underflows predicts 0; log ℓ_h is not clipped."""
+    return model(x.astype(jnp.float32), y.astype(jnp.float32), kernel, sink=POST_SINK, limit=math.inf)
 
 
 def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Predict:
