@@ -29,7 +29,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import kernel_scores
 from kernelviz.data import tasks
 from kernelviz.models.attention import features
-from kernelviz.models.incontext import KINDS, ICLParams, Pretrained, head_scores, layer_output, pretrain
+from kernelviz.models.incontext import KINDS, ICLParams, Pretrained, layer_output, pretrain
 from kernelviz.models.loo import loo_lengthscale
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import vector
@@ -59,15 +59,12 @@ WINDOW_QUERIES = np.linspace(-1.0, 1.0, 21)
 
 @float64
 def learned_kernel(fit: Pretrained, queries: object, grid_offsets: object) -> np.ndarray:
-    """log K_h(x, δ) = s_h(x, x + δ) − s_h(x, x) for every head, query x and offset δ: (H, q, g). For the
-    softmax layer the weight of a key at x + δ is ∝ K_h(x, δ); a window is a peak near δ = 0."""
+    """log K_h(x, δ) = s_h(x, x + δ) − s_h(x, x) for every head, query x and offset δ: (H, q, g), with
+    s_h(x, x′) = φ(x) A_h φ(x′)ᵀ (``Pretrained.score_matrices``). For the softmax layer the weight of a key
+    at x + δ is ∝ K_h(x, δ); a window is a peak near δ = 0."""
     q, d = vector("queries", queries), vector("grid_offsets", grid_offsets)
-    p = fit.params
-
-    def head(maps: tuple[Array, Array]) -> Array:
-        return jax.vmap(lambda x: head_scores(maps, x[None], x + jnp.concatenate([d, jnp.zeros(1)]))[0])(q)
-
-    s = np.asarray(pooling.over_heads(head, (p.w_q, p.w_k)))[: fit.heads]
+    keys = q[:, None] + np.append(d, 0.0)  # (q, g + 1): the offsets, then x itself
+    s = np.einsum("qf,hfk,qgk->hqg", np.asarray(features(q)), fit.score_matrices, np.asarray(features(keys)))
     return s[..., :-1] - s[..., -1:]
 
 
