@@ -42,9 +42,7 @@ __all__ = [
     "draw_prompts",
     "family_index",
     "gp_lengthscale",
-    "prompts_from_uniforms",
     "sample_prompts",
-    "uniform_count",
 ]
 
 FAMILIES = ("sine", "gp")
@@ -70,63 +68,33 @@ def gp_lengthscale(roughness: float | Array) -> float | Array:
     return 1.0 / roughness
 
 
-def _normals(u: Array) -> Array:
-    """Standard normals by Box–Muller, two from each pair of uniforms (u₁, u₂) in [0, 1) (columns halved):
-    z = √(−2 log(1 − u₁)) (cos 2πu₂, sin 2πu₂)."""
-    half = u.shape[-1] // 2
-    radius = jnp.sqrt(-2.0 * jnp.log1p(-u[..., :half]))
-    angle = 2.0 * jnp.pi * u[..., half:]
-    return jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)], axis=-1)
-
-
-def uniform_count(points: int, queries: int = QUERIES) -> int:
-    """Uniforms one prompt is made of (``prompts_from_uniforms``): its x and queries, three for a sine,
-    then one per normal (rounded up to pairs) for the label noise and for a GP draw."""
-    return points + queries + 3 + _pairs(points) + _pairs(points + queries)
-
-
-def _pairs(k: int) -> int:
-    """Uniforms for k normals: k rounded up to an even number."""
-    return 2 * (-(-k // 2))
-
-
-def _sine(u: Array, roughness: Array, points: Array) -> Array:
+def _sine(key: Array, roughness: Array, points: Array) -> Array:
     """f(points) = a sin(ω points + φ) for one task per row: ω ~ U[0, 2r], φ ~ U[0, 2π], a ~ U[½, 3/2]."""
+    u = jax.random.uniform(key, (points.shape[0], 3), DTYPE)
     omega, phase, amp = 2 * roughness * u[:, 0:1], 2 * jnp.pi * u[:, 1:2], 0.5 + u[:, 2:3]
     return amp * jnp.sin(omega * points + phase)
 
 
-def _gp(u: Array, roughness: Array, points: Array) -> Array:
+def _gp(key: Array, roughness: Array, points: Array) -> Array:
     """f(points) = L z per row, L Lᵀ = exp(−(x − x′)²/2λ²) + εI, λ = 1/r, z ~ N(0, I)."""
     lam = gp_lengthscale(roughness)
     d = points[:, :, None] - points[:, None, :]
     k = jnp.exp(-0.5 * jnp.square(d / lam)) + GP_JITTER * jnp.eye(points.shape[1], dtype=DTYPE)
-    z = _normals(u[:, 3:])[:, : points.shape[1]]
+    z = jax.random.normal(key, points.shape, DTYPE)
     return jnp.einsum("bij,bj->bi", jax.lax.linalg.cholesky(k, symmetrize_input=False), z)
-
-
-def prompts_from_uniforms(u: Array, family: Array, roughness: Array, noise: Array, points: int,
-                          queries: int = QUERIES) -> Prompts:
-    """Prompts made from uniforms u (batch, ≥ ``uniform_count(points, queries)``) in [0, 1): x_i and x_q
-    = 2u − 1, the task f of ``family`` (index into ``FAMILIES``, ``lax.switch``) at roughness r, and
-    y_i = f(x_i) + σ ε_i, ε from Box–Muller. ``points`` and ``queries`` are static, the rest may be traced."""
-    m, lp = points + queries, _pairs(points)
-    xs = 2.0 * u[:, :m] - 1.0
-    rest = u[:, m:]  # three for a sine, the label noise's pairs, then a GP draw's pairs
-    label = _normals(rest[:, 3 : 3 + lp])[:, :points]
-    task = jnp.concatenate([rest[:, :3], rest[:, 3 + lp : 3 + lp + _pairs(m)]], axis=1)
-    f = jax.lax.switch(family, (_sine, _gp), task, jnp.asarray(roughness, DTYPE), xs)
-    y = f[:, :points] + jnp.asarray(noise, DTYPE) * label
-    return Prompts(xs[:, :points], y, xs[:, points:], f[:, points:])
 
 
 def draw_prompts(key: Array, family: Array, roughness: Array, noise: Array, batch: int, points: int,
                  queries: int = QUERIES) -> Prompts:
-    """``batch`` prompts of ``points`` context points (x_i ~ U[−1, 1], y_i = f(x_i) + σ ε_i) and ``queries``
-    query points with their true f, one task f per prompt from ``family`` at roughness r: one draw of
-    uniforms (a single random-bits call) made into prompts by ``prompts_from_uniforms``."""
-    u = jax.random.uniform(key, (batch, uniform_count(points, queries)), DTYPE)
-    return prompts_from_uniforms(u, family, roughness, noise, points, queries)
+    """``batch`` prompts of ``points`` context points (x_i ~ U[−1, 1], y_i = f(x_i) + σ ε_i, ε_i ~ N(0, 1))
+    and ``queries`` query points with their true f, one task f per prompt from ``family`` (an index into
+    ``FAMILIES``, ``lax.switch``) at roughness r, each part from its own split of ``key``. ``batch``,
+    ``points`` and ``queries`` are static, the rest may be traced."""
+    k_x, k_noise, k_task = jax.random.split(key, 3)
+    xs = jax.random.uniform(k_x, (batch, points + queries), DTYPE, -1.0, 1.0)
+    f = jax.lax.switch(family, (_sine, _gp), k_task, jnp.asarray(roughness, DTYPE), xs)
+    y = f[:, :points] + jnp.asarray(noise, DTYPE) * jax.random.normal(k_noise, (batch, points), DTYPE)
+    return Prompts(xs[:, :points], y, xs[:, points:], f[:, points:])
 
 
 def family_index(family: str) -> int:

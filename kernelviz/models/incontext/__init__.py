@@ -74,9 +74,9 @@ POINT_BUCKETS = (32, tasks.N_MAX)  # a step draws the smallest bucket holding th
 INIT_LENGTHSCALE = 1.0  # heads start as Gaussian windows this wide on [−1, 1] (spread by √2 per head)
 INIT_NOISE = 0.02  # plus N(0, INIT_NOISE²) on every active entry
 PARAM_LIMIT = 1e6
-# 1500 steps × 32 prompts at step size 0.6: 1.009x the best fixed window's error on sines and 1.012x on GP
-# draws (mean of four seeds), as 64 prompts at 0.4 gave (1.009x, 1.011x) in 0.54 of the time; at 0.4, 32
-# prompts gave 1.015x and 1.019x (python -m benchmarks.bench_incontext --batch).
+# 1500 steps × 32 prompts at step size 0.6: 1.008x the best fixed window's error on sines and 1.017x on GP
+# draws (mean of four seeds, 2048 fresh tasks), as 64 prompts at 0.4 gave (1.017x, 1.028x) in 0.56 of the
+# time; at 0.4, 32 prompts gave 1.020x and 1.030x (python -m benchmarks.bench_incontext --batch --tasks 2048).
 STEPS = 1500
 LEARNING_RATE = 0.6  # the score entries must grow from ~1 to ~15 (1/ℓ² ≈ 200 for ℓ ≈ 0.07)
 
@@ -124,7 +124,7 @@ _LOSSES = tuple(loss_by_heads(k) for k in range(len(KINDS)))
 
 def _step_branch(points: int):
     """One step's loss and gradient on ``BATCH`` fresh prompts of ``points`` slots (the first n real),
-    drawn from the step's key (``tasks.draw_prompts``: the uniforms this bucket needs, no more)."""
+    drawn from the step's key (``tasks.draw_prompts``: the points this bucket needs, no more)."""
 
     def branch(params, key, task, sizes, kind):
         prompts = tasks.draw_prompts(key, task[0].astype(jnp.int32), task[1], task[2], BATCH, points)
