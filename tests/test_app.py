@@ -306,6 +306,16 @@ def test_the_scrub_starts_at_the_pages_lengthscale():
         assert slider["steps"][slider["active"]]["label"] == f"{ell:.3g}"
 
 
+def test_the_scrub_is_one_block_of_the_path_program():
+    """The scrub's ℓ fill one block of ``nadaraya_watson_path``'s program at any x-range: a 33rd would pad
+    the path to two blocks, twice the work of every press that redraws chapter 1."""
+    from kernelviz.app.ui.cache_scrub import scrub_lengthscales
+    from kernelviz.models.smoothing import PATH_BLOCK
+
+    counts = {len(scrub_lengthscales(span)) for span in np.geomspace(1e-3, 1e4, 701)}
+    assert min(counts) >= 30 and max(counts) == PATH_BLOCK
+
+
 def test_moving_the_holdout_retrains():
     at = start(MASKED)
     before = charts(at)

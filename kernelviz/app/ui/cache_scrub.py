@@ -14,11 +14,14 @@ from kernelviz.app.ui.sidebar import Data
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
 
-__all__ = ["SCRUB_POINTS", "TRAINING_FRAMES", "Path", "TrainingPath", "lengthscale_path", "training_path"]
+__all__ = ["SCRUB_POINTS", "TRAINING_FRAMES", "Path", "TrainingPath", "lengthscale_path",
+           "scrub_lengthscales", "training_path"]
 
 SCRUB_POINTS = 96  # query points of each frame (fewer than the still figure's: the frames are sent at once)
 SCRUB_STRIDE = 2  # every second ℓ of the slider: six frames per factor 10
-SCRUB_RANGE = (1 / 300, 2.0)  # the frames' ℓ, as shares of the data's x-range
+# the frames' ℓ, as shares of the data's x-range: 31 or 32 of the slider's 12 a decade, one block of
+# ``smoothing.PATH_BLOCK`` (from 1/300, the 33rd ℓ padded the path to 64: twice the work)
+SCRUB_RANGE = (1 / 200, 2.0)
 TRAINING_FRAMES = 50  # steps a training replay shows (at most: padded to 64 ℓ, chapter 1's program)
 
 
@@ -42,13 +45,17 @@ class Path:
         return Path(self.grid, self.lengthscales[pick], self.means[pick], self.stds[pick])
 
 
+def scrub_lengthscales(span: float) -> tuple[float, ...]:
+    """The slider's ℓ choices (``lengthscale_options``) between ``SCRUB_RANGE`` of the x-range ``span``."""
+    return tuple(v for v in lengthscale_options(span) if SCRUB_RANGE[0] * span <= v <= SCRUB_RANGE[1] * span)
+
+
 @cached()
 def lengthscale_path(data: Data, kernel: str) -> Path:
     """The slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the fit for each, from all the
     data (``nadaraya_watson_path``); the chart sends a part of them (``Path.frames_around``)."""
     lo, hi = data.ds.domain
-    span = hi - lo
-    ells = tuple(v for v in lengthscale_options(span) if SCRUB_RANGE[0] * span <= v <= SCRUB_RANGE[1] * span)
+    ells = scrub_lengthscales(hi - lo)
     grid = data.grid(SCRUB_POINTS)
     means, stds = nadaraya_watson_path(grid, data.ds.x, data.ds.y, ells, kernel)
     return Path(grid, ells, means.astype(np.float32), stds.astype(np.float32))
