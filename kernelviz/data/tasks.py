@@ -68,19 +68,30 @@ def gp_lengthscale(roughness: float | Array) -> float | Array:
     return 1.0 / roughness
 
 
-def _sine(key: Array, roughness: Array, points: Array) -> Array:
-    """f(points) = a sin(ω points + φ) for one task per row: ω ~ U[0, 2r], φ ~ U[0, 2π], a ~ U[½, 3/2]."""
-    u = jax.random.uniform(key, (points.shape[0], 3), DTYPE)
-    omega, phase, amp = 2 * roughness * u[:, 0:1], 2 * jnp.pi * u[:, 1:2], 0.5 + u[:, 2:3]
+BELOW_ONE = np.nextafter(np.float32(-1.0), np.float32(0.0))  # the open lower end of a normal's uniform
+
+
+def _normals(u: Array) -> Array:
+    """Standard normals from uniforms u on [−1, 1), as ``jax.random.normal`` makes them: ε = √2 erf⁻¹(u),
+    u raised to just above −1."""
+    return np.float32(np.sqrt(2.0)) * jax.lax.erf_inv(jnp.maximum(u, BELOW_ONE))
+
+
+def _sine(u: Array, roughness: Array, points: Array) -> Array:
+    """f(points) = a sin(ω points + φ) for one task per row from its uniforms u on [−1, 1): ω ~ U[0, 2r],
+    φ ~ U[0, 2π], a ~ U[½, 3/2]."""
+    p = (u[:, :3] + 1.0) / 2.0
+    omega, phase, amp = 2 * roughness * p[:, 0:1], 2 * jnp.pi * p[:, 1:2], 0.5 + p[:, 2:3]
     return amp * jnp.sin(omega * points + phase)
 
 
-def _gp(key: Array, roughness: Array, points: Array) -> Array:
-    """f(points) = L z per row, L Lᵀ = exp(−(x − x′)²/2λ²) + εI, λ = 1/r, z ~ N(0, I)."""
+def _gp(u: Array, roughness: Array, points: Array) -> Array:
+    """f(points) = L z per row, L Lᵀ = exp(−(x − x′)²/2λ²) + εI, λ = 1/r, z ~ N(0, I) from the row's
+    uniforms u."""
     lam = gp_lengthscale(roughness)
     d = points[:, :, None] - points[:, None, :]
     k = jnp.exp(-0.5 * jnp.square(d / lam)) + GP_JITTER * jnp.eye(points.shape[1], dtype=DTYPE)
-    z = jax.random.normal(key, points.shape, DTYPE)
+    z = _normals(u[:, : points.shape[1]])
     return jnp.einsum("bij,bj->bi", jax.lax.linalg.cholesky(k, symmetrize_input=False), z)
 
 
@@ -88,12 +99,15 @@ def draw_prompts(key: Array, family: Array, roughness: Array, noise: Array, batc
                  queries: int = QUERIES) -> Prompts:
     """``batch`` prompts of ``points`` context points (x_i ~ U[−1, 1], y_i = f(x_i) + σ ε_i, ε_i ~ N(0, 1))
     and ``queries`` query points with their true f, one task f per prompt from ``family`` (an index into
-    ``FAMILIES``, ``lax.switch``) at roughness r, each part from its own split of ``key``. ``batch``,
-    ``points`` and ``queries`` are static, the rest may be traced."""
-    k_x, k_noise, k_task = jax.random.split(key, 3)
-    xs = jax.random.uniform(k_x, (batch, points + queries), DTYPE, -1.0, 1.0)
-    f = jax.lax.switch(family, (_sine, _gp), k_task, jnp.asarray(roughness, DTYPE), xs)
-    y = f[:, :points] + jnp.asarray(noise, DTYPE) * jax.random.normal(k_noise, (batch, points), DTYPE)
+    ``FAMILIES``, ``lax.switch``) at roughness r: one draw of uniforms on [−1, 1) (a single random-bits
+    call, which keeps the compiled step small), split into the points, the label noise's normals
+    (``_normals``) and the task's. ``batch``, ``points`` and ``queries`` are static, the rest may be
+    traced."""
+    m = points + queries
+    u = jax.random.uniform(key, (batch, 2 * m + points), DTYPE, -1.0, 1.0)
+    xs, eps = u[:, :m], _normals(u[:, m : m + points])
+    f = jax.lax.switch(family, (_sine, _gp), u[:, m + points :], jnp.asarray(roughness, DTYPE), xs)
+    y = f[:, :points] + jnp.asarray(noise, DTYPE) * eps
     return Prompts(xs[:, :points], y, xs[:, points:], f[:, points:])
 
 

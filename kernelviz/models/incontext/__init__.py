@@ -74,9 +74,9 @@ POINT_BUCKETS = (32, tasks.N_MAX)  # a step draws the smallest bucket holding th
 INIT_LENGTHSCALE = 1.0  # heads start as Gaussian windows this wide on [−1, 1] (spread by √2 per head)
 INIT_NOISE = 0.02  # plus N(0, INIT_NOISE²) on every active entry
 PARAM_LIMIT = 1e6
-# 1500 steps × 32 prompts at step size 0.6: 1.008x the best fixed window's error on sines and 1.017x on GP
-# draws (mean of four seeds, 2048 fresh tasks), as 64 prompts at 0.4 gave (1.017x, 1.028x) in 0.56 of the
-# time; at 0.4, 32 prompts gave 1.020x and 1.030x (python -m benchmarks.bench_incontext --batch --tasks 2048).
+# 1500 steps × 32 prompts at step size 0.6: 1.005x the best fixed window's error on sines and 1.011x on GP
+# draws (mean of four seeds, 2048 fresh tasks), as 64 prompts at 0.4 gave (1.009x, 1.019x) in 0.55 of the
+# time; at 0.4, 32 prompts gave 1.013x and 1.031x (python -m benchmarks.bench_incontext --batch --tasks 2048).
 STEPS = 1500
 LEARNING_RATE = 0.6  # the score entries must grow from ~1 to ~15 (1/ℓ² ≈ 200 for ℓ ≈ 0.07)
 
