@@ -28,8 +28,8 @@ from jax.extend.random import threefry2x32_p, threefry_2x32
 from kernelviz.runtime.shapes import bucket
 
 __all__ = [
-    "EXPERIMENTS", "POST_SEED", "experiment_key", "experiment_keys", "experiment_of", "noise", "normal",
-    "permutation_keys", "post_holdouts", "prng_key", "random_bits", "split", "step_keys",
+    "EXPERIMENTS", "POST_SEED", "erf_normals", "experiment_key", "experiment_keys", "experiment_of", "noise",
+    "normal", "permutation_keys", "post_holdouts", "prng_key", "random_bits", "split", "step_keys",
 ]
 
 POST_SEED = 2024  # the post's random.PRNGKey(2024)
@@ -125,8 +125,13 @@ def normal(key: Array, n: Array, size: int) -> Array:
     mantissa = jax.lax.shift_right_logical(random_bits(key, n, size), jnp.uint32(32 - 23))
     one = jnp.uint32(np.float32(1.0).view(np.uint32))
     floats = jax.lax.bitcast_convert_type(mantissa | one, jnp.float32) - jnp.float32(1.0)
-    u = jnp.maximum(BELOW_ONE, floats * (jnp.float32(1.0) - BELOW_ONE) + BELOW_ONE)
-    return SQRT2_F32 * jax.lax.erf_inv(u)
+    return erf_normals(floats * (jnp.float32(1.0) - BELOW_ONE) + BELOW_ONE)
+
+
+def erf_normals(u: Array) -> Array:
+    """Standard normals from uniforms u on [−1, 1), as ``jax.random.normal`` makes them: ε = √2 erf⁻¹(u),
+    u raised to ``BELOW_ONE`` (erf⁻¹(−1) = −∞)."""
+    return SQRT2_F32 * jax.lax.erf_inv(jnp.maximum(BELOW_ONE, u))
 
 
 def noise(seed: int, n: int) -> np.ndarray:

@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from kernelviz.data.post import erf_normals
 from kernelviz.runtime.jax_setup import float64
 
 __all__ = [
@@ -68,15 +69,6 @@ def gp_lengthscale(roughness: float | Array) -> float | Array:
     return 1.0 / roughness
 
 
-BELOW_ONE = np.nextafter(np.float32(-1.0), np.float32(0.0))  # the open lower end of a normal's uniform
-
-
-def _normals(u: Array) -> Array:
-    """Standard normals from uniforms u on [−1, 1), as ``jax.random.normal`` makes them: ε = √2 erf⁻¹(u),
-    u raised to just above −1."""
-    return np.float32(np.sqrt(2.0)) * jax.lax.erf_inv(jnp.maximum(u, BELOW_ONE))
-
-
 def _sine(u: Array, roughness: Array, points: Array) -> Array:
     """f(points) = a sin(ω points + φ) for one task per row from its uniforms u on [−1, 1): ω ~ U[0, 2r],
     φ ~ U[0, 2π], a ~ U[½, 3/2]."""
@@ -91,7 +83,7 @@ def _gp(u: Array, roughness: Array, points: Array) -> Array:
     lam = gp_lengthscale(roughness)
     d = points[:, :, None] - points[:, None, :]
     k = jnp.exp(-0.5 * jnp.square(d / lam)) + GP_JITTER * jnp.eye(points.shape[1], dtype=DTYPE)
-    z = _normals(u[:, : points.shape[1]])
+    z = erf_normals(u[:, : points.shape[1]])
     return jnp.einsum("bij,bj->bi", jax.lax.linalg.cholesky(k, symmetrize_input=False), z)
 
 
@@ -101,11 +93,11 @@ def draw_prompts(key: Array, family: Array, roughness: Array, noise: Array, batc
     and ``queries`` query points with their true f, one task f per prompt from ``family`` (an index into
     ``FAMILIES``, ``lax.switch``) at roughness r: one draw of uniforms on [−1, 1) (a single random-bits
     call, which keeps the compiled step small), split into the points, the label noise's normals
-    (``_normals``) and the task's. ``batch``, ``points`` and ``queries`` are static, the rest may be
+    (``post.erf_normals``) and the task's. ``batch``, ``points`` and ``queries`` are static, the rest may be
     traced."""
     m = points + queries
     u = jax.random.uniform(key, (batch, 2 * m + points), DTYPE, -1.0, 1.0)
-    xs, eps = u[:, :m], _normals(u[:, m : m + points])
+    xs, eps = u[:, :m], erf_normals(u[:, m : m + points])
     f = jax.lax.switch(family, (_sine, _gp), u[:, m + points :], jnp.asarray(roughness, DTYPE), xs)
     y = f[:, :points] + jnp.asarray(noise, DTYPE) * eps
     return Prompts(xs[:, :points], y, xs[:, points:], f[:, points:])
