@@ -405,3 +405,15 @@ def test_a_legend_below_a_titled_figure_stays_under_its_x_axis_title(height: int
     assert lay.legend.yanchor == "top"
     assert -lay.legend.y * plot == pytest.approx(styling.LEGEND_DROP)
     assert lay.legend.y == kf.legend_below(height)
+
+
+def test_a_figure_redrawn_lower_keeps_its_legend_under_the_plot() -> None:
+    """``at_height`` (a lesson's stage): a titled figure's legend below keeps its ``LEGEND_DROP``; a legend
+    above an untitled plot is left where ``style`` put it."""
+    trace = go.Scatter(x=[0, 1], y=[0, 1], name="a")
+    titled = kf.at_height(kf.style(go.Figure(trace), x_title="x", y_title="y", title="T", height=460), 350)
+    lay = titled.layout
+    assert lay.height == 350
+    assert -lay.legend.y * (350 - lay.margin.t - lay.margin.b) == pytest.approx(styling.LEGEND_DROP)
+    plain = kf.style(go.Figure(trace), x_title="x", y_title="y", height=460)
+    assert kf.at_height(plain, 350).layout.legend.y == plain.layout.legend.y

@@ -81,6 +81,7 @@ from kernelviz.app.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.app.figures.styling import (
     COLORS,
     HEAD_COLORS,
+    at_height,
     compact,
     head_color,
     legend_below,
@@ -113,6 +114,7 @@ __all__ = [
     "add_pretrain_replay",
     "add_scrub",
     "add_training_scrub",
+    "at_height",
     "band_polygon",
     "band_trace",
     "compact",

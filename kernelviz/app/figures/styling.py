@@ -236,6 +236,16 @@ def legend_below(height: int, top: int = TITLED_MARGIN["t"], bottom: int = TITLE
     return -LEGEND_DROP / max(height - top - bottom, 1)
 
 
+def at_height(fig: go.Figure, height: int) -> go.Figure:
+    """A copy of ``fig`` ``height`` px tall; a legend ``style`` put below a titled plot (anchored at its top)
+    keeps its ``LEGEND_DROP`` under the plot at the new height (``legend_below``)."""
+    out = go.Figure(fig).update_layout(height=height)
+    if out.layout.title.text and out.layout.legend.yanchor == "top":
+        margin = out.layout.margin
+        out.update_layout(legend_y=legend_below(height, margin.t or 0, margin.b or 0))
+    return out
+
+
 def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
     """A small version of a figure for previews: no legend, no title, tight margins, axis titles kept."""
     fig.update_layout(

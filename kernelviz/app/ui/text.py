@@ -73,10 +73,7 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
         scene = stage.active()
         height = scene.chart_height if scene else stage.CHART_HEIGHT
         most = height + (SLIDER_ROOM if fig.layout.sliders else 0)
-        fig = go.Figure(fig).update_layout(height=min(fig.layout.height or most, most))
-        if fig.layout.title.text and fig.layout.legend.yanchor == "top":  # a legend below: keep its drop
-            margin = fig.layout.margin
-            fig.update_layout(legend_y=kf.legend_below(fig.layout.height, margin.t or 0, margin.b or 0))
+        fig = kf.at_height(fig, min(fig.layout.height or most, most))
     config = kf.png_config(filename or key.replace(".", "-"))
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
                      on_select=on_select or "ignore", selection_mode="points")
