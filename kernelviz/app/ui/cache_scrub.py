@@ -22,7 +22,7 @@ SCRUB_STRIDE = 2  # every second ℓ of the slider: six frames per factor 10
 # the frames' ℓ, as shares of the data's x-range: 31 or 32 of the slider's 12 a decade, one block of
 # ``smoothing.PATH_BLOCK`` (from 1/300, the 33rd ℓ padded the path to 64: twice the work)
 SCRUB_RANGE = (1 / 200, 2.0)
-TRAINING_FRAMES = 50  # steps a training replay shows (at most: padded to 64 ℓ, chapter 1's program)
+TRAINING_FRAMES = 50  # steps a training replay shows (at most: its path padded to 64 ℓ, two blocks)
 
 
 @dataclass(frozen=True)
