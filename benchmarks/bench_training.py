@@ -8,8 +8,9 @@ The data are the blog post's (x = linspace(−3, 3, 150), y = f(x) + n(x) ε), 8
 baseline is the post's training loop: each step draws a permutation split in Python, then calls a jitted
 step (value_and_grad of the hold-out MSE of the 8-head Gaussian smoother + an optax Adam update). Both run
 in float64 (kernelviz enables it). Printed: median wall time of several runs after compilation, the ratio,
-compile counts (jax.monitoring backend-compile events), what the parameter snapshots of chapters 4 and 5
-cost (kept against not kept, alternating), warmup() time with this process's persistent cache, and with
+compile counts (jax.monitoring backend-compile events), a press of a steps slider trained fresh against
+continued from the run before it, what the parameter snapshots of chapters 4 and 5 cost (kept against not
+kept, alternating), warmup() time with this process's persistent cache, and with
 ``--cold-warmup`` also warmup() in a fresh process on an empty cache directory (every program compiled by
 XLA). The machine's load average is printed with each figure: on a shared machine the timings move with
 it.
@@ -41,8 +42,9 @@ from kernelviz.models import incontext, training
 from kernelviz.models.attention import layer_output
 from kernelviz.models.attention.training import _train, layer_start
 from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.holdout import holdout_bucket, holdout_split
 from kernelviz.models.incontext import _pretrain, pretrain_args
-from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_bucket
+from kernelviz.models.training import TRAIN_MAX_POINTS
 from kernelviz.runtime import jax_setup
 from kernelviz.runtime.jax_setup import lean_jit
 from tests.reference.plain_attention import fit_plain
@@ -210,6 +212,32 @@ def post_arithmetic(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> N
           f"({total[1] / total[0]:.2f}x); {load()}")
 
 
+def continued_presses(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """A press of a steps slider, every run it asks for trained fresh against continued from the run of the
+    steps before it (``kv.fit(..., start=…)``), in turns: chapter 2 at 100 → 150 steps (its own model at
+    hold-out 10 and the post's four hold-out sizes in both arithmetics: nine runs), chapter 3's own model
+    (eight heads) at 1,000 → 1,050."""
+    m, mh = defaults.MASKED, defaults.MULTIHEAD
+    chapter2 = [dict(holdout=m.holdout)] + [dict(holdout=h, arithmetic=a) for h in (1, 10, 75, 120)
+                                            for a in ("post", "kernelviz")]
+    presses = {"chapter 2, 100 → 150 steps": (chapter2, m.steps, 50),
+               "chapter 3, 8 heads, 1,000 → 1,050 steps": ([dict(heads=8, multihead=True)], mh.steps, 50)}
+    for name, (runs, before, more) in presses.items():
+        times: dict[str, list[float]] = {"fresh": [], "continued": []}
+        for seed in range(max(2, args.repeats) + 1):  # the first round compiles and is not counted
+            starts = [kv.fit(x, y, steps=before, seed=seed, **r) for r in runs]
+            for form, seen in times.items():
+                t = time.perf_counter()
+                for r, start in zip(runs, starts, strict=True):
+                    kv.fit(x, y, steps=before + more, seed=seed, start=start if form == "continued" else None,
+                           **r)
+                if seed:
+                    seen.append(time.perf_counter() - t)
+        fresh, cont = (statistics.median(v) for v in times.values())
+        print(f"\na press of a steps slider, {name} ({len(runs)} run(s)): trained fresh "
+              f"{fresh * 1e3:.1f} ms, continued {cont * 1e3:.1f} ms ({fresh / cont:.1f}x); {load()}")
+
+
 def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Hold-out 1's split, argmin of the keys, against hold-out 2's, their sort: ``args.steps`` splits of 256
     slots in one compiled loop (the post's keys, ``post.step_keys``), each way, same run; then kv.fit on the
@@ -221,7 +249,7 @@ def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
         keys = post.step_keys(key, args.steps)
 
         def body(step, acc):
-            order, avail = training.holdout_split(keys[step], mask, holdout)
+            order, avail = holdout_split(keys[step], mask, holdout)
             return acc + order[0] + jnp.sum(avail, dtype=jnp.int32)
         return jax.lax.fori_loop(0, args.steps, body, jnp.int32(0))
 
@@ -336,6 +364,7 @@ def main() -> None:
     against_the_post(x, y, X, Y, args)
     speed_devices(x, y, args)
     post_arithmetic(x, y, args)
+    continued_presses(x, y, args)
     holdout_one_split(x, y, args)
     attention_devices(x, y, args)
     snapshot_cost(x, y, args)

@@ -17,8 +17,9 @@ Chapter 1 · Nadaraya–Watson
     wᵢ = softmax(log K((x − xᵢ)/ℓ)) and its band, ``knn_average`` (k nearest neighbours),
     ``loo_curve`` and ``loo_lengthscale`` (leave-one-out error over ℓ, and its minimiser ℓ*).
 Chapters 2 and 3 · masked training, multi-head kernel regression
-    ``fit`` (ℓ, or H heads' ℓ_h and mixing u_h, learned on random hold-out sets), ``fit_seeds`` (several
-    seeds in one call), ``predict_heads`` (Σ_h u_h m_h(x)), ``fit_parametric`` (d2l's learned w = 1/ℓ).
+    ``fit`` (ℓ, or H heads' ℓ_h and mixing u_h, learned on random hold-out sets; ``start=`` an earlier
+    result continues it to more steps), ``fit_seeds`` (several seeds in one call), ``predict_heads``
+    (Σ_h u_h m_h(x)), ``fit_parametric`` (d2l's learned w = 1/ℓ).
 Chapter 4 · dot-product attention
     ``fit_attention`` (a trained attention layer on tokens (1, x̃, x̃², ỹ)), ``attention_predict``,
     ``attention_loo_error`` (its leave-one-out error),

@@ -14,6 +14,7 @@ from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, loo, parametric, training
+from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
 
 CH = "2_masked_training"
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
@@ -48,7 +49,7 @@ def seed_box(container: object) -> int:
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
-    lo_h, hi_h = training.holdout_range(len(data.train))
+    lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
     kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
                         "the other kernels are kernelviz's, trained the same way.")
@@ -131,7 +132,7 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))
-    ui.show_code(heads.model, training.holdout_objective, training.run)
+    ui.show_code(heads.model, holdout_objective, training.run)
     ui.show_fast_path(pooling.scalar_heads, pooling.pooled_heads)
     return replay
 
@@ -184,7 +185,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
-    ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, training.holdout_split)
+    ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, holdout_split)
 
 
 def panel_title(p: views.HoldoutPanel) -> str:

@@ -12,8 +12,9 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, smoothing, training
 from kernelviz.models.heads import FitResult
+from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX, holdout_range
+from kernelviz.models.training import STEPS_MAX
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
@@ -150,7 +151,7 @@ def loss_picture(result: FitResult) -> None:
     search = " " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""
     caption = ui.prose(CHAPTER, "loss_caption") + search
     ui.loss_chart(result.losses, "mh.loss", "kernelviz-multihead-loss", caption)
-    ui.show_code(training.holdout_objective, training.run)
+    ui.show_code(holdout_objective, training.run)
 
 
 @ui.fragment
@@ -172,7 +173,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     ui.say(CHAPTER, "post_intro")
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
-    ui.show_code(heads.post_model, heads.model, heads.initial_lengthscales, training.holdout_split,
+    ui.show_code(heads.post_model, heads.model, heads.initial_lengthscales, holdout_split,
                  training.run, smoothing.heads_model, pooling.mix)
     ours, post = vt.sum_of_mixing(panels)
     ui.say(CHAPTER, "post_numbers", ours=ours, post=post)

@@ -15,8 +15,9 @@ from kernelviz.core import pooling
 from kernelviz.models import attention, training
 from kernelviz.models.attention import D_QK_MAX, AttentionFit, selfattention
 from kernelviz.models.attention.selfattention import as_self_attention, multihead_self_attention
+from kernelviz.models.holdout import holdout_objective, holdout_range
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX, holdout_range
+from kernelviz.models.training import STEPS_MAX
 
 CHAPTER = "4_attention"
 A = defaults.ATTENTION
@@ -261,7 +262,7 @@ def self_cross(view: views.AttentionView, h: int) -> None:
 def loss_picture(fit: AttentionFit) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
     ui.loss_chart(fit.losses, "attn.loss", "kernelviz-attention-loss", ui.prose(CHAPTER, "loss_caption"))
-    ui.show_code(training.holdout_objective, training.run)
+    ui.show_code(holdout_objective, training.run)
 
 
 @ui.fragment

@@ -23,7 +23,8 @@ from kernelviz.app import ui
 from kernelviz.core.kernels import get_kernel
 from kernelviz.data.csvfile import MAX_CSV_MB
 from kernelviz.models.heads import SEEDS_MAX
-from kernelviz.models.training import TRAIN_MAX_POINTS, holdout_range
+from kernelviz.models.holdout import holdout_range
+from kernelviz.models.training import TRAIN_MAX_POINTS
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240

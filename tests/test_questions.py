@@ -16,7 +16,7 @@ from kernelviz.app.ui import cache_incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from kernelviz.app.views import training as vt
-from kernelviz.models.training import holdout_range
+from kernelviz.models.holdout import holdout_range
 
 KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 

@@ -20,11 +20,17 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import KERNELS, kernel_index
 from kernelviz.data import post
 from kernelviz.models import heads, incontext
-from kernelviz.models import training as tr
 from kernelviz.models.attention import D_QK_MAX, attention_kernel
 from kernelviz.models.heads import SEEDS_MAX
+from kernelviz.models.holdout import (
+    holdout_bucket,
+    holdout_chunks,
+    holdout_objective,
+    holdout_range,
+    holdout_split,
+)
 from kernelviz.models.smoothing import HEADS_MAX, kernel_scores
-from kernelviz.models.training import STEPS_MAX, holdout_bucket, holdout_chunks, holdout_range
+from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.shapes import bucket, pad
 
 
@@ -88,7 +94,7 @@ def test_numpy_reference_has_an_empty_window_case():
 # Hold-out sets, the loss and its gradient
 # ---------------------------------------------------------------------------------------------------------
 
-_split = jax.jit(tr.holdout_split)
+_split = jax.jit(holdout_split)
 
 
 def _step_key(seed: int, step: int) -> np.ndarray:
@@ -122,7 +128,7 @@ def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_
     predict = (heads.predictor if fast else reference.plain_predictor)(xp, yp, kernel)
     if not chunked:
         return reference.all_rows_objective(predict, xp, yp, mask, holdout, key)(params, 0)
-    objective = tr.holdout_objective(predict, xp, yp, mask, holdout, key,
+    objective = holdout_objective(predict, xp, yp, mask, holdout, key,
                                      with_grad=with_grad, chunks=(4, 64))
     return objective(params, 0)
 

@@ -37,10 +37,10 @@ from kernelviz.models.attention import (
 )
 from kernelviz.models.attention.training import fit_attention
 from kernelviz.models.heads import SEEDS_MAX, fit, fit_seeds
+from kernelviz.models.holdout import holdout_range
 from kernelviz.models.loo import loo_curve, loo_lengthscale
 from kernelviz.models.parametric import fit_parametric, validation_losses
 from kernelviz.models.smoothing import knn_average, nadaraya_watson, predict_heads
-from kernelviz.models.training import holdout_range
 from kernelviz.runtime import jax_setup as _jax
 from kernelviz.runtime.memory import COMPILE_EVENT  # every backend compile (or cache load)
 

@@ -33,8 +33,10 @@ from jax import Array
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.data import post
-from kernelviz.models import training
+from kernelviz.models import results, training
+from kernelviz.models.holdout import holdout_objective, holdout_range
 from kernelviz.models.loo import loo_bounds
+from kernelviz.models.results import FitResult
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import check_int, check_positive, pad, vector
@@ -54,37 +56,6 @@ SEARCH_GRID = 64  # lengthscales tried by the search used for kernels without a 
 SEARCH_ROWS = 2000  # the search scores each lengthscale on about this many held-out predictions
 POST_SINK = math.log(1e-16)  # the blog post's ks / (sum(ks) + 1e-16): a key of kernel value 1e-16, value 0
 ARITHMETIC = ("kernelviz", "post")
-
-
-@dataclass(frozen=True)
-class FitResult:
-    """A trained (multi-head) kernel smoother and the record of its training.
-
-    ``lengthscales`` ℓ_h and ``mixing`` u_h have shape (heads,) in the Gaussian convention K = exp(−u²/2)
-    (√2 ℓ is the blog post's). ``losses[t]`` is the loss at step t (before its update), ``trajectory[t]``
-    the lengthscales after t updates (row 0 the start). A diverged run stops at its last finite parameters:
-    ``losses`` and ``trajectory`` are then truncated to the ``steps_run`` completed steps, so they never
-    hold NaN. ``method`` is "adam", "search" (kernels with a zero gradient in ℓ: the losses are those of the
-    hold-out sets scored) or "sgd" (d2l's parametric pooling, whose losses are d2l's per-epoch Σ ½ error²);
-    ``message`` is a sentence for the page, "" when there is nothing to say.
-    """
-
-    lengthscales: np.ndarray
-    mixing: np.ndarray
-    losses: np.ndarray
-    trajectory: np.ndarray
-    method: str
-    diverged: bool
-    message: str
-    steps_run: int
-    kernel: str
-    holdout: int
-    learning_rate: float
-    seed: int
-
-    @property
-    def heads(self) -> int:
-        return int(self.lengthscales.shape[0])
 
 
 @float64
@@ -156,21 +127,23 @@ class Runs(NamedTuple):
 
 @partial(lean_jit, static_argnames=("arithmetic",))
 def _adam_run(runs: Runs, params0: tuple[Array, Array], trainable: tuple[Array, Array], steps: Array,
-              learning_rate: Array, arithmetic: str = "kernelviz") -> training.Trained:
-    """Masked training with Adam for each of the first ``n_seeds`` run keys: one program per data size.
+              learning_rate: Array, start: training.Start, arithmetic: str = "kernelviz") -> training.Trained:
+    """Masked training with Adam for each of the first ``n_seeds`` run keys, each from its ``start`` (a
+    leading seed axis; step 0 starts fresh): one program per data size.
 
     ``arithmetic`` is ``predictor``'s: "post" trains in float32 as the blog post does, its learning rate
     too."""
     dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
     predict = predictor(runs.x, runs.y, runs.kernel, arithmetic)
 
-    def one(key: Array) -> training.Trained:
-        objective = training.holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key)
+    def one(seed: tuple[Array, training.Start]) -> training.Trained:
+        key, at = seed
+        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key)
         return training.run(objective, params0, trainable, optimizer="adam",
                             learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
-                            record=lambda p: jnp.exp(p[0]))
+                            record=lambda p: jnp.exp(p[0]), start=at)
 
-    return training.each_seed(one, runs.keys, runs.n_seeds)
+    return training.each_seed(one, (runs.keys, start), runs.n_seeds)
 
 
 @lean_jit
@@ -179,8 +152,8 @@ def _search_run(runs: Runs, candidates: tuple[Array, Array], sets: Array) -> tra
     predict = predictor(runs.x, runs.y, runs.kernel)
 
     def one(key: Array) -> training.Trained:
-        objective = training.holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
-                                               with_grad=False, chunks=(1, 0))
+        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
+                                      with_grad=False, chunks=(1, 0))
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
     return training.each_seed(one, runs.keys, runs.n_seeds)
@@ -190,17 +163,6 @@ def search_sets(steps: int, holdout: int) -> int:
     """Hold-out sets the search scores: the first min(steps, ⌈SEARCH_ROWS/holdout⌉) of the run's sets
     (1,000 sets of 1 point, 200 of 10, 27 of 75: about ``SEARCH_ROWS`` predictions per lengthscale)."""
     return max(1, min(int(steps), -(-SEARCH_ROWS // int(holdout))))
-
-
-def _search_message(label: str, heads: int, sets: int) -> str:
-    text = (
-        f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was chosen "
-        f"by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random hold-out sets "
-        "(loss averaged)."
-    )
-    if heads > 1:
-        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
-    return text
 
 
 @dataclass(frozen=True)
@@ -238,7 +200,7 @@ def _setup(x, y, req: Request, seed: int) -> _Run:
     h = check_int("heads", req.heads, 1, HEADS_MAX)
     many = h > 1 if req.multihead is None else bool(req.multihead)
     st = check_int("steps", req.steps, 1, training.STEPS_MAX)
-    ho = check_int("holdout", req.holdout, *training.holdout_range(xs.shape[0]))
+    ho = check_int("holdout", req.holdout, *holdout_range(xs.shape[0]))
     lr = check_positive("the learning rate", req.learning_rate)
     if req.arithmetic not in ARITHMETIC:
         raise ValueError(f"arithmetic must be one of {ARITHMETIC}, not {req.arithmetic!r}")
@@ -267,17 +229,29 @@ def _run_keys(seeds: list[int], experiment: int) -> np.ndarray:
     return np.stack(keys + [keys[0]] * (SEEDS_MAX - len(keys)))
 
 
-def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str) -> FitResult:
+def _fingerprint(r: _Run, kernel: str, arithmetic: str, seed: int) -> str:
+    """What a run is of (``results.fingerprint``): its data, start, settings but steps, and seed."""
+    p = r.prep
+    return results.fingerprint(p.xt, p.y, p.mask, p.scale, p.span, *r.params0, *r.trainable, kernel,
+                                 r.holdout, r.learning_rate, arithmetic, r.experiment, seed)
+
+
+def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str,
+            earlier: FitResult | None = None, fingerprint: str = "") -> FitResult:
+    """One seed's FitResult (``earlier``: the run it continues) with its ``TrainState`` for Adam's runs."""
     run = int(out.steps_run)
     sentences = [s for s in (extra, r.prep.note) if s]
     if bool(out.diverged):
         sentences.insert(0, training.diverged_message(run, r.steps, r.learning_rate))
     log_ell, u = (np.asarray(p, np.float64) for p in out.params)
+    losses, trajectory = results.joined(
+        earlier, 0 if earlier is None else earlier.state.step, np.array(out.losses[:run]) * r.prep.scale**2,
+        np.array(out.trajectory[: run + 1, : r.heads], np.float64) * r.prep.span)
     return FitResult(
         lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
         mixing=np.array(u[: r.heads]),
-        losses=np.array(out.losses[:run]) * r.prep.scale**2,
-        trajectory=np.array(out.trajectory[: run + 1, : r.heads], np.float64) * r.prep.span,
+        losses=losses,
+        trajectory=trajectory,
         method=method,
         diverged=bool(out.diverged),
         message=" ".join(sentences),
@@ -286,32 +260,51 @@ def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int,
         holdout=r.holdout,
         learning_rate=r.learning_rate,
         seed=seed,
+        state=results.state_of(out, fingerprint) if method == "adam" else None,
     )
 
 
-def train(x: object, y: object, seeds: Sequence[int], req: Request) -> list[FitResult]:
-    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed."""
+def _searched(runs: Runs, r: _Run, label: str) -> tuple[training.Trained, str]:
+    """``_search_run`` over ``SEARCH_GRID`` lengthscales (the heads' starting ladder scaled together), and
+    the sentence that says so."""
+    p = r.prep
+    sets = search_sets(r.steps, r.holdout)
+    lo, hi = loo_bounds(p.x[: p.n])
+    grid = np.log(np.geomspace(lo, hi, SEARCH_GRID) / p.span)
+    ladder = r.params0[0] - r.params0[0][0]
+    mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
+    text = (f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was "
+            f"chosen by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random "
+            "hold-out sets (loss averaged).")
+    if r.heads > 1:
+        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
+    return _search_run(runs, (grid[:, None] + ladder[None, :], mixing), sets), text
+
+
+def train(x: object, y: object, seeds: Sequence[int], req: Request,
+          start: Sequence[FitResult] | None = None) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed, each continuing
+    its run of ``start`` when given (``kernelviz.models.results``)."""
     seeds = [int(s) for s in seeds]
     k = get_kernel(req.kernel)
     r = _setup(x, y, req, seeds[0])
     p = r.prep
-    keys = _run_keys(seeds, r.experiment)
-    runs = Runs(p.xt, p.y, p.mask, kernel_index(k.name), r.holdout, keys, len(seeds))
+    runs = Runs(p.xt, p.y, p.mask, kernel_index(k.name), r.holdout, _run_keys(seeds, r.experiment),
+                len(seeds))
+    if start is not None and not k.differentiable:
+        raise ValueError(f"the {k.label} kernel is fitted by a search, which has no run to continue")
+    prints = [_fingerprint(r, k.name, req.arithmetic, s) for s in seeds]
+    states = results.check_starts(start, prints, r.steps)
     if k.differentiable:
-        out = _adam_run(runs, r.params0, r.trainable, r.steps, r.learning_rate, req.arithmetic)
+        at = results.starts(states + [None] * (SEEDS_MAX - len(seeds)), r.params0, SEEDS_MAX, "adam")
+        out = _adam_run(runs, r.params0, r.trainable, r.steps, r.learning_rate, at, req.arithmetic)
         method, extra = "adam", ""
     else:
-        sets = search_sets(r.steps, r.holdout)
-        lo, hi = loo_bounds(p.x[: p.n])
-        grid = np.log(np.geomspace(lo, hi, SEARCH_GRID) / p.span)
-        ladder = r.params0[0] - r.params0[0][0]
-        mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
-        candidates = (grid[:, None] + ladder[None, :], mixing)
-        out = _search_run(runs, candidates, sets)
-        method, extra = "search", _search_message(k.label, r.heads, sets)
+        (out, extra), method = _searched(runs, r, k.label), "search"
     out = jax.tree.map(np.asarray, out)
+    earlier = [None] * len(seeds) if start is None else list(start)
     return [
-        _result(jax.tree.map(lambda a, i=i: a[i], out), r, method, k.name, s, extra)
+        _result(jax.tree.map(lambda a, i=i: a[i], out), r, method, k.name, s, extra, earlier[i], prints[i])
         for i, s in enumerate(seeds)
     ]
 
@@ -330,6 +323,7 @@ def fit(
     multihead: bool | None = None,
     arithmetic: str = "kernelviz",
     experiment: int | None = None,
+    start: FitResult | None = None,
 ) -> FitResult:
     """Masked training of H-head kernel regression f̂(x) = Σ_h u_h m_h(x) (see the module docstring).
 
@@ -341,9 +335,12 @@ def fit(
     The hold-out sets are the blog post's: ``PRNGKey(seed)`` split as the post splits it, the run taking the
     key of the post's experiment it repeats (``kernelviz.data.post``), so that seed 2024 on the post's sample
     repeats the post's runs. ``arithmetic="post"`` computes as the post does (float32, K_i/(Σ_j K_j + 1e-16)).
+
+    ``start``, a result of the same data, seed and settings with fewer steps, is continued to ``steps``:
+    the result is the fresh run's, number for number, for the cost of the steps it adds.
     """
     req = Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic, experiment)
-    return train(x, y, [seed], req)[0]
+    return train(x, y, [seed], req, None if start is None else [start])[0]
 
 
 @float64
@@ -360,14 +357,16 @@ def fit_seeds(
     multihead: bool | None = None,
     arithmetic: str = "kernelviz",
     experiment: int | None = None,
+    start: Sequence[FitResult] | None = None,
 ) -> list[FitResult]:
     """``fit`` for several seeds (1 … ``SEEDS_MAX``) in one compiled call; one FitResult per seed.
 
     The seeds run one after another inside the program ``fit`` uses (``fit(seed=s)`` gives the same
     result). With more than ``TRAIN_MAX_POINTS`` points every seed trains on the first seed's subsample.
+    ``start`` (one result per seed) continues those runs, as ``fit``'s does.
     """
     seed_list = [int(s) for s in seeds]
     if not 1 <= len(seed_list) <= SEEDS_MAX:
         raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
     return train(x, y, seed_list, Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic,
-                                          experiment))
+                                          experiment), start)

@@ -17,9 +17,9 @@ How it stays live:
 * one ``jax.jit`` call per fit; the steps run in a ``lax.while_loop`` with a *traced* step count, writing
   into fixed buffers of ``STEPS_MAX`` losses and trajectory rows, and stopping at the first non-finite
   step (divergence) with the last finite parameters;
-* hold-out sets are masks over the padded data (``holdout_split``, ``jax.random``), and the held-out rows
-  run in chunks (``chunked_sum``) whose counts are traced loop bounds: one program serves every hold-out
-  size, and hold-out 1 computes 4 rows of the kernel matrix, not n.
+* hold-out sets are masks over the padded data, and the held-out rows run in chunks whose counts are
+  traced loop bounds (``kernelviz.models.holdout``): one program serves every hold-out size;
+* a run can go on from where an earlier one stopped (``Start``, ``kernelviz.models.results``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import numpy as np
 import optax
 from jax import Array
 
-from kernelviz.data import post
 from kernelviz.runtime.shapes import bucket, pad, paired, value_scale
 
 __all__ = [
@@ -43,16 +42,11 @@ __all__ = [
     "TRAIN_MAX_POINTS",
     "Loop",
     "Prepared",
+    "Start",
     "Trained",
     "check_data",
-    "chunked_sum",
     "diverged_message",
     "each_seed",
-    "holdout_bucket",
-    "holdout_chunks",
-    "holdout_objective",
-    "holdout_range",
-    "holdout_split",
     "prepare",
     "run",
     "search",
@@ -65,19 +59,7 @@ SNAPSHOTS = 50  # parameter snapshots a run keeps when asked: the start, the end
 # Above this many points training uses a random subsample of this size: the smallest padded size, so
 # training on any data set runs the programs the warm-up compiled, and a slider move stays live.
 TRAIN_MAX_POINTS = 256
-HOLDOUT_BLOCK = 64  # a training step runs ⌊holdout/64⌋ chunks of 64 held-out rows,
-HOLDOUT_ROWS = 4  # then ⌈(holdout mod 64)/4⌉ chunks of 4,
-HOLDOUT_SMALL_MAX = 10  # or, when that is more than 10 chunks, one more chunk of 64 (cheaper then)
 OPTIMIZERS = {"adam": optax.adam, "sgd": optax.sgd}
-
-
-def holdout_range(n: int) -> tuple[int, int]:
-    """The hold-out sizes allowed for n points: 1 … n − 2 (at least two points must remain to predict from).
-
-    For more than ``TRAIN_MAX_POINTS`` points training uses a subsample, so n is that size then.
-    """
-    m = min(int(n), TRAIN_MAX_POINTS)
-    return 1, max(1, m - 2)
 
 
 @dataclass(frozen=True)
@@ -128,108 +110,6 @@ def diverged_message(step: int, steps: int, learning_rate: float, what: str = "p
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Hold-out sets and their loss
-# ---------------------------------------------------------------------------------------------------------
-
-
-def holdout_split(key: Array, mask: Array, holdout: Array) -> tuple[Array, Array]:
-    """One step's random hold-out set, drawn as the blog post draws it: (an order of the slots with the
-    held-out points first, the keys left available).
-
-    The post holds out ``random.permutation(key, arange(n))[:holdout]``: ``arange(n)`` sorted (stably) by
-    32-bit random keys (``kernelviz.data.post.permutation_keys``, exact for any n ≤ ``mask``'s size, n the
-    real points, which come first). Here each slot's 64-bit sort key is its random key above its index, and
-    padded slots sort last; one sort of plain integers gives the post's permutation, and the points whose
-    key is above the ``holdout``-th are the ones left available.
-
-    Hold-out 1 (the sources' setting) needs no sort: the held-out slot is the argmin of the keys
-    (``lax.cond`` on ``holdout == 1``), the slot the sort would put first. Every entry of that order is the
-    held-out slot: the rows after the first, which carry weight 0 in the loss, repeat it.
-    """
-    size = mask.shape[0]
-    index_bits = max(1, (size - 1).bit_length())
-    u64 = jnp.uint64
-    bits = post.permutation_keys(key, jnp.sum(mask), size).astype(u64)
-    index = jnp.arange(size, dtype=u64)
-    keys = jnp.where(mask, bits << u64(index_bits), u64(1) << u64(63)) | index
-
-    def by_sort(keys: Array) -> tuple[Array, Array]:
-        ordered = jnp.sort(keys)
-        return (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32), ordered[holdout - 1]
-
-    def smallest(keys: Array) -> tuple[Array, Array]:
-        first = jnp.argmin(keys)
-        return jnp.full(size, first, jnp.int32), keys[first]
-
-    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys)
-    return order, mask & (keys > last)
-
-
-def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Array, zero: object,
-                rows: int = HOLDOUT_ROWS, big: int = HOLDOUT_BLOCK) -> object:
-    """Σ_c fn(idx_c, w_c) over chunks of held-out rows: idx_c consecutive entries of ``order``,
-    w_c = 1/holdout on held-out rows and 0 on the padded rest.
-
-    ⌊holdout/big⌋ chunks of ``big`` rows, then ⌈(holdout mod big)/rows⌉ chunks of ``rows`` (or one more big
-    chunk when that would be more than ``HOLDOUT_SMALL_MAX`` small ones): ``fori_loop``s with traced trip
-    counts, so one program serves every hold-out size at a cost that grows with it (``big=0``: only chunks
-    of ``rows``). ``fn`` returns a pytree (a loss and its gradient), summed leaf by leaf.
-    """
-    inv = 1.0 / holdout
-    padded = jnp.concatenate([order, jnp.zeros(max(rows, big), order.dtype)])
-
-    def chunks(first, count, size, acc):
-        offsets = jnp.arange(size)
-
-        def body(c, acc):
-            start = first + c * size
-            idx = jax.lax.dynamic_slice(padded, (start,), (size,))
-            return jax.tree.map(jnp.add, acc, fn(idx, jnp.where(start + offsets < holdout, inv, 0.0)))
-
-        return jax.lax.fori_loop(0, count, body, acc)
-
-    if not big:
-        return chunks(0, (holdout + rows - 1) // rows, rows, zero)
-    small = (holdout % big + rows - 1) // rows
-    extra = small > HOLDOUT_SMALL_MAX
-    n_big = holdout // big + extra.astype(holdout.dtype)
-    return chunks(n_big * big, jnp.where(extra, 0, small), rows, chunks(0, n_big, big, zero))
-
-
-Predict = Callable[[object, Array, Array], Array]
-
-
-def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
-                      with_grad: bool = True, chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
-                      ) -> Callable[[object, Array], object]:
-    """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
-    (L alone with ``with_grad=False``).
-
-    ``key`` (uint32[2]) is the run's key, split once per step as the post's ``train`` splits it
-    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``holdout_split``).
-
-    ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
-    gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
-    nothing is differentiated through a loop (``tests/reference/plain_training.py`` predicts every padded
-    row at once instead, the plain form ``benchmarks/bench_training.py`` times against the chunks).
-    """
-
-    def rows_loss(params, idx, row_weight, available):
-        return jnp.sum(row_weight * jnp.square(predict(params, x[idx], available) - y[idx]))
-
-    loss = jax.value_and_grad(rows_loss) if with_grad else rows_loss
-
-    keys = post.step_keys(key, STEPS_MAX)
-
-    def objective(params, step):
-        order, available = holdout_split(keys[step], mask, holdout)
-        zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params)) if with_grad else jnp.zeros(())
-        return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, holdout, zero, *chunks)
-
-    return objective
-
-
-# ---------------------------------------------------------------------------------------------------------
 # The loop
 # ---------------------------------------------------------------------------------------------------------
 
@@ -253,7 +133,8 @@ class Trained(NamedTuple):
     """What ``run`` returns: final ``params``, ``losses`` (STEPS_MAX,), ``trajectory`` (STEPS_MAX + 1, T)
     of ``record(params)`` after each step (row 0 the start), ``steps_run``, ``diverged`` and, when asked,
     ``snapshots``: the params at ``snapshot_steps(steps)``, each leaf with a leading (SNAPSHOTS,) axis
-    (slots past a divergence keep the last finite params)."""
+    (slots past a divergence keep the last finite params); ``opt`` the optimizer's state after the last
+    step (None for ``search``)."""
 
     params: object
     losses: Array
@@ -261,6 +142,16 @@ class Trained(NamedTuple):
     steps_run: Array
     diverged: Array
     snapshots: object = None
+    opt: object = None
+
+
+class Start(NamedTuple):
+    """Where ``run`` continues a run from: the ``step`` it reached (0: from ``params0``, as a fresh run), its
+    ``params`` and its optimizer state ``opt`` there (``Trained.steps_run``, ``params`` and ``opt``)."""
+
+    step: Array
+    params: object
+    opt: object
 
 
 class Loop(NamedTuple):
@@ -285,18 +176,20 @@ def _finite(tree: object, limit: float) -> Array:
 
 def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object, *,
         optimizer: str, learning_rate: Array, steps: Array, limit: float,
-        record: Callable[[object], Array], snapshots: bool = False) -> Trained:
+        record: Callable[[object], Array], snapshots: bool = False, start: Start | None = None) -> Trained:
     """``steps`` optimizer steps on ``objective(params, step) -> (loss, grads)``, in one while loop.
 
     Gradients are multiplied by ``trainable`` (a 0/1 pytree shaped like ``params0``), so frozen and padded
     parameters never move. A step whose loss, gradient or new parameters are not finite, or whose
     parameters leave (−``limit``, ``limit``), is not taken: the loop stops there (``diverged``) with the
     last finite parameters. ``losses[t]`` is step t's loss before its update. With ``snapshots`` the loop
-    also keeps the parameters at ``snapshot_steps(steps)`` (``Trained.snapshots``). Call inside
+    also keeps the parameters at ``snapshot_steps(steps)`` (``Trained.snapshots``). With ``start`` the loop
+    continues an earlier run from its step, parameters and optimizer state (``_first``): step t draws
+    the same hold-out set whatever the number of steps, so a run of 100 steps continued to 150 is the run
+    of 150 steps; ``losses`` and ``trajectory`` then hold only the rows from ``start.step`` on. Call inside
     ``jax.jit``.
     """
     opt = OPTIMIZERS[optimizer](learning_rate)
-    traj0 = jnp.zeros((STEPS_MAX + 1, *record(params0).shape)).at[0].set(record(params0))
 
     def step(s: Loop) -> Loop:
         loss, grads = objective(s.params, s.step)
@@ -310,11 +203,24 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
                     s.losses.at[s.step].set(jnp.where(good, loss, 0.0)),
                     s.trajectory.at[s.step + 1].set(jnp.where(good, record(params), 0.0)))
 
-    zero, yes = jnp.asarray(0, jnp.int32), jnp.asarray(True)
-    start = Loop(zero, yes, params0, opt.init(params0), jnp.zeros(STEPS_MAX), traj0)
-    end, snaps = (_in_segments(step, start, steps) if snapshots else
-                  (jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, start), None))
-    return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok, snaps)
+    first = _first(params0, opt.init(params0), record, start)
+    end, snaps = (_in_segments(step, first, steps) if snapshots else
+                  (jax.lax.while_loop(lambda s: (s.step < steps) & s.ok, step, first), None))
+    return Trained(end.params, end.losses, end.trajectory, end.step, ~end.ok, snaps, end.opt)
+
+
+def _first(params0: object, opt0: object, record: Callable[[object], Array], start: Start | None) -> Loop:
+    """The loop's first state: step 0 at ``params0`` and the optimizer state ``opt0``, or, when ``start`` is
+    given and past step 0, its step, params and optimizer state; the ``record`` of those params in the
+    trajectory's row of that step."""
+    step, params, opt = jnp.asarray(0, jnp.int32), params0, opt0
+    if start is not None:
+        on = start.step > 0
+        params, opt = jax.tree.map(lambda a, b: jnp.where(on, a, b), (start.params, start.opt),
+                                   (params0, opt0))
+        step = jnp.where(on, start.step, 0).astype(jnp.int32)
+    trajectory = jnp.zeros((STEPS_MAX + 1, *record(params).shape)).at[step].set(record(params))
+    return Loop(step, jnp.asarray(True), params, opt, jnp.zeros(STEPS_MAX), trajectory)
 
 
 def _in_segments(step: Callable[[Loop], Loop], start: Loop, steps: Array) -> tuple[Loop, object]:
@@ -359,30 +265,19 @@ def search(objective: Callable[[object, Array], Array], candidates: object, sets
     return Trained(best, losses, traj, jnp.asarray(sets, jnp.int32), jnp.asarray(False))
 
 
-def each_seed(fn: Callable[[Array], object], seeds: Array, n_seeds: Array) -> object:
+def each_seed(fn: Callable[[object], object], seeds: object, n_seeds: Array) -> object:
     """``fn(seed)`` for the first ``n_seeds`` of ``seeds``, one after another inside the program, stacked on
-    a leading (len(seeds),) axis (rows past ``n_seeds`` stay 0): one program for one seed or several."""
-    shapes = jax.eval_shape(fn, seeds[0])
-    bufs0 = jax.tree.map(lambda s: jnp.zeros((seeds.shape[0], *s.shape), s.dtype), shapes)
+    a leading (len(seeds),) axis (rows past ``n_seeds`` stay 0): one program for one seed or several.
+    ``seeds`` may be a pytree whose leaves share that leading axis (a seed's key and its ``Start``)."""
+
+    def pick(k: object) -> object:
+        return jax.tree.map(lambda a: a[k], seeds)
+
+    size = jax.tree.leaves(seeds)[0].shape[0]
+    shapes = jax.eval_shape(fn, pick(0))
+    bufs0 = jax.tree.map(lambda s: jnp.zeros((size, *s.shape), s.dtype), shapes)
 
     def body(k, bufs):
-        return jax.tree.map(lambda b, o: b.at[k].set(o), bufs, fn(seeds[k]))
+        return jax.tree.map(lambda b, o: b.at[k].set(o), bufs, fn(pick(k)))
 
     return jax.lax.fori_loop(0, n_seeds, body, bufs0)
-
-
-def holdout_chunks(holdout: int) -> tuple[int, int]:
-    """Chunks one training step runs for a hold-out of k points: (chunks of ``HOLDOUT_BLOCK`` = 64 rows,
-    chunks of ``HOLDOUT_ROWS`` = 4 rows) = (⌊k/64⌋, ⌈(k mod 64)/4⌉), or (⌊k/64⌋ + 1, 0) when the second
-    count exceeds ``HOLDOUT_SMALL_MAX``."""
-    k = int(holdout)
-    small = -(-(k % HOLDOUT_BLOCK) // HOLDOUT_ROWS)
-    if small > HOLDOUT_SMALL_MAX:
-        return k // HOLDOUT_BLOCK + 1, 0
-    return k // HOLDOUT_BLOCK, small
-
-
-def holdout_bucket(holdout: int) -> int:
-    """Kernel rows one training step computes for a hold-out of this size (``holdout_chunks``)."""
-    big, small = holdout_chunks(holdout)
-    return big * HOLDOUT_BLOCK + small * HOLDOUT_ROWS

@@ -3,7 +3,7 @@
 kernelviz computes the post's model with two speed devices (``kernelviz/models/heads.py``,
 ``kernelviz/models/training.py``): the heads are pooled in float32 with their gradient written out
 (``pooling.pooled_heads``), and a step predicts only its held-out rows, in chunks
-(``training.chunked_sum``). Here are the forms without them:
+(``chunked_sum``). Here are the forms without them:
 ``plain_predictor`` pools each head in float64 and lets JAX differentiate it, ``all_rows_objective``
 predicts every padded row with weights 1/k on the held-out ones, ``plain_post_model`` is the post's own
 arithmetic differentiated by JAX. ``reference_fit`` trains with any pair of
@@ -24,6 +24,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import kernel_index, kernel_scores
 from kernelviz.data import post
 from kernelviz.models import heads, training
+from kernelviz.models.holdout import holdout_objective, holdout_split
 
 OUTSIDE = heads.OUTSIDE
 
@@ -61,7 +62,7 @@ def plain_post_model(x: Array, y: Array, kernel: Array) -> Callable:
 
 def all_rows_objective(predict: Callable, x: Array, y: Array, mask: Array, holdout: Array,
                        key: Array) -> Callable:
-    """``training.holdout_objective`` without chunks: every padded row predicted, weights 1/k or 0."""
+    """``holdout_objective`` without chunks: every padded row predicted, weights 1/k or 0."""
     keys = post.step_keys(key, training.STEPS_MAX)
 
     def rows_loss(params, order, available):
@@ -69,7 +70,7 @@ def all_rows_objective(predict: Callable, x: Array, y: Array, mask: Array, holdo
         return jnp.sum(weight * jnp.square(predict(params, x[order], available) - y[order]))
 
     def objective(params, step):
-        order, available = training.holdout_split(keys[step], mask, holdout)
+        order, available = holdout_split(keys[step], mask, holdout)
         return jax.value_and_grad(rows_loss)(params, order, available)
 
     return objective
@@ -81,7 +82,7 @@ def _run(xt, yt, mask, params0, trainable, kernel, holdout, steps, key, plain, a
     if all_rows:
         objective = all_rows_objective(predict, xt, yt, mask, holdout, key)
     else:
-        objective = training.holdout_objective(predict, xt, yt, mask, holdout, key)
+        objective = holdout_objective(predict, xt, yt, mask, holdout, key)
     return training.run(objective, params0, trainable, optimizer="adam", learning_rate=0.2, steps=steps,
                         limit=heads.LOG_ELL_LIMIT, record=lambda p: jnp.exp(p[0]))
 

@@ -23,6 +23,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, views
 from kernelviz.app.ui import kept
+from kernelviz.app.ui.continuing import continued
 from kernelviz.app.ui.controls import lengthscale_options, log_options
 from kernelviz.app.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
@@ -30,9 +31,9 @@ from kernelviz.app.views.training import ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
 from kernelviz.models.heads import SEEDS_MAX, FitResult
+from kernelviz.models.holdout import holdout_bucket, holdout_range
 from kernelviz.models.parametric import batch_count
 from kernelviz.models.smoothing import Smooth
-from kernelviz.models.training import holdout_bucket, holdout_range
 from kernelviz.runtime.shapes import bucket, even_indices
 
 __all__ = [
@@ -160,10 +161,15 @@ def kernel_shapes(points: int = defaults.KERNEL_SHAPE_POINTS) -> tuple[np.ndarra
 @cached()
 def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int,
         arithmetic: str = "kernelviz") -> FitResult:
-    """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points."""
+    """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points,
+    continuing the longest shorter run of the same settings the server has kept (``continued``)."""
     train = data.train
-    return kv.fit(train.x, train.y, heads=1, kernel=kernel, holdout=holdout, steps=steps,
-                  learning_rate=learning_rate, seed=seed, arithmetic=arithmetic)
+
+    def run(start: FitResult | None) -> FitResult:
+        return kv.fit(train.x, train.y, heads=1, kernel=kernel, holdout=holdout, steps=steps,
+                      learning_rate=learning_rate, seed=seed, arithmetic=arithmetic, start=start)
+
+    return continued(("fit", data.key, kernel, holdout, learning_rate, seed, arithmetic), steps, run)
 
 
 @cached()
@@ -248,10 +254,14 @@ def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
 @cached()
 def fit_seeds(data: Data, seeds: tuple[int, ...], kernel: str, holdout: int, steps: int,
               learning_rate: float) -> list[FitResult]:
-    """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed."""
+    """``kv.fit_seeds`` (one head) on the training points: one FitResult per seed, continued as ``fit``'s."""
     train = data.train
-    return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout, steps=steps,
-                        learning_rate=learning_rate)
+
+    def run(start: list[FitResult] | None) -> list[FitResult]:
+        return kv.fit_seeds(train.x, train.y, list(seeds), heads=1, kernel=kernel, holdout=holdout,
+                            steps=steps, learning_rate=learning_rate, start=start)
+
+    return continued(("fit_seeds", data.key, seeds, kernel, holdout, learning_rate), steps, run)
 
 
 @cached()

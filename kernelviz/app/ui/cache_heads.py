@@ -17,6 +17,7 @@ import numpy as np
 import kernelviz as kv
 from kernelviz.app import defaults, views
 from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.continuing import continued
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.app.views.training import Panel
 from kernelviz.models.heads import FitResult
@@ -30,10 +31,17 @@ MH = defaults.MULTIHEAD
 def fit_multihead(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
         seed: int, arithmetic: str = "kernelviz") -> FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
-    heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error."""
+    heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error (continuing the
+    longest shorter run of the same settings the server has kept, ``continued``)."""
     train = data.train
-    return kv.fit(train.x, train.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
-                  learning_rate=learning_rate, seed=seed, multihead=True, arithmetic=arithmetic)
+
+    def run(start: FitResult | None) -> FitResult:
+        return kv.fit(train.x, train.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
+                      learning_rate=learning_rate, seed=seed, multihead=True, arithmetic=arithmetic,
+                      start=start)
+
+    setting = ("fit_multihead", data.key, heads, kernel, holdout, learning_rate, seed, arithmetic)
+    return continued(setting, steps, run)
 
 
 @cached(heavy=True)

@@ -10,7 +10,7 @@ from kernelviz.app.ui import cache, cache_incontext
 from kernelviz.app.ui.sidebar import Data
 from kernelviz.app.views.incontext import Settings
 from kernelviz.models import incontext
-from kernelviz.models.training import holdout_range
+from kernelviz.models.holdout import holdout_range
 
 __all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead"]
 

@@ -33,6 +33,7 @@ from kernelviz.models.attention import (
     tokens,
 )
 from kernelviz.models.heads import initial_lengthscales
+from kernelviz.models.holdout import holdout_objective, holdout_range
 from kernelviz.models.loo import loo_lengthscale
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.runtime.jax_setup import float64, lean_jit
@@ -146,7 +147,7 @@ def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: in
     xs, ys = training.check_data(x, y)
     h, d = check_int("heads", heads, 1, HEADS_MAX), check_int("d_qk", d_qk, 1, D_QK_MAX)
     dv, st = check_int("d_v", d_v, 1, D_V_MAX), check_int("steps", steps, 1, training.STEPS_MAX)
-    ho = check_int("holdout", holdout, *training.holdout_range(xs.shape[0]))
+    ho = check_int("holdout", holdout, *holdout_range(xs.shape[0]))
     lr = check_positive("the learning rate", learning_rate)
     p = training.prepare(xs, ys, int(seed))
     ells = start_lengthscales(start, h, p.x[: p.n], p.y[: p.n])
@@ -176,7 +177,7 @@ def _train(model: Callable[..., Array], run: LayerRun, snapshots: bool = True) -
         angle = jnp.pi * jnp.minimum(t, run.steps) / run.steps
         return run.learning_rate * (1 - run.decay * (1 - jnp.cos(angle)) / 2)
 
-    objective = training.holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
+    objective = holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
     return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
                         limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0),
                         snapshots=snapshots)
