@@ -151,3 +151,13 @@ def test_the_page_fit_continues_the_run_it_kept(monkeypatch):
     assert first.steps_run == 120 and later.steps_run == 170
     fresh = kv.fit(data.train.x, data.train.y, holdout=3, steps=170, learning_rate=0.21, seed=11)
     assert_same_run(later, fresh)
+
+
+def test_a_start_the_backend_refuses_costs_only_a_fresh_run(blog):
+    x, y = blog
+    setting = ("test", "a setting that leaves out the seed")
+    continuing.continued(setting, 100, lambda start: kv.fit(x, y, steps=100, seed=1, start=start))
+    run = continuing.continued(setting, 150, lambda start: kv.fit(x, y, steps=150, seed=2, start=start))
+    assert_same_run(run, kv.fit(x, y, steps=150, seed=2))
+    with pytest.raises(ValueError, match="steps"):
+        continuing.continued(("test", "bad steps"), 0, lambda start: kv.fit(x, y, steps=0, start=start))

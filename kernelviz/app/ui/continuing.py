@@ -55,7 +55,15 @@ _KEPT = _Kept(RUNS_KEPT)
 
 def continued(setting: Hashable, steps: int, train: Callable[[Run | None], Run]) -> Run:
     """``train(start)`` for a run of ``steps`` steps, ``start`` the longest kept run of ``setting`` (all that
-    the run is trained with but its steps) with at most that many steps, or None; the new run is kept."""
-    run = train(_KEPT.longest(setting, steps))  # type: ignore[arg-type]
+    the run is trained with but its steps) with at most that many steps, or None; the new run is kept.
+    A start the backend refuses (a ``setting`` that leaves out something the run depends on) only costs
+    a fresh run: ``train(None)``."""
+    start = _KEPT.longest(setting, steps)
+    try:
+        run = train(start)  # type: ignore[arg-type]
+    except ValueError:
+        if start is None:
+            raise
+        run = train(None)
     _KEPT.keep(setting, steps, run)
     return run
