@@ -218,7 +218,7 @@ def _first(params0: object, opt0: object, record: Callable[[object], Array], sta
         on = start.step > 0
         params, opt = jax.tree.map(lambda a, b: jnp.where(on, a, b), (start.params, start.opt),
                                    (params0, opt0))
-        step = jnp.where(on, start.step, 0).astype(jnp.int32)
+        step = jnp.asarray(start.step, jnp.int32)
     trajectory = jnp.zeros((STEPS_MAX + 1, *record(params).shape)).at[step].set(record(params))
     return Loop(step, jnp.asarray(True), params, opt, jnp.zeros(STEPS_MAX), trajectory)
 
