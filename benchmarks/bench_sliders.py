@@ -9,8 +9,9 @@ was (not counted), so every slider is measured around the chapter's defaults. A 
 to the repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the
 websocket during the rerun are the page's payload. Prints a table (median per slider, the bare page's median
 over the same presses, their ratio, kB per rerun, the server's part: key press to its "script finished",
-and the server's CPU per press: its process's CPU time, every thread, over the press) and the worst ratio
-(target: at most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare page's median
+the server's CPU per press: its process's CPU time, every thread, over the press, and the browser's
+Plotly draws: how many a press makes and the milliseconds they hold the page's main thread) and the worst
+ratio (target: at most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare page's median
 over the whole run ("run"), steadier than three bare presses. The CPU per press says what a class costs:
 a core holds about 2.5 s / (CPU per press) students each moving that slider every 5 s with the server half
 busy.
@@ -30,6 +31,7 @@ import os
 import statistics
 import sys
 import time
+from typing import NamedTuple
 
 from playwright.sync_api import sync_playwright
 
@@ -40,6 +42,28 @@ from tests.browser import harness
 from tests.measure import cpu_seconds, wait_until_idle
 
 TARGET_RATIO = 1.5
+
+# Wraps Plotly's drawing calls in the page (once; Plotly is loaded with the first chart) so that each call
+# is counted with the time it holds the main thread. A chart Streamlit mounts is drawn with Plotly.react;
+# a figure that changed is a new element (its id hashes the figure), mounted afresh and drawn again once
+# its width is measured.
+DRAWS_JS = """() => {
+  const P = window.Plotly;
+  if (!P || P.__kvCounted) return !!P;
+  window.__kvDraws = [0, 0];
+  for (const name of ['newPlot', 'react', 'relayout', 'restyle', 'update', 'redraw']) {
+    const f = P[name];
+    if (typeof f !== 'function') continue;
+    P[name] = function (...args) {
+      const t = performance.now();
+      try { return f.apply(this, args); }
+      finally { window.__kvDraws[0] += 1; window.__kvDraws[1] += performance.now() - t; }
+    };
+  }
+  P.__kvCounted = true;
+  return true;
+}"""
+TAKE_DRAWS_JS = "() => { const d = window.__kvDraws || [0, 0]; window.__kvDraws = [0, 0]; return d; }"
 
 
 class Payload:
@@ -63,28 +87,50 @@ class Payload:
         return count
 
 
+class SliderRow(NamedTuple):
+    """One slider's presses: seconds to the repainted charts (``app``) and the bare page's beside them,
+    bytes sent per rerun, the server's part (s) and CPU (s), and the browser's Plotly draws and their
+    main-thread seconds (and the bare page's draws), one entry per counted press."""
+
+    chapter: str
+    slider: str
+    app: list[float]
+    bare: list[float]
+    sizes: list[int]
+    server: list[float]
+    cpu: list[float]
+    draws: list[int]
+    draw_s: list[float]
+    bare_draws: list[int]
+
+
 def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
-                   app_pid: int):
-    """(label, app s, bare s, bytes per rerun, server s, server CPU s) for the slider at ``index`` of the
-    page (``app_pid``: the app's server process)."""
+                   app_pid: int, chapter: str) -> SliderRow:
+    """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
     thumb = harness.sliders(app_page).nth(index)
-    label = harness.slider_label(thumb)
+    row = SliderRow(chapter, harness.slider_label(thumb), [], [], [], [], [], [], [], [])
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
     payload.take()
-    app_times, bare_times, sizes, server, cpu = [], [], [], [], []
+    for page in (app_page, bare_page):
+        page.evaluate(DRAWS_JS)
+        page.evaluate(TAKE_DRAWS_JS)
     for _ in range(repeat):
         thumb = harness.sliders(app_page).nth(index)
         used = cpu_seconds(app_pid)
-        app_times.append(press_and_wait(app_page, thumb, app_dir))
-        cpu.append(cpu_seconds(app_pid) - used)
-        server.append(server_time(payload.finished, time.perf_counter() - app_times[-1]))
-        sizes.append(payload.take())
-        bare_times.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+        row.app.append(press_and_wait(app_page, thumb, app_dir))
+        row.cpu.append(cpu_seconds(app_pid) - used)
+        row.server.append(server_time(payload.finished, time.perf_counter() - row.app[-1]))
+        row.sizes.append(payload.take())
+        draws, ms = app_page.evaluate(TAKE_DRAWS_JS)
+        row.draws.append(int(draws))
+        row.draw_s.append(ms / 1e3)
+        row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+        row.bare_draws.append(int(bare_page.evaluate(TAKE_DRAWS_JS)[0]))
     move_back(app_page, index, start)
     payload.take()
-    return label, app_times, bare_times, sizes, server, cpu
+    return row
 
 
 def thumb_value(thumb) -> float:
@@ -137,10 +183,9 @@ def main() -> None:
                 for index in range(harness.sliders(app_page).count()):
                     if args.slider not in harness.slider_label(harness.sliders(app_page).nth(index)):
                         continue
-                    name, *times = measure_slider(app_page, payload, index, bare_page, bare_thumb,
-                                                  args.repeat, app.pid)
-                    rows.append((label, name, *times))
-                    print(row(label, name, *times), flush=True)
+                    rows.append(measure_slider(app_page, payload, index, bare_page, bare_thumb,
+                                               args.repeat, app.pid, label))
+                    print(line(rows[-1]), flush=True)
             errors = harness.exception_texts(app_page)
             browser.close()
         finally:
@@ -149,39 +194,41 @@ def main() -> None:
     report(rows, errors)
 
 
-def row(chapter: str, name: str, a: list[float], b: list[float], sizes: list[int],
-        server: list[float], cpu: list[float], floor: float | None = None) -> str:
+def line(r: SliderRow, floor: float | None = None) -> str:
     """One slider's line; with ``floor`` (the bare page's median over the whole run) also its ratio to it."""
-    ratio = statistics.median(a) / statistics.median(b)
-    steady = "" if floor is None else f" {statistics.median(a) / floor:6.2f}x"
-    return (f"{chapter[:28]:<28} {name[:30]:<30} {statistics.median(a) * 1e3:8.0f}ms "
-            f"{statistics.median(b) * 1e3:8.0f}ms {ratio:5.2f}x{steady} "
-            f"{statistics.median(sizes) / 1e3:8.0f}kB "
-            f"{statistics.median(server) * 1e3:8.0f}ms {statistics.median(cpu) * 1e3:8.0f}ms")
+    med = statistics.median
+    steady = "" if floor is None else f" {med(r.app) / floor:6.2f}x"
+    return (f"{r.chapter[:28]:<28} {r.slider[:30]:<30} {med(r.app) * 1e3:8.0f}ms "
+            f"{med(r.bare) * 1e3:8.0f}ms {med(r.app) / med(r.bare):5.2f}x{steady} "
+            f"{med(r.sizes) / 1e3:8.0f}kB {med(r.server) * 1e3:8.0f}ms {med(r.cpu) * 1e3:8.0f}ms "
+            f"{med(r.draws):6.0f} {med(r.draw_s) * 1e3:8.0f}ms")
 
 
-def report(rows, errors: list[str]) -> None:
+def report(rows: list[SliderRow], errors: list[str]) -> None:
     """The table again, with each slider's ratio to the bare page's median over the whole run ("run"): three
     bare presses beside a slider move with the machine's load, their whole run much less."""
-    floor = statistics.median(t for r in rows for t in r[3]) if rows else None
+    med = statistics.median
+    floor = med(t for r in rows for t in r.bare) if rows else None
     print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'run':>7} "
-          f"{'payload':>10} {'server':>10} {'CPU':>10}")
-    ratios, steady = [], []
-    for chapter, name, a, b, sizes, server, cpu in rows:
-        ratios.append(statistics.median(a) / statistics.median(b))
-        steady.append(statistics.median(a) / floor)
-        print(row(chapter, name, a, b, sizes, server, cpu, floor))
-    if ratios:
+          f"{'payload':>10} {'server':>10} {'CPU':>10} {'draws':>6} {'Plotly':>10}")
+    for r in rows:
+        print(line(r, floor))
+    if rows:
+        ratios = [med(r.app) / med(r.bare) for r in rows]
+        steady = [med(r.app) / floor for r in rows]
         worst = max(ratios)
         verdict = "within" if worst <= TARGET_RATIO else "OVER"
-        over = sum(r > TARGET_RATIO for r in steady)
-        print(f"\nworst ratio {worst:.2f}x, median ratio {statistics.median(ratios):.2f}x "
+        over = sum(x > TARGET_RATIO for x in steady)
+        print(f"\nworst ratio {worst:.2f}x, median ratio {med(ratios):.2f}x "
               f"({verdict} the {TARGET_RATIO}x target); against the bare page's median over the run "
-              f"({floor * 1e3:.0f} ms): worst {max(steady):.2f}x, median {statistics.median(steady):.2f}x, "
+              f"({floor * 1e3:.0f} ms): worst {max(steady):.2f}x, median {med(steady):.2f}x, "
               f"{len(steady) - over} of {len(steady)} within; largest payload "
-              f"{max(statistics.median(r[4]) for r in rows) / 1e3:.0f} kB per rerun")
-        costly = max(rows, key=lambda r: statistics.median(r[6]))
-        print(f"costliest press: {costly[0]}, {costly[1]}: {statistics.median(costly[6]) * 1e3:.0f} ms of the"
+              f"{max(med(r.sizes) for r in rows) / 1e3:.0f} kB per rerun")
+        draws = [med(r.draws) for r in rows]
+        print(f"Plotly draws a press: the bare page {med(d for r in rows for d in r.bare_draws):.0f} "
+              f"(two charts), the app {min(draws):.0f}–{max(draws):.0f}")
+        costly = max(rows, key=lambda r: med(r.cpu))
+        print(f"costliest press: {costly.chapter}, {costly.slider}: {med(costly.cpu) * 1e3:.0f} ms of the"
               f" server's CPU")
     if errors:
         print("exception boxes seen:", *errors, sep="\n")
