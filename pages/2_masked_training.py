@@ -2,6 +2,7 @@
 parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."""
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import streamlit as st
@@ -26,9 +27,11 @@ EPOCHS_MAX = 200  # the epochs sliders of the d2l section
 EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
 
-def kernel_box(label: str, key: str, container: object = None, help: str | None = None) -> str:
+def kernel_box(label: str, key: str, container: object = None, help: str | None = None,
+               on_change: Callable[[], None] | None = None) -> str:
     return ui.control("selectbox", label, key, default=M.kernel, options=kv.KERNELS,
-                      format_func=lambda k: get_kernel(k).label, container=container, help=help)
+                      format_func=lambda k: get_kernel(k).label, container=container, help=help,
+                      on_change=on_change)
 
 
 def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
@@ -41,18 +44,19 @@ def seed_box(container: object) -> int:
     """The training seed: ``PRNGKey(seed)`` split as the post splits it (the post's own is 2024)."""
     return ui.control(
         "number", "Seed", "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
-        container=container,
+        container=container, on_change=ui.rerun_page,
         help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
         "The post's is 2024: with it the four panels below are the post's own runs.",
     )
 
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
-    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
+    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults). All
+    but the hold-out size feed the pictures below the training section too: they rerun the whole page."""
     lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
     kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
-                        "the other kernels are kernelviz's, trained the same way.")
+                        "the other kernels are kernelviz's, trained the same way.", on_change=ui.rerun_page)
     holdout = ui.control(
         "slider",
         "Hold-out size",
@@ -74,6 +78,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         step=50,
         container=c3,
         help="The post trains 100 steps.",
+        on_change=ui.rerun_page,
     )
     lr = ui.control(
         "select_slider",
@@ -83,6 +88,7 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         options=LEARNING_RATES,
         container=c4,
         help="Adam's step size on log ℓ (the post: 0.2). Very large values make training diverge.",
+        on_change=ui.rerun_page,
     )
     return kernel, holdout, steps, lr, seed_box(c5)
 
@@ -225,7 +231,6 @@ def training_section(data: ui.Data) -> tuple[str, int, float, int]:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
     redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
     kernel, holdout, steps, lr, seed = controls(data)
-    ui.rerun_page_on_change("masked.section", (kernel, steps, lr, seed))
     label = get_kernel(kernel).label
     with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
         view = cache.masked_view(data, kernel, holdout, steps, lr, seed)

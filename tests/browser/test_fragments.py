@@ -1,5 +1,5 @@
 """Chapter 2 in Chromium: its hold-out size reruns only the training section (a fragment), and its other
-controls redraw the pictures outside that section too (``ui.rerun_page_on_change``): after either, the page
+controls redraw the pictures outside that section too (``ui.rerun_page``): after either, the page
 shows exactly what a new session opened at its URL shows."""
 
 from __future__ import annotations

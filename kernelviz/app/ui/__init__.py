@@ -93,7 +93,7 @@ from kernelviz.app.ui.controls import (
     to_url,
 )
 from kernelviz.app.ui.replay import MaskedReplay, masked_replay, replay_controls
-from kernelviz.app.ui.server import fragment, rerun_page_on_change
+from kernelviz.app.ui.server import fragment, rerun_page
 from kernelviz.app.ui.sidebar import (
     _UPLOAD,
     GRID_POINTS,
@@ -169,7 +169,7 @@ __all__ = [
     "predict",
     "prose",
     "replay_controls",
-    "rerun_page_on_change",
+    "rerun_page",
     "say",
     "show",
     "show_code",

@@ -1,6 +1,6 @@
 """Server plumbing: one compile warm-up per server process, out of the way of the pages; script runs that
-take turns; the pages' fragments (``fragment``) and their way to redraw the whole page
-(``rerun_page_on_change``).
+take turns; the pages' fragments (``fragment``) and their controls' way to redraw the whole page
+(``rerun_page``).
 
 ``Runs`` counts the script runs in progress (of any session): the warm-up waits while one is, and a run
 that starts while the warm-up is compiling waits for that compilation (``Runs.gate``), so a page's run and
@@ -24,12 +24,11 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
-__all__ = ["Runs", "fragment", "rerun_page_on_change", "warm_up"]
+__all__ = ["Runs", "fragment", "rerun_page", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
@@ -135,14 +134,11 @@ def fragment(body: F) -> F:
     return st.fragment(run)
 
 
-def rerun_page_on_change(key: str, values: tuple) -> None:
-    """In a fragment whose controls feed parts of the page outside it: when ``values`` differ from those of
-    the fragment's last run, rerun the whole page (they change the parts outside); otherwise go on.
+def rerun_page() -> None:
+    """The ``on_change`` of a control in a fragment that feeds parts of the page outside it: the whole page
+    reruns instead of the fragment (``st.rerun`` from a widget callback runs before the fragment would,
+    so the fragment never runs only to stop).
 
     So the control a class moves most (chapter 2's hold-out size) reruns only its fragment, while a
     rarer one (its kernel, steps, learning rate, seed) redraws everything that depends on it."""
-    last = st.session_state.get(key)
-    st.session_state[key] = values
-    ctx = get_script_run_ctx(suppress_warning=True)
-    if last is not None and last != values and ctx is not None and ctx.fragment_ids_this_run:
-        st.rerun()
+    st.rerun()
