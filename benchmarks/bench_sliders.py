@@ -90,7 +90,7 @@ class Payload:
 class SliderRow(NamedTuple):
     """One slider's presses: seconds to the repainted charts (``app``) and the bare page's beside them,
     bytes sent per rerun, the server's part (s) and CPU (s), and the browser's Plotly draws and their
-    main-thread seconds (and the bare page's draws), one entry per counted press."""
+    main-thread seconds (and the bare page's), one entry per counted press."""
 
     chapter: str
     slider: str
@@ -102,13 +102,14 @@ class SliderRow(NamedTuple):
     draws: list[int]
     draw_s: list[float]
     bare_draws: list[int]
+    bare_draw_s: list[float]
 
 
 def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
                    app_pid: int, chapter: str) -> SliderRow:
     """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
     thumb = harness.sliders(app_page).nth(index)
-    row = SliderRow(chapter, harness.slider_label(thumb), [], [], [], [], [], [], [], [])
+    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in range(9)))
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
@@ -127,7 +128,9 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
         row.draws.append(int(draws))
         row.draw_s.append(ms / 1e3)
         row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
-        row.bare_draws.append(int(bare_page.evaluate(TAKE_DRAWS_JS)[0]))
+        draws, ms = bare_page.evaluate(TAKE_DRAWS_JS)
+        row.bare_draws.append(int(draws))
+        row.bare_draw_s.append(ms / 1e3)
     move_back(app_page, index, start)
     payload.take()
     return row
@@ -225,8 +228,9 @@ def report(rows: list[SliderRow], errors: list[str]) -> None:
               f"{len(steady) - over} of {len(steady)} within; largest payload "
               f"{max(med(r.sizes) for r in rows) / 1e3:.0f} kB per rerun")
         draws = [med(r.draws) for r in rows]
+        bare_ms = med(d for r in rows for d in r.bare_draw_s) * 1e3
         print(f"Plotly draws a press: the bare page {med(d for r in rows for d in r.bare_draws):.0f} "
-              f"(two charts), the app {min(draws):.0f}–{max(draws):.0f}")
+              f"(two charts) in {bare_ms:.0f} ms, the app {min(draws):.0f}–{max(draws):.0f}")
         costly = max(rows, key=lambda r: med(r.cpu))
         print(f"costliest press: {costly.chapter}, {costly.slider}: {med(costly.cpu) * 1e3:.0f} ms of the"
               f" server's CPU")
