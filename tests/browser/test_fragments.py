@@ -22,11 +22,22 @@ from tests.browser.harness import (
 pytestmark = pytest.mark.browser
 
 
-def press(page: Any, label: str) -> None:
-    thumb = slider_by_label(page, label)
+def change(page: Any, control: str) -> None:
+    """Moves one of chapter 2's training controls (a slider by its label, the kernel's select box or the
+    seed's number input) and waits for the repaint."""
     before = page_state(page)["signature"]
-    thumb.focus()
-    page.keyboard.press(slider_key_towards_middle(thumb))
+    main = page.locator('[data-testid="stMain"]')
+    if control == "Kernel":
+        main.locator('[data-testid="stSelectbox"]').filter(has_text="Kernel").first.click()
+        page.get_by_role("option", name="Epanechnikov").click()
+    elif control == "Seed":
+        box = main.locator('[data-testid="stNumberInput"] input').first  # narrow: no step buttons
+        box.fill("2025")
+        box.press("Enter")
+    else:
+        thumb = slider_by_label(page, control)
+        thumb.focus()
+        page.keyboard.press(slider_key_towards_middle(thumb))
     wait_for_repaint(page, before)
 
 
@@ -40,14 +51,15 @@ def charts_of_a_new_session(browser: Any, page: Any) -> str:
         other.close()
 
 
-@pytest.mark.parametrize("label", ["Hold-out size", "Training steps", "Learning rate"])
+@pytest.mark.parametrize("control", ["Hold-out size", "Training steps", "Learning rate", "Kernel", "Seed"])
 def test_a_training_control_leaves_no_stale_picture(
-    warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors, label: str
+    warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors, control: str
 ) -> None:
+    """The hold-out size reruns its fragment; the other controls' callback reruns the whole page."""
     path = next(p for name, p in site_nav if "Masked training" in name)
     page.goto(warm_server.url + path)
     wait_until_drawn(page)
-    press(page, label)
+    change(page, control)
     wait_until_drawn(page)
-    assert page_state(page)["signature"] == charts_of_a_new_session(browser, page), label
+    assert page_state(page)["signature"] == charts_of_a_new_session(browser, page), control
     assert exception_texts(page) == [] and errors.messages == []
