@@ -45,8 +45,8 @@ TARGET_RATIO = 1.5
 
 # Wraps Plotly's drawing calls in the page (once; Plotly is loaded with the first chart) so that each call
 # is counted with the time it holds the main thread. A chart Streamlit mounts is drawn with Plotly.react;
-# a figure that changed is a new element (its id hashes the figure), mounted afresh and drawn again once
-# its width is measured.
+# a figure that changed is a new element (its id hashes the figure), mounted afresh and drawn again after
+# mounting, when it takes its measured width and a themed copy of its figure.
 DRAWS_JS = """() => {
   const P = window.Plotly;
   if (!P || P.__kvCounted) return !!P;
@@ -109,7 +109,7 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
                    app_pid: int, chapter: str) -> SliderRow:
     """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
     thumb = harness.sliders(app_page).nth(index)
-    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in range(9)))
+    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in SliderRow._fields[2:]))
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
@@ -124,16 +124,19 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
         row.cpu.append(cpu_seconds(app_pid) - used)
         row.server.append(server_time(payload.finished, time.perf_counter() - row.app[-1]))
         row.sizes.append(payload.take())
-        draws, ms = app_page.evaluate(TAKE_DRAWS_JS)
-        row.draws.append(int(draws))
-        row.draw_s.append(ms / 1e3)
+        take_draws(app_page, row.draws, row.draw_s)
         row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
-        draws, ms = bare_page.evaluate(TAKE_DRAWS_JS)
-        row.bare_draws.append(int(draws))
-        row.bare_draw_s.append(ms / 1e3)
+        take_draws(bare_page, row.bare_draws, row.bare_draw_s)
     move_back(app_page, index, start)
     payload.take()
     return row
+
+
+def take_draws(page, draws: list[int], seconds: list[float]) -> None:
+    """Appends the Plotly draws the page made since the last call, and their main-thread seconds."""
+    count, ms = page.evaluate(TAKE_DRAWS_JS)
+    draws.append(int(count))
+    seconds.append(ms / 1e3)
 
 
 def thumb_value(thumb) -> float:

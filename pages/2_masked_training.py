@@ -51,8 +51,7 @@ def seed_box(container: object) -> int:
 
 
 def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
-    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults). All
-    but the hold-out size feed the pictures below the training section too: they rerun the whole page."""
+    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
     lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
     kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
