@@ -1,0 +1,125 @@
+"""What a chart element that updates its chart in place would buy over Streamlit's ``st.plotly_chart``.
+
+``st.plotly_chart`` gives each chart an element id that hashes its figure: a changed figure is a new element,
+mounted afresh and drawn twice by Plotly, once as it mounts and again after mounting with its measured
+width and a themed copy of the figure; and because that copy carries a new template object, Plotly.react
+redraws it in full. The bare page (``benchmarks/bare_app.py``: one slider, two charts of the dashboard's
+size) is opened twice in one run, once as it is and once at ``?element=inplace``, where a minimal element
+(``benchmarks/inplace.js``, st.components.v2) keeps each chart's div and calls Plotly.react on it once per
+changed figure. The two pages' sliders are pressed in turn; per press it prints the Plotly draws, the
+milliseconds they hold the page's main thread, and key press → repainted charts (every chart's data
+changed, Streamlit idle), medians with the in-place page's ratio to Streamlit's.
+
+The in-place element draws the figure with the template it was sent (Streamlit's, whose colours the
+frontend would fill in): it costs Plotly the same, but is not themed. It has no modebar buttons of
+Streamlit's (fullscreen), no clicks and no resizing: it measures the drawing, not a finished element.
+
+    python -m benchmarks.bench_chart_element [--repeat 15] [--pin]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from typing import NamedTuple
+
+from playwright.sync_api import sync_playwright
+
+from benchmarks.bench_sessions import pin_apart
+from benchmarks.bench_sliders import DRAWS_JS, take_draws
+from tests.browser import harness
+
+# Streamlit's state and a signature of every current chart's data, whichever element drew it.
+STATE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const charts = [...document.querySelectorAll('.js-plotly-plot')]
+    .filter((gd) => !gd.closest('[data-stale="true"]'));
+  return {
+    idle: !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+      && document.querySelectorAll('[data-stale="true"]').length === 0,
+    signature: charts.map((gd) => (gd.data ? JSON.stringify(gd.data.map((t) => t.y)) : 'undrawn'))
+      .join('|'),
+    charts: charts.length,
+  };
+}"""
+CHANGED_JS = ("(before) => { const s = (" + STATE_JS + ")(); return s.idle && s.charts === 2"
+              " && !s.signature.includes('undrawn') && s.signature !== before; }")
+
+
+class Presses(NamedTuple):
+    """One page's presses: seconds to the repainted charts, Plotly draws and their main-thread seconds."""
+
+    seconds: list[float]
+    draws: list[float]
+    draw_s: list[float]
+
+
+def open_page(browser, url: str):
+    """The bare page at ``url``, drawn, with Plotly's drawing calls counted."""
+    page = browser.new_context(viewport=harness.VIEWPORT).new_page()
+    page.goto(url)
+    page.wait_for_function(CHANGED_JS, arg=None, timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
+    page.wait_for_timeout(1000)
+    page.evaluate(DRAWS_JS)
+    take_draws(page, [], [])
+    return page
+
+
+def press(page, key: str, into: Presses) -> None:
+    """One key press on the page's slider, timed to its repainted charts; the draws it made."""
+    before = page.evaluate(STATE_JS)["signature"]
+    thumb = harness.slider_by_label(page, "Width")
+    thumb.focus()
+    t = time.perf_counter()
+    page.keyboard.press(key)
+    page.wait_for_function(CHANGED_JS, arg=before, polling="raf", timeout=60_000)
+    into.seconds.append(time.perf_counter() - t)
+    page.wait_for_timeout(300)  # a draw after the charts' data changed (Streamlit's second) is counted too
+    take_draws(page, into.draws, into.draw_s)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=15, help="counted presses per page")
+    parser.add_argument("--pin", action="store_true",
+                        help="the server on the first core, Chromium on the rest")
+    args = parser.parse_args()
+    if args.pin and (os.cpu_count() or 1) < 2:
+        parser.error("--pin needs at least two cores")
+    pages = {"st.plotly_chart": Presses([], [], []), "in place": Presses([], [], [])}
+    with sync_playwright() as p:
+        server = harness.start_streamlit("benchmarks/bare_app.py")
+        try:
+            browser = harness.launch_chromium(p)
+            if args.pin:
+                print(pin_apart([server.pid]), flush=True)
+            opened = {"st.plotly_chart": open_page(browser, server.url + "/"),
+                      "in place": open_page(browser, server.url + "/?element=inplace")}
+            for i in range(args.repeat + 1):
+                key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
+                for name, page in opened.items():
+                    into = pages[name] if i else Presses([], [], [])  # the first press is not counted
+                    press(page, key, into)
+            browser.close()
+        finally:
+            server.stop()
+    report(pages)
+
+
+def report(pages: dict[str, Presses]) -> None:
+    med = statistics.median
+    print(f"\n{'element':<18} {'draws':>6} {'Plotly':>10} {'press':>10}")
+    for name, r in pages.items():
+        print(f"{name:<18} {med(r.draws):6.0f} {med(r.draw_s) * 1e3:8.0f}ms {med(r.seconds) * 1e3:8.0f}ms")
+    st_, own = pages["st.plotly_chart"], pages["in place"]
+    print(f"\nin place / st.plotly_chart: Plotly's main-thread time "
+          f"{med(own.draw_s) / med(st_.draw_s):.2f}x, "
+          f"key press → repainted {med(own.seconds) / med(st_.seconds):.2f}x "
+          f"({len(st_.seconds)} presses each, taken in turn)")
+
+
+if __name__ == "__main__":
+    main()
