@@ -3,6 +3,7 @@ on a projector's 1280 × 720 window."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -12,6 +13,7 @@ import pytest
 from kernelviz.app.ui import lesson_files
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from tests.browser.harness import (
+    CHARTS,
     FIRST_LOAD_TIMEOUT_S,
     BrowserErrors,
     StreamlitServer,
@@ -29,7 +31,7 @@ def scene_of(page: Any) -> int:
 
 
 def chart_tops(page: Any) -> list[float]:
-    return page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+    return page.evaluate(f"() => [...document.querySelectorAll({json.dumps(CHARTS)})]"
                          ".map(e => e.getBoundingClientRect().top)")
 
 

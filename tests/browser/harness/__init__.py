@@ -59,9 +59,11 @@ from .page import (
     wait_until_drawn,
 )
 from .probes import (
+    CHARTS,
     GROWN_MARGINS_JS,
     IDLE_AND_CHANGED_JS,
     PAGE_STATE_JS,
+    PLOTS,
     WIDGETS_JS,
 )
 from .server import (
@@ -72,12 +74,14 @@ from .server import (
 )
 
 __all__ = [
+    "CHARTS",
     "CHROMIUM_ARGS",
     "CHROMIUM_PATH",
     "FIRST_LOAD_TIMEOUT_S",
     "GROWN_MARGINS_JS",
     "IDLE_AND_CHANGED_JS",
     "PAGE_STATE_JS",
+    "PLOTS",
     "QUESTION",
     "REFERENCE_PATHS",
     "REPO_ROOT",
