@@ -19,7 +19,7 @@ from tests.browser import harness
 
 SCREEN_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]') || document.body;
-  const chart = main.querySelector('""" + harness.CHARTS + """');
+  const chart = main.querySelector('[data-testid="stPlotlyChart"]');
   if (!chart) return {top: null, words: null};
   const top = chart.getBoundingClientRect().top;
   let words = 0;

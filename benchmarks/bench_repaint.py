@@ -22,7 +22,6 @@ It prints the median and the worst of each, and the ratio of the medians (target
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from tests.measure import summary
 TARGET_RATIO = 1.5
 
 
-FIRST_CHART_JS = (f"() => [...document.querySelectorAll({json.dumps(harness.PLOTS)})]"
+FIRST_CHART_JS = ("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')]"
                   ".some((gd) => gd.data && gd._fullLayout)")
 
 

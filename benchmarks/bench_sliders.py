@@ -44,10 +44,9 @@ from tests.measure import cpu_seconds, wait_until_idle
 TARGET_RATIO = 1.5
 
 # Wraps Plotly's drawing calls in the page (once; Plotly is loaded with the first chart) so that each call
-# is counted with the time it holds the main thread. kernelviz's chart element draws a changed chart once,
-# with Plotly.react into the div it keeps; on the bare page st.plotly_chart mounts a changed figure as a new
-# element (its id hashes the figure) and draws it twice, again after mounting, when it takes its measured
-# width and a themed copy of its figure.
+# is counted with the time it holds the main thread. A chart Streamlit mounts is drawn with Plotly.react;
+# a figure that changed is a new element (its id hashes the figure), mounted afresh and drawn again after
+# mounting, when it takes its measured width and a themed copy of its figure.
 DRAWS_JS = """() => {
   const P = window.Plotly;
   if (!P || P.__kvCounted) return !!P;

@@ -74,20 +74,13 @@ def ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-def chart_elements(at: AppTest) -> list[tuple[str, dict, dict]]:
-    """The charts of the current page (kernelviz's chart element, ``kernelviz/app/ui/chart.py``): each one's
-    key, Plotly figure and Plotly config, as parsed JSON, in page order."""
-    out = []
-    for c in at.get("bidi_component"):
-        if c.proto.component_name == "kernelviz.chart":
-            data = json.loads(c.proto.json)
-            out.append((c.proto.id.split("-", 2)[2], json.loads(data["figure"]), data["config"]))
-    return out
-
-
 def charts(at: AppTest) -> dict[str, dict]:
     """Plotly figures of the current page by widget key, as parsed JSON."""
-    return {key: fig for key, fig, _ in chart_elements(at)}
+    out = {}
+    for c in at.get("plotly_chart"):
+        key = c.proto.id.split("-", 2)[2]
+        out[key] = json.loads(c.proto.spec)
+    return out
 
 
 def values(v: object) -> np.ndarray:
@@ -196,15 +189,16 @@ def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
     views += [("pages/4_attention.py", p) for p in ("heads", "wo", "kernel", "sequence", "selfcross", "loss")]
     for page, picture in views:  # chapter 4 draws one picture of its layer at a time
         at = start(page, None if picture is None else {"attn.picture": picture})
-        for key, fig, cfg in chart_elements(at):
+        for c in at.get("plotly_chart"):
+            cfg = json.loads(c.proto.config)
             assert cfg["toImageButtonOptions"]["format"] == "png"
+            fig = json.loads(c.proto.spec)
             go.Figure(fig)  # raises on any invalid property or value
             layout = fig["layout"]
             axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
             titled = [a.get("title", {}).get("text") for a in axes]
-            assert any(titled), f"{key} has no axis title"
-            # Streamlit's chart template, whose placeholder colours the chart element gives the theme's
-            assert layout["template"]["layout"]["colorway"][0] == "#000001", key
+            assert any(titled), f"{c.proto.id} has no axis title"
+            assert c.proto.theme == "streamlit"
 
 
 # ---------------------------------------------------------------------------------------------------------

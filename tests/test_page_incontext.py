@@ -4,10 +4,12 @@ draws another task, the sweep runs on request, and the URL sets the controls."""
 
 from __future__ import annotations
 
+import json
+
 import plotly.graph_objects as go
 import pytest
 from prosetools import shown, where_from
-from test_app import chart_elements, charts, ok, start
+from test_app import charts, ok, start
 
 from kernelviz.data import tasks
 from kernelviz.models.smoothing import HEADS_MAX
@@ -50,7 +52,7 @@ def test_page_runs_at_the_defaults_with_maths_metrics_and_charts():
     assert len(at.latex) >= 3  # the prompt, the score and softmax weights, the Gaussian window
     follows = next(m for m in where_from(at) if m.startswith("Follows:"))
     assert "kernelviz's own chapter" in follows and "2402.11639" in follows and "Garg" in follows
-    first = chart_elements(at)[0][1]  # titled: it starts high on a first screen
+    first = json.loads(at.get("plotly_chart")[0].proto.spec)  # titled: it starts high on a first screen
     assert first["layout"]["title"]["text"] == "The window pretraining learned"
     for label in ("Learned window", "Best fixed ℓ (Nadaraya–Watson)", "Mean leave-one-out ℓ*",
                   "In-context error", "Nadaraya–Watson at best ℓ", "Ratio"):
@@ -77,11 +79,12 @@ def test_the_comparison_pretrains_the_other_layer_with_the_same_controls():
 def test_every_chart_is_valid_plotly_with_axis_titles():
     at = start(PAGE, {"icl.sweep": "true", **FAST})
     assert set(charts(at)) == CHARTS | SWEEP
-    for key, fig, _ in chart_elements(at):
+    for c in at.get("plotly_chart"):
+        fig = json.loads(c.proto.spec)
         go.Figure(fig)
         axes = [v for k, v in fig["layout"].items() if k.startswith(("xaxis", "yaxis"))]
         titled = [a.get("title", {}).get("text") for a in axes]
-        assert any(titled), f"{key} has no axis title"
+        assert any(titled), f"{c.proto.id} has no axis title"
 
 
 @pytest.mark.parametrize("which", [0, 1])

@@ -7,7 +7,6 @@ Each test opens its own browser context (a fresh Streamlit session) on the one s
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -15,7 +14,6 @@ import pytest
 
 from tests.browser.harness import (
     GROWN_MARGINS_JS,
-    PLOTS,
     QUESTION,
     SCREENSHOT_DIR,
     BrowserErrors,
@@ -93,7 +91,8 @@ def test_page_draws_its_charts_without_errors(
     assert state["charts"] >= 1
     assert page.locator('[data-testid="stMain"] h1').first.inner_text().strip(), "page has no title"
     traces = page.evaluate(
-        f"() => [...document.querySelectorAll({json.dumps(PLOTS)})].map((gd) => (gd.data || []).length)"
+        "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')]"
+        ".map((gd) => (gd.data || []).length)"
     )
     assert traces and all(n > 0 for n in traces), f"a chart without traces: {traces}"
     grown = page.evaluate(GROWN_MARGINS_JS)
@@ -240,10 +239,10 @@ def test_scrubbing_the_lengthscale_repaints_the_fit_in_the_browser(
     title at once, while the page's ℓ control and the URL keep their value (no rerun)."""
     index = next(i for i, name in PAGES if name == "1_kernel_regression")
     open_page(page, warm_server, site_nav, index)
-    chart = f"document.querySelector({json.dumps(PLOTS)})"
+    chart = "document.querySelector('[data-testid=\"stPlotlyChart\"] .js-plotly-plot')"
     before = page.evaluate(f"() => [{chart}.layout.title.text, Array.from({chart}._fullData.at(-1).y)]")
     url_before = query(page.url).get("kr.lengthscale")
-    rail_rect = page.locator(PLOTS).first.locator(".slider-rail-rect").first
+    rail_rect = page.locator('[data-testid="stPlotlyChart"] .slider-rail-rect').first
     rail_rect.scroll_into_view_if_needed()
     rail = rail_rect.bounding_box()
     page.mouse.click(rail["x"] + rail["width"] * 0.85, rail["y"] + rail["height"] / 2)

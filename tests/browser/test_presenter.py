@@ -3,7 +3,6 @@ on a projector's 1280 × 720 window."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -13,7 +12,6 @@ import pytest
 from kernelviz.app.ui import lesson_files
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 from tests.browser.harness import (
-    CHARTS,
     FIRST_LOAD_TIMEOUT_S,
     BrowserErrors,
     StreamlitServer,
@@ -31,7 +29,7 @@ def scene_of(page: Any) -> int:
 
 
 def chart_tops(page: Any) -> list[float]:
-    return page.evaluate(f"() => [...document.querySelectorAll({json.dumps(CHARTS)})]"
+    return page.evaluate("() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
                          ".map(e => e.getBoundingClientRect().top)")
 
 

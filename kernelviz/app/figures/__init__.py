@@ -8,7 +8,7 @@ colour means one thing on every page:
   (baselines), ``optimum`` (an exact optimum marked on a curve), ``trajectory`` (where training went),
   ``loss`` (training loss). ``HEAD_COLORS`` gives one colour per attention head, in order.
 * ``style(fig, ...)`` is the shared layout: axis titles, legend on top, hover, margins, height.
-* ``png_config(name)`` is Plotly's ``config`` for a chart (``ui.show``): the modebar's camera saves a PNG.
+* ``png_config(name)`` is the ``config=`` for ``st.plotly_chart``: the modebar's camera saves a PNG.
 
 Conventions that every builder keeps:
 

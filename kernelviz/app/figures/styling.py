@@ -1,8 +1,8 @@
 """Colours, the shared layout and the small pieces every builder uses.
 
 ``COLORS`` maps a *role* to a colour and ``HEAD_COLORS`` gives one colour per attention head; ``style`` is
-the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` Plotly's ``config`` for
-a chart (``ui.show``). ``subplot_grid`` and ``outer_axis_titles`` lay out small multiples.
+the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` the ``config=`` for
+``st.plotly_chart``. ``subplot_grid`` and ``outer_axis_titles`` lay out small multiples.
 """
 
 from __future__ import annotations
@@ -106,8 +106,8 @@ def head_labels(names: Sequence[str] | None, heads: int) -> list[str]:
 
 
 def png_config(filename: str, scale: int = 2) -> dict:
-    """Plotly's ``config`` for a chart (``ui.show``): the modebar camera saves ``<filename>.png`` at
-    ``scale`` × size."""
+    """``config=`` for ``st.plotly_chart``: the modebar camera saves ``<filename>.png`` at ``scale`` ×
+    size."""
     return {
         "displaylogo": False,
         "toImageButtonOptions": {"format": "png", "filename": filename, "scale": scale},

@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from kernelviz.app.ui import chart, stage
+from kernelviz.app.ui import stage
 from kernelviz.app.ui.cache import cached
 from kernelviz.app.ui.controls import _Spec, control
 from kernelviz.app.ui.page_data import Data
@@ -80,7 +80,8 @@ def _turn_on(key: str) -> None:
 
 
 def _picked(chart_key: str, prefix: str, spec: _Spec) -> None:
-    points = chart.selected_points(chart_key)
+    event = st.session_state.get(chart_key) or {}
+    points = (event.get("selection") or {}).get("points") or []
     xs = [p["x"] for p in points if isinstance(p.get("x"), int | float) and math.isfinite(p["x"])]
     if xs:
         st.session_state[f"{prefix}explain"] = True

@@ -17,7 +17,7 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
-from kernelviz.app.ui import chart, stage
+from kernelviz.app.ui import stage
 
 __all__ = [
     "busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "show_fast_path",
@@ -59,10 +59,9 @@ SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames an
 
 def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
-    """Draw a Plotly figure with kernelviz's chart element (``chart.draw``: drawn once per changed figure,
-    in the Streamlit theme, light or dark) and a PNG download in the modebar; its numbers go as float32
-    where that changes nothing visible (``kf.compact``). ``on_select``: called when the reader clicks a
-    point (or the background), the click's points in ``chart.selected_points(key)``.
+    """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
+    numbers go as float32 where that changes nothing visible (``kf.compact``). ``on_select``: called when
+    the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
@@ -76,8 +75,8 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
         most = height + (SLIDER_ROOM if fig.layout.sliders else 0)
         fig = kf.at_height(fig, min(fig.layout.height or most, most))
     config = kf.png_config(filename or key.replace(".", "-"))
-    with contextlib.nullcontext() if box is st else box:
-        chart.draw(kf.compact(fig), key, config, on_select)
+    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
+                     on_select=on_select or "ignore", selection_mode="points")
 
 
 @functools.cache

@@ -59,11 +59,9 @@ from .page import (
     wait_until_drawn,
 )
 from .probes import (
-    CHARTS,
     GROWN_MARGINS_JS,
     IDLE_AND_CHANGED_JS,
     PAGE_STATE_JS,
-    PLOTS,
     WIDGETS_JS,
 )
 from .server import (
@@ -74,14 +72,12 @@ from .server import (
 )
 
 __all__ = [
-    "CHARTS",
     "CHROMIUM_ARGS",
     "CHROMIUM_PATH",
     "FIRST_LOAD_TIMEOUT_S",
     "GROWN_MARGINS_JS",
     "IDLE_AND_CHANGED_JS",
     "PAGE_STATE_JS",
-    "PLOTS",
     "QUESTION",
     "REFERENCE_PATHS",
     "REPO_ROOT",

@@ -22,7 +22,7 @@ def slider_by_label(page: Any, label: str) -> Any:
     """The (first) slider thumb whose accessible name is ``label``, e.g. "Hold-out size"."""
     # Not get_by_role: Streamlit's thumb is labelled by itself and by its group, so its accessible name
     # is the label twice ("Width Width"); the aria-label attribute holds the label once.
-    name = json.dumps(label, ensure_ascii=False)  # as written: CSS does not read JSON's \u escapes
+    name = json.dumps(label)
     return page.locator(
         f'[data-testid="stApp"] input[type="range"][aria-label={name}],'
         f' [data-testid="stApp"] [role="slider"][aria-label={name}]'

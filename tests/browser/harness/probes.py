@@ -3,11 +3,6 @@ data, the margins Plotly grew, and the value of every widget the user sees."""
 
 from __future__ import annotations
 
-# The charts on a page: their containers, kernelviz's chart element (``kernelviz/app/ui/chart.js``) or
-# Streamlit's (the bare page of the benchmarks), and the Plotly divs in them.
-CHARTS = '.kv-chart, [data-testid="stPlotlyChart"]'
-PLOTS = '.kv-chart .js-plotly-plot, [data-testid="stPlotlyChart"] .js-plotly-plot'
-
 # One snapshot of the page, evaluated in the browser: Streamlit's script and connection state, how many
 # elements are stale (left over from before a rerun), whether anything is still a skeleton placeholder,
 # and a signature of the data of every current (non-stale) Plotly chart. Hashing megabytes of JSON is
@@ -21,7 +16,7 @@ PAGE_STATE_JS = """
     return (h >>> 0).toString(16) + ':' + s.length;
   };
   const app = document.querySelector('[data-testid="stApp"]');
-  const charts = [...document.querySelectorAll('""" + PLOTS + """')]
+  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
     .filter((gd) => !gd.closest('[data-stale="true"]'));
   const parts = charts.map((gd) => {
     if (!gd.data || !gd._fullLayout) return 'undrawn';
@@ -54,7 +49,7 @@ IDLE_AND_CHANGED_JS = (
 # Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
 # not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time;
 # one "chart <i> <side>: asked → drawn" per grown margin.
-GROWN_MARGINS_JS = """() => [...document.querySelectorAll('""" + PLOTS + """')]
+GROWN_MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
   .map((gd, i) => { const m = gd._fullLayout.margin, s = gd._fullLayout._size;
     return ['l', 'r', 't', 'b'].filter((k) => s[k] - m[k] > 4)
       .map((k) => `chart ${i} ${k}: ${m[k]} → ${s[k]}`); })
