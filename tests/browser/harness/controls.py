@@ -22,7 +22,7 @@ def slider_by_label(page: Any, label: str) -> Any:
     """The (first) slider thumb whose accessible name is ``label``, e.g. "Hold-out size"."""
     # Not get_by_role: Streamlit's thumb is labelled by itself and by its group, so its accessible name
     # is the label twice ("Width Width"); the aria-label attribute holds the label once.
-    name = json.dumps(label)
+    name = json.dumps(label, ensure_ascii=False)  # as written: CSS does not read JSON's \u escapes
     return page.locator(
         f'[data-testid="stApp"] input[type="range"][aria-label={name}],'
         f' [data-testid="stApp"] [role="slider"][aria-label={name}]'
@@ -32,7 +32,7 @@ def slider_by_label(page: Any, label: str) -> Any:
 def number_input_step_up(page: Any, label: str) -> None:
     """One step up of the (first) number input labelled ``label``: ArrowUp in its field, which Streamlit sends
     at once (its + and − buttons are hidden where the field is narrow)."""
-    name = json.dumps(label)
+    name = json.dumps(label, ensure_ascii=False)  # as written: CSS does not read JSON's \u escapes
     page.locator(f'[data-testid="stApp"] [data-testid="stNumberInput"] input[aria-label={name}]').first.press(
         "ArrowUp"
     )

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 # One snapshot of the page, evaluated in the browser: Streamlit's script and connection state, how many
 # elements are stale (left over from before a rerun), whether anything is still a skeleton placeholder,
-# and a signature of the data of every current (non-stale) Plotly chart. Hashing megabytes of JSON is
-# slow, so each chart's hash is cached per data object: Plotly.react swaps the object on every update.
+# and a signature of the data of every current (non-stale) Plotly chart, whichever element drew it (Plotly
+# marks its div .js-plotly-plot; bench_ab.py compares versions that draw differently). Hashing megabytes
+# of JSON is slow, so each chart's hash is cached per data object: Plotly.react swaps the object on every
+# update.
 PAGE_STATE_JS = """
 () => {
   const cache = window.__kvChartHash || (window.__kvChartHash = new WeakMap());
@@ -16,7 +18,7 @@ PAGE_STATE_JS = """
     return (h >>> 0).toString(16) + ':' + s.length;
   };
   const app = document.querySelector('[data-testid="stApp"]');
-  const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+  const charts = [...document.querySelectorAll('.js-plotly-plot')]
     .filter((gd) => !gd.closest('[data-stale="true"]'));
   const parts = charts.map((gd) => {
     if (!gd.data || !gd._fullLayout) return 'undrawn';
@@ -49,7 +51,7 @@ IDLE_AND_CHANGED_JS = (
 # Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
 # not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time;
 # one "chart <i> <side>: asked → drawn" per grown margin.
-GROWN_MARGINS_JS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot')]
+GROWN_MARGINS_JS = """() => [...document.querySelectorAll('.js-plotly-plot')]
   .map((gd, i) => { const m = gd._fullLayout.margin, s = gd._fullLayout._size;
     return ['l', 'r', 't', 'b'].filter((k) => s[k] - m[k] > 4)
       .map((k) => `chart ${i} ${k}: ${m[k]} → ${s[k]}`); })
