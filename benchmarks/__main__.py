@@ -45,6 +45,7 @@ BENCHMARKS = {
     "memory": Benchmark("the server's peak memory while one visitor walks every page and control", True),
     "sliders": Benchmark("every slider: key press to repainted charts, against a bare page", True),
     "chart_element": Benchmark("the bare page's charts updated in place, against st.plotly_chart", True),
+    "ab": Benchmark("two checkouts of the app, one slider pressed on each in turn", True),
     "cold_start": Benchmark("every page from an empty compilation cache, from the server's start, against a "
                             "bare page; two cores and one", True),
     "repaint": Benchmark("chapter 2's hold-out slider against a bare page; cold and warm start", True),

@@ -1,0 +1,91 @@
+"""Two versions of the app side by side: one slider pressed on each in turn, in one run.
+
+A change that should make a press faster is measured against the version before it, on the same machine at
+the same moment: ``--old`` and ``--new`` are two checkouts of the repository (``git worktree add DIR REV``),
+each served by its own ``streamlit run``. Both pages are opened at ``--path``, the servers are left to
+finish their warm-up, then each press on ``--slider`` alternates between the two pages; per version it
+prints the median key press → repainted charts, the Plotly draws a press and the milliseconds they hold
+the page's main thread, and the new version's press as a ratio of the old one's.
+
+    python -m benchmarks.bench_ab --old ../kv-old --new . --path /dot-product-attention \\
+        --slider "Hold-out size" [--repeat 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from benchmarks.bench_repaint import press_and_wait
+from benchmarks.bench_sliders import DRAWS_JS, take_draws
+from tests.browser import harness
+from tests.measure import wait_until_idle
+
+
+def open_version(browser, server: harness.StreamlitServer, path: str):
+    """The version's page at ``path``, after its home page (a fresh server's first link into a chapter
+    shows a notice), drawn, with Plotly's drawing calls counted."""
+    page = browser.new_context(viewport=harness.VIEWPORT).new_page()
+    for at in ("/", path):
+        page.goto(server.url + at)
+        harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
+    page.evaluate(DRAWS_JS)
+    return page
+
+
+def press(page, slider: str, direction: list[str]) -> tuple[float, int, float]:
+    """One press: seconds to the repainted charts, the Plotly draws it made and their main-thread seconds
+    (draws after the charts' data changed are counted too)."""
+    seconds = press_and_wait(page, harness.slider_by_label(page, slider), direction)
+    page.wait_for_timeout(400)
+    draws, draw_s = [], []
+    take_draws(page, draws, draw_s)
+    return seconds, draws[0], draw_s[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--old", type=Path, required=True, help="checkout of the version before")
+    parser.add_argument("--new", type=Path, required=True, help="checkout of the version after")
+    parser.add_argument("--path", required=True, help="the page's URL path, e.g. /multi-head")
+    parser.add_argument("--slider", required=True, help="the slider's label")
+    parser.add_argument("--repeat", type=int, default=8, help="counted presses per version")
+    args = parser.parse_args()
+    versions = {"old": args.old.resolve(), "new": args.new.resolve()}
+    presses = {name: ([], [], []) for name in versions}  # seconds, draws, Plotly's seconds
+    with sync_playwright() as p:
+        servers = {name: harness.start_streamlit(str(root / "app.py")) for name, root in versions.items()}
+        try:
+            browser = harness.launch_chromium(p)
+            pages = {name: open_version(browser, servers[name], args.path) for name in versions}
+            for server in servers.values():
+                wait_until_idle(server.pid)
+            directions = {name: ["ArrowRight"] for name in versions}
+            for i in range(args.repeat + 1):  # the first press of each is not counted
+                for name, page in pages.items():
+                    measured = press(page, args.slider, directions[name])
+                    if i:
+                        for into, value in zip(presses[name], measured, strict=True):
+                            into.append(value)
+            browser.close()
+        finally:
+            for server in servers.values():
+                server.stop()
+    report(presses, args)
+
+
+def report(presses: dict[str, tuple[list, list, list]], args: argparse.Namespace) -> None:
+    med = statistics.median
+    print(f"\n{args.path} · {args.slider}, {args.repeat} presses each, taken in turn")
+    for name, (seconds, draws, draw_s) in presses.items():
+        print(f"{name:<4} press {med(seconds) * 1e3:6.0f} ms   draws {med(draws):3.0f}   Plotly "
+              f"{med(draw_s) * 1e3:5.0f} ms   ({', '.join(f'{s * 1e3:.0f}' for s in seconds)})")
+    ratio = med(presses["new"][0]) / med(presses["old"][0])
+    print(f"new / old: the press {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
