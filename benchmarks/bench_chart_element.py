@@ -6,9 +6,10 @@ width and a themed copy of the figure; and because that copy carries a new templ
 redraws it in full. The bare page (``benchmarks/bare_app.py``: one slider, two charts of the dashboard's
 size) is opened twice in one run, once as it is and once at ``?element=inplace``, where a minimal element
 (``benchmarks/inplace.js``, st.components.v2) keeps each chart's div and calls Plotly.react on it once per
-changed figure. The two pages' sliders are pressed in turn; per press it prints the Plotly draws, the
-milliseconds they hold the page's main thread, and key press → repainted charts (every chart's data
-changed, Streamlit idle), medians with the in-place page's ratio to Streamlit's.
+changed figure. The two pages' sliders are pressed in turn (``bench_ab.press``); per press it prints the
+Plotly draws, the milliseconds they hold the page's main thread, and key press → repainted charts (the
+harness's test: every chart drawn, the data changed, Streamlit idle), medians with the in-place page's
+ratio to Streamlit's.
 
 The in-place element draws the figure with the template it was sent (Streamlit's, whose colours the
 frontend would fill in): it costs Plotly the same, but is not themed. It has no modebar buttons of
@@ -22,31 +23,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
 from typing import NamedTuple
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.bench_ab import press
 from benchmarks.bench_sessions import pin_apart
 from benchmarks.bench_sliders import DRAWS_JS, take_draws
 from tests.browser import harness
-
-# Streamlit's state and a signature of every current chart's data, whichever element drew it.
-STATE_JS = """() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const charts = [...document.querySelectorAll('.js-plotly-plot')]
-    .filter((gd) => !gd.closest('[data-stale="true"]'));
-  return {
-    idle: !!app && app.getAttribute('data-test-script-state') === 'notRunning'
-      && app.getAttribute('data-test-connection-state') === 'CONNECTED'
-      && document.querySelectorAll('[data-stale="true"]').length === 0,
-    signature: charts.map((gd) => (gd.data ? JSON.stringify(gd.data.map((t) => t.y)) : 'undrawn'))
-      .join('|'),
-    charts: charts.length,
-  };
-}"""
-CHANGED_JS = ("(before) => { const s = (" + STATE_JS + ")(); return s.idle && s.charts === 2"
-              " && !s.signature.includes('undrawn') && s.signature !== before; }")
 
 
 class Presses(NamedTuple):
@@ -61,24 +45,10 @@ def open_page(browser, url: str):
     """The bare page at ``url``, drawn, with Plotly's drawing calls counted."""
     page = browser.new_context(viewport=harness.VIEWPORT).new_page()
     page.goto(url)
-    page.wait_for_function(CHANGED_JS, arg=None, timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
-    page.wait_for_timeout(1000)
+    harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
     page.evaluate(DRAWS_JS)
     take_draws(page, [], [])
     return page
-
-
-def press(page, key: str, into: Presses) -> None:
-    """One key press on the page's slider, timed to its repainted charts; the draws it made."""
-    before = page.evaluate(STATE_JS)["signature"]
-    thumb = harness.slider_by_label(page, "Width")
-    thumb.focus()
-    t = time.perf_counter()
-    page.keyboard.press(key)
-    page.wait_for_function(CHANGED_JS, arg=before, polling="raf", timeout=60_000)
-    into.seconds.append(time.perf_counter() - t)
-    page.wait_for_timeout(300)  # a draw after the charts' data changed (Streamlit's second) is counted too
-    take_draws(page, into.draws, into.draw_s)
 
 
 def main() -> None:
@@ -98,11 +68,13 @@ def main() -> None:
                 print(pin_apart([server.pid]), flush=True)
             opened = {"st.plotly_chart": open_page(browser, server.url + "/"),
                       "in place": open_page(browser, server.url + "/?element=inplace")}
-            for i in range(args.repeat + 1):
-                key = "ArrowRight" if i % 2 == 0 else "ArrowLeft"
+            directions = {name: ["ArrowRight"] for name in opened}
+            for i in range(args.repeat + 1):  # the first press of each is not counted
                 for name, page in opened.items():
-                    into = pages[name] if i else Presses([], [], [])  # the first press is not counted
-                    press(page, key, into)
+                    measured = press(page, "Width", directions[name])
+                    if i:
+                        for into, value in zip(pages[name], measured, strict=True):
+                            into.append(value)
             browser.close()
         finally:
             server.stop()
