@@ -1,26 +1,26 @@
 """Chapter 5 · In context: one attention layer pretrained on a family of small regression tasks becomes
 Nadaraya–Watson with the window that family needs."""
 
+from functools import partial
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app import ui
+from kernelviz.app.ui import ahead, question_bank
 from kernelviz.app.ui import cache_incontext as ci
-from kernelviz.app.ui import question_bank
 from kernelviz.app.views import incontext as vi
-from kernelviz.data import tasks
 from kernelviz.models import incontext, training
 from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext import gradient as icg
-from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX
 
 CHAPTER = "5_in_context"
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
 KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
 TASKS_MAX = 999
+BEFORE = "_icl_settings_before"  # the settings of this session's last run, in st.session_state
 HEADS_NOTE = (
     "The same loss and gradient as above, computed head by head: f̂ = Σ_h u_h m_h is a sum of heads, so "
     "each step runs only the heads in use (one small program serves 1 to 8), and each head's gradient is "
@@ -42,25 +42,26 @@ def controls() -> vi.Settings:
     family = ui.control("segmented", "Family", "icl.family", default="sine", options=tuple(FAMILIES),
                         format_func=FAMILIES.get, container=c0,
                         help="Sines of random frequency, phase and amplitude, or Gaussian-process draws.")
-    rough = ui.control("slider", "Task roughness", "icl.roughness", default=3.0,
-                       min_value=tasks.ROUGHNESS_RANGE[0], max_value=tasks.ROUGHNESS_RANGE[1], step=0.5,
-                       container=c1, help="The typical frequency r of f in radians per unit of x.")
-    noise = ui.control("slider", "Label noise σ", "icl.noise", default=0.1, min_value=0.0,
-                       max_value=tasks.NOISE_MAX, step=0.05, container=c2,
-                       help="yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1).")
-    n = ui.control("slider", "Context size n", "icl.n", default=32, min_value=tasks.N_MIN,
-                   max_value=tasks.N_MAX, container=c3, help="Points (xᵢ, yᵢ) in every prompt.")
+    rough = notched("Task roughness", "roughness", c1,
+                    "The typical frequency r of f in radians per unit of x.")
+    noise = notched("Label noise σ", "noise", c2, "yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1).")
+    n = notched("Context size n", "n", c3, "Points (xᵢ, yᵢ) in every prompt.")
     kind = ui.control("segmented", "Attention", "icl.kind", default="softmax", options=tuple(KINDS),
                       format_func=KINDS.get, container=c4,
                       help="Softmax weights, or the scores divided by n with no normalisation.")
-    steps = ui.control("slider", "Pretraining steps", "icl.steps", default=incontext.STEPS, min_value=50,
-                       max_value=STEPS_MAX, step=50, container=c5,
-                       help=f"Adam steps, each on {incontext.BATCH} fresh prompts.")
-    heads = ui.control("slider", "Number of heads", "icl.heads", default=1, min_value=1, max_value=HEADS_MAX,
-                       container=c6, help="Heads with their own score matrix A_h, mixed by learned u_h.")
-    seed = ui.control("slider", "Seed", "icl.seed", default=0, min_value=0, max_value=99, container=c7,
-                      help="The start of the layer and the prompts drawn during pretraining.")
-    return vi.Settings(family, float(rough), float(noise), int(n), int(heads), int(steps), kind, int(seed))
+    steps = notched("Pretraining steps", "steps", c5,
+                    f"Adam steps, each on {incontext.BATCH} fresh prompts.")
+    heads = notched("Number of heads", "heads", c6,
+                    "Heads with their own score matrix A_h, mixed by learned u_h.")
+    seed = notched("Seed", "seed", c7, "The start of the layer and the prompts drawn during pretraining.")
+    return vi.Settings(family, rough, noise, n, heads, steps, kind, seed).snapped()
+
+
+def notched(label: str, field: str, container, help: str) -> float:
+    """The slider of ``Settings.field``, its ends, step and default from ``vi.NOTCHES``."""
+    notch = vi.NOTCHES[field]
+    return ui.control("slider", label, f"icl.{field}", default=notch.default, min_value=notch.low,
+                      max_value=notch.high, step=notch.step, container=container, help=help)
 
 
 def pretrained(s: vi.Settings) -> incontext.Pretrained:
@@ -207,6 +208,18 @@ def sweep_section(s: vi.Settings) -> None:
     ui.show_code(incontext_eval.window_sweep)
 
 
+def prepare_next(s: vi.Settings) -> None:
+    """After the page is drawn: the settings one more notch along the slider moved last
+    (``vi.next_settings``), computed while the server is idle (``ui.ahead``), so that a teacher stepping
+    through a slider finds the next step ready."""
+    before, st.session_state[BEFORE] = st.session_state.get(BEFORE), s
+    ahead_of = vi.next_settings(before, s)
+    if ahead_of is not None:
+        number = int(st.session_state.get("icl.task", 0))
+        compare = bool(st.session_state.get("icl.compare", False))
+        ahead.ask(("icl", ahead_of, number, compare), partial(ci.prepare, ahead_of, number, compare))
+
+
 ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
 settings = controls()
@@ -231,3 +244,4 @@ loss_section(layer)
 sweep_section(settings)
 
 ui.try_this([ui.prose(CHAPTER, "try_rough"), ui.prose(CHAPTER, "try_linear"), ui.prose(CHAPTER, "try_steps")])
+prepare_next(settings)

@@ -5,6 +5,8 @@ page's ``Settings`` (``kernelviz.app.views.incontext``) or by the task family's 
 pretrained once per settings (``pretrain``, one compiled call) and shared by every visitor of the server;
 the family's reference smoothers (``best_lengthscale``, ``loo_lengthscale``) depend on the family, the
 roughness, the noise and n only, so a move of the heads, steps, kind or seed does not recompute them.
+``prepare`` computes into these caches everything the page draws at given settings: the page asks for it
+one notch ahead (``kernelviz.app.ui.ahead``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "in_context_error",
     "kernels",
     "loo_lengthscale",
+    "prepare",
     "pretrain",
     "pretrain_path",
     "sweep",
@@ -88,3 +91,17 @@ def sweep(family: str, n: int, heads: int, seed: int) -> list[SweepRow]:
     at each of ``SWEEP_ROUGHNESS`` and each of ``SWEEP_NOISE``, with the family's best fixed ℓ."""
     return incontext_eval.window_sweep(family, SWEEP_ROUGHNESS, SWEEP_NOISE, *SWEEP_BASE, n=n, heads=heads,
                                        steps=SWEEP_STEPS, seed=seed, kind="softmax")
+
+
+def prepare(s: Settings, number: int, compare: bool) -> None:
+    """Everything the page draws at ``s`` with its toggles off, into the caches: the layer, its kernels,
+    the family's best fixed and leave-one-out ℓ, task ``number`` and the layer's error (and the other
+    kind's layer and error when ``compare``)."""
+    pretrain(s)
+    kernels(s)
+    best_lengthscale(s.family, s.roughness, s.noise, s.n)
+    loo_lengthscale(s.family, s.roughness, s.noise, s.n)
+    task(s, number)
+    in_context_error(s)
+    if compare:
+        in_context_error(s.other_kind())

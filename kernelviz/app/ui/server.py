@@ -28,13 +28,14 @@ import streamlit as st
 from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
-__all__ = ["Runs", "fragment", "rerun_page", "warm_up"]
+__all__ = ["WARMED", "Runs", "fragment", "rerun_page", "warm_up"]
 
 JOIN_S = 60.0  # the longest an exiting interpreter waits for the warm-up's current compilation
 GATE_WAIT_S = 20.0  # the longest a script run waits for the warm-up's current compilation
 TURN_WAIT_S = 20.0  # the longest a script run waits for its turn (then it runs beside the others)
 QUIET_S = 4.0  # after a run, the warm-up waits this long: the browser loads and draws what the run sent
 _STOP = threading.Event()
+WARMED = threading.Event()  # set when the warm-up has ended (done, stopped or failed)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,6 +103,7 @@ def _compile_all() -> None:
     finally:
         _memory.freeze_long_lived_objects()  # later post-run collections skip modules and programs
         _memory.release_native_heap()  # the compiler's scratch memory
+        WARMED.set()
 
 
 def _stop(thread: threading.Thread) -> None:

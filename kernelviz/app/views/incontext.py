@@ -2,7 +2,8 @@
 
 Frozen NumPy containers and pure functions of a ``Pretrained`` layer, no streamlit:
 
-* ``Settings``, the page's controls (a tuple, so caches hash it by value);
+* ``Settings``, the page's controls (a tuple, so caches hash it by value), with ``NOTCHES``, the ranges and
+  steps of its sliders, and ``next_settings``, one more notch in the direction of the last move;
 * ``KernelView``, each head's learned kernel K_h(x, x + δ) at a few queries, as a function of δ = x′ − x;
 * ``TaskView``, one fresh task the layer never saw: its context, the true f on sorted queries, the layer's
   prediction with its band, Nadaraya–Watson at a given ℓ and the attention weights;
@@ -17,19 +18,23 @@ from typing import NamedTuple
 import numpy as np
 
 from kernelviz.data import tasks
-from kernelviz.models.incontext import Pretrained, in_context_predict
+from kernelviz.models.incontext import STEPS, Pretrained, in_context_predict
 from kernelviz.models.incontext.evaluation import EVAL_SEED, SweepRow, learned_kernel, learned_window
-from kernelviz.models.smoothing import nadaraya_watson
+from kernelviz.models.smoothing import HEADS_MAX, nadaraya_watson
+from kernelviz.models.training import STEPS_MAX
 
 __all__ = [
     "KERNEL_QUERIES",
+    "NOTCHES",
     "OFFSET_POINTS",
     "TASK_QUERIES",
     "KernelView",
+    "Notch",
     "Settings",
     "TaskView",
     "direction",
     "kernel_view",
+    "next_settings",
     "task_view",
 ]
 
@@ -59,6 +64,52 @@ class Settings(NamedTuple):
     def other_kind(self) -> Settings:
         """The same settings with the other attention: softmax ↔ linear."""
         return self._replace(kind="linear" if self.kind == "softmax" else "softmax")
+
+    def snapped(self) -> Settings:
+        """The same settings with each slider's value on its notch (``Notch.snap``): 0.1 + 0.05 is 0.15, so a
+        value the page reads and one ``next_settings`` steps to are the same cache key."""
+        return self._replace(**{f: NOTCHES[f].snap(getattr(self, f)) for f in NOTCHES})
+
+
+class Notch(NamedTuple):
+    """A slider of the page: its ``low`` and ``high`` ends, its ``step`` and its ``default``."""
+
+    low: float
+    high: float
+    step: float
+    default: float
+
+    def snap(self, value: float) -> float:
+        """``value`` rounded to the nearest notch low + k step (an int where the step is whole)."""
+        notch = self.low + round((value - self.low) / self.step) * self.step
+        return round(notch) if float(self.step).is_integer() else round(notch, 9)
+
+
+NOTCHES = {  # the page's sliders, by Settings field
+    "roughness": Notch(*tasks.ROUGHNESS_RANGE, 0.5, 3.0),
+    "noise": Notch(0.0, tasks.NOISE_MAX, 0.05, 0.1),
+    "n": Notch(tasks.N_MIN, tasks.N_MAX, 1, 32),
+    "steps": Notch(50, STEPS_MAX, 50, STEPS),
+    "heads": Notch(1, HEADS_MAX, 1, 1),
+    "seed": Notch(0, 99, 1, 0),
+}
+
+
+def next_settings(before: Settings | None, now: Settings) -> Settings | None:
+    """``now`` with the slider that moved from ``before`` moved one more notch the same way: where a
+    teacher stepping through a slider goes next. None when no slider or more than one control moved, or
+    when the slider is at its end."""
+    if before is None:
+        return None
+    moved = [f for f in Settings._fields if getattr(before, f) != getattr(now, f)]
+    if len(moved) != 1 or moved[0] not in NOTCHES:
+        return None
+    field, notch = moved[0], NOTCHES[moved[0]]
+    up = getattr(now, field) > getattr(before, field)
+    value = getattr(now, field) + (notch.step if up else -notch.step)
+    if not notch.low <= value <= notch.high:
+        return None
+    return now._replace(**{field: notch.snap(value)})
 
 
 class KernelView(NamedTuple):

@@ -1,0 +1,109 @@
+"""The next notch of a slider, prepared while the server is idle.
+
+A teacher steps a slider one notch at a time and talks between the steps. After a run, a page asks for
+the settings one more notch on (``ask``, with the job that computes what the page will need there); one
+background thread per server runs the job once no script run is in progress or waiting (``Runs.busy``,
+with ``QUIET_S`` for the browser to draw what the run sent) and the warm-up has ended (``WARMED``). The
+job fills the same caches the page reads, so the next notch is drawn from them.
+
+Only the newest request is kept: one that waited while other runs went on is stale by the time the
+server is idle. A job that fails is logged and forgotten: it only costs the speed it would have bought.
+A run that starts during a job and needs the value the job is computing waits for it (Streamlit's lock
+on each cached value) instead of computing it again; a run that needs something else shares the core with
+the job until the job ends. ``KERNELVIZ_AHEAD=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Hashable
+from typing import NamedTuple
+
+from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
+
+__all__ = ["QUIET_S", "Ahead", "Request", "ask"]
+
+QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
+POLL_S = 0.02
+ENV = "KERNELVIZ_AHEAD"
+
+
+class Request(NamedTuple):
+    """What a page will need next (``key``, to tell requests apart) and the ``job`` that computes it."""
+
+    key: Hashable
+    job: Callable[[], object]
+
+
+def server_idle() -> bool:
+    """True once the warm-up has ended and no script run has been in progress or waiting for ``QUIET_S``."""
+    return WARMED.is_set() and not Runs.busy(QUIET_S)
+
+
+class Ahead:
+    """One background thread that runs the newest ``Request`` whenever ``idle()`` holds."""
+
+    def __init__(self, idle: Callable[[], bool] = server_idle) -> None:
+        self.idle = idle
+        self.done: list[Hashable] = []  # the keys of the jobs run, oldest first (the last ``DONE_KEPT``)
+        self._request: Request | None = None
+        self._wake = threading.Condition()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def ask(self, request: Request) -> None:
+        """Run ``request.job`` when the server is idle, in place of any request still waiting; a request
+        whose key was the last one run is dropped."""
+        with self._wake:
+            if self.done[-1:] == [request.key]:
+                return
+            self._request = request
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="kernelviz-ahead", daemon=True)
+                self._thread.start()
+                atexit.register(self.stop)
+            self._wake.notify()
+
+    def pending(self) -> Hashable | None:
+        """The key of the request waiting to run, if any."""
+        with self._wake:
+            return None if self._request is None else self._request.key
+
+    def stop(self) -> None:
+        """End the thread after its current job (at most ``JOIN_S`` of waiting)."""
+        self._stop.set()
+        with self._wake:
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join(JOIN_S)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            with self._wake:
+                while self._request is None and not self._stop.is_set():
+                    self._wake.wait()
+            while not self._stop.is_set() and not self.idle():
+                time.sleep(POLL_S)
+            with self._wake:
+                request, self._request = self._request, None
+            if request is None or self._stop.is_set():
+                continue
+            try:
+                request.job()
+            except Exception:
+                logging.getLogger("kernelviz").exception("preparing %r failed", request.key)
+            self.done = [*self.done[-DONE_KEPT + 1 :], request.key]
+
+
+DONE_KEPT = 8
+_AHEAD = Ahead()
+
+
+def ask(key: Hashable, job: Callable[[], object]) -> None:
+    """The server's ``Ahead``: run ``job`` (what a page will need at ``key``) when the server is idle."""
+    if os.environ.get(ENV, "1") != "0":
+        _AHEAD.ask(Request(key, job))

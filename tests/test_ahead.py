@@ -1,0 +1,153 @@
+"""The next notch prepared while the server is idle: which settings come next (``vi.next_settings``), the
+background thread that runs only the newest request and only when idle (``ui.ahead``), chapter 5 asking for
+the right one, and what it prepares being what the page then reads from the caches."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from test_app import ok, start
+
+from kernelviz.app.ui import ahead, cache_incontext, server
+from kernelviz.app.views import incontext as vi
+from kernelviz.models import incontext
+
+BASE = vi.Settings("sine", 3.0, 0.1, 32, 1, 1500, "softmax", 0)
+WAIT_S = 30.0
+
+
+@pytest.mark.parametrize("field", list(vi.NOTCHES))
+def test_next_settings_steps_the_moved_slider_once_more_the_same_way(field):
+    notch = vi.NOTCHES[field]
+
+    def at(k: float) -> vi.Settings:  # the slider k notches above the middle of its range
+        return BASE._replace(**{field: notch.snap(notch.snap((notch.low + notch.high) / 2) + k * notch.step)})
+
+    assert vi.next_settings(at(0), at(1)) == at(2)
+    assert vi.next_settings(at(1), at(0)) == at(-1)
+    top, bottom = BASE._replace(**{field: notch.high}), BASE._replace(**{field: notch.low})
+    assert vi.next_settings(top._replace(**{field: notch.snap(notch.high - notch.step)}), top) is None
+    assert vi.next_settings(bottom._replace(**{field: notch.snap(notch.low + notch.step)}), bottom) is None
+
+
+def test_next_settings_is_none_without_one_slider_moved():
+    assert vi.next_settings(None, BASE) is None
+    assert vi.next_settings(BASE, BASE) is None
+    assert vi.next_settings(BASE, BASE._replace(heads=2, seed=1)) is None  # two sliders at once
+    assert vi.next_settings(BASE, BASE._replace(kind="linear")) is None  # no notches
+    assert vi.next_settings(BASE, BASE._replace(family="gp")) is None
+
+
+def test_snapped_settings_are_the_keys_next_settings_steps_to():
+    read = BASE._replace(noise=0.1 + 0.05, roughness=3.0 + 0.5).snapped()  # 0.15000000000000002
+    assert read.noise == 0.15 and read.roughness == 3.5
+    assert vi.next_settings(BASE._replace(noise=0.1), BASE._replace(noise=0.15)).noise == 0.2
+    assert vi.next_settings(BASE._replace(heads=2), BASE._replace(heads=3)).heads == 4
+    assert isinstance(BASE._replace(heads=2.0).snapped().heads, int)
+
+
+class Switch:
+    """An ``idle()`` the test turns on and off."""
+
+    def __init__(self) -> None:
+        self.on = False
+
+    def __call__(self) -> bool:
+        return self.on
+
+
+def wait_for(condition, seconds: float = WAIT_S) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_only_the_newest_request_runs_and_only_when_idle():
+    idle, ran = Switch(), []
+    worker = ahead.Ahead(idle)
+    try:
+        worker.ask(ahead.Request("a", lambda: ran.append("a")))
+        worker.ask(ahead.Request("b", lambda: ran.append("b")))
+        time.sleep(0.2)
+        assert ran == [] and worker.pending() == "b"
+        idle.on = True
+        wait_for(lambda: worker.done == ["b"])
+        assert ran == ["b"] and worker.pending() is None
+        worker.ask(ahead.Request("b", lambda: ran.append("b again")))  # just done: dropped
+        worker.ask(ahead.Request("c", lambda: ran.append("c")))
+        wait_for(lambda: worker.done == ["b", "c"])
+        assert ran == ["b", "c"]
+    finally:
+        worker.stop()
+
+
+def test_a_failing_job_is_logged_and_the_next_one_runs(caplog):
+    idle, ran = Switch(), []
+    idle.on = True
+    worker = ahead.Ahead(idle)
+
+    def fails() -> None:
+        raise ValueError("no")
+
+    try:
+        worker.ask(ahead.Request("bad", fails))
+        wait_for(lambda: worker.done == ["bad"])
+        worker.ask(ahead.Request("good", lambda: ran.append(1)))
+        wait_for(lambda: worker.done == ["bad", "good"])
+    finally:
+        worker.stop()
+    assert ran == [1]
+    assert any("preparing 'bad' failed" in r.getMessage() for r in caplog.records)
+
+
+def test_stop_ends_the_thread_while_it_waits_for_an_idle_server():
+    worker = ahead.Ahead(Switch())
+    worker.ask(ahead.Request("never", lambda: pytest.fail("ran while busy")))
+    worker.stop()
+    assert worker._thread is not None and not worker._thread.is_alive()
+
+
+def test_the_server_is_idle_after_the_warm_up_and_a_quiet_spell_without_runs(monkeypatch):
+    warmed = threading.Event()
+    monkeypatch.setattr(ahead, "WARMED", warmed)
+    monkeypatch.setattr(server.Runs, "ended", time.monotonic() - 2 * ahead.QUIET_S)
+    assert not ahead.server_idle()  # still warming up
+    warmed.set()
+    assert ahead.server_idle()
+    with server.Runs.running():
+        assert not ahead.server_idle()
+    assert not ahead.server_idle()  # the browser still draws what the run sent
+    time.sleep(ahead.QUIET_S + 0.05)
+    assert ahead.server_idle()
+
+
+def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start("pages/5_in_context.py", {"icl.steps": "50"})
+    assert asked == []  # a first visit moved nothing
+    at.slider(key="icl.heads").set_value(2).run()
+    ok(at)
+    (key, job), = asked
+    settings = key[1]
+    assert settings == vi.Settings("sine", 3.0, 0.1, 32, 3, 50, "softmax", 0)
+    assert key == ("icl", settings, 0, False) and job.args == (settings, 0, False)
+    at.slider(key="icl.noise").set_value(0.15).run()
+    assert asked[-1][0][1].noise == 0.2 and asked[-1][0][1].heads == 2
+
+
+def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
+    s = BASE._replace(steps=50, heads=2, seed=7)
+    calls = []
+    real = incontext.pretrain
+    monkeypatch.setattr(incontext, "pretrain", lambda **kw: calls.append(kw) or real(**kw))
+    cache_incontext.prepare(s, 3, compare=True)
+    assert len(calls) == 2  # this layer and the other kind's
+    cache_incontext.pretrain(s)
+    cache_incontext.task(s, 3)
+    cache_incontext.kernels(s)
+    cache_incontext.in_context_error(s.other_kind())
+    assert len(calls) == 2  # all from the caches
