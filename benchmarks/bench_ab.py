@@ -3,7 +3,9 @@
 A change that should make a press faster is measured against the version before it, on the same machine at
 the same moment: ``--old`` and ``--new`` are two checkouts of the repository (``git worktree add DIR REV``),
 each served by its own ``streamlit run``. Both pages are opened at ``--path``, the servers are left to
-finish their warm-up, then each press on ``--slider`` alternates between the two pages; per version it
+finish their warm-up, then each press on ``--slider`` alternates between the two pages, each once the
+server pressed before is idle again (so a press never shares the cores with what the other version does
+after its own, such as chapter 5 preparing its next notch); per version it
 prints the median key press → repainted charts, the Plotly draws a press and the milliseconds they hold
 the page's main thread, and the new version's press as a ratio of the old one's.
 
@@ -20,7 +22,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_repaint import press_and_wait
-from benchmarks.bench_sliders import DRAWS_JS, take_draws
+from benchmarks.bench_sliders import DRAWS_JS, IDLE_QUIET_S, take_draws
 from tests.browser import harness
 from tests.measure import wait_until_idle
 
@@ -67,6 +69,7 @@ def main() -> None:
             for i in range(args.repeat + 1):  # the first press of each is not counted
                 for name, page in pages.items():
                     measured = press(page, args.slider, directions[name])
+                    wait_until_idle(servers[name].pid, quiet=IDLE_QUIET_S)  # what it prepares ahead, too
                     if i:
                         for into, value in zip(presses[name], measured, strict=True):
                             into.append(value)
