@@ -10,7 +10,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, explain, question_bank
+from kernelviz.app.ui import ahead, cache, cache_d2l, explain, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -171,7 +171,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     for p in panels:
         if p.status.level == "warning":
             ui.show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
-    titles = [panel_title(p) for p in panels]
+    titles = [vt.holdout_panel_title(p) for p in panels]
     truth = data.truth()
     ui.show(
         kf.small_multiples_figure(
@@ -191,12 +191,6 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
     ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, holdout_split)
-
-
-def panel_title(p: views.HoldoutPanel) -> str:
-    """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
-    post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
-    return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
 
 
 @ui.fragment
@@ -226,7 +220,7 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
 
 
 @ui.fragment
-def training_section(data: ui.Data) -> tuple[str, int, float, int]:
+def training_section(data: ui.Data) -> vt.MaskedSettings:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
     redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
     kernel, holdout, steps, lr, seed = controls(data)
@@ -238,7 +232,7 @@ def training_section(data: ui.Data) -> tuple[str, int, float, int]:
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
     loss_and_loo(view, kernel, replay)
-    return kernel, steps, lr, seed
+    return vt.MaskedSettings(kernel, steps, lr, seed)
 
 
 PICTURES = {
@@ -398,3 +392,7 @@ question_bank.largest_holdout(data, *settings)
 ui.say(CH, "caveats")
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])
+drawn = (st.session_state.get("masked.holdout", M.holdout), st.session_state.get("masked.picture", "post"),
+         st.session_state.get("masked.nseeds", heads.SEEDS_MAX))  # the training section's and the picture's
+ahead.prepare_next("masked", settings, vt.MASKED_NOTCHES, lambda s: cache.prepare_masked(data, s, *drawn),
+                   context=(data.key, *drawn))  # a teacher stepping a slider finds the next step ready

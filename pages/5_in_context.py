@@ -20,7 +20,6 @@ CHAPTER = "5_in_context"
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
 KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
 TASKS_MAX = 999
-BEFORE = "_icl_settings_before"  # the settings of this session's last run, in st.session_state
 HEADS_NOTE = (
     "The same loss and gradient as above, computed head by head: f̂ = Σ_h u_h m_h is a sum of heads, so "
     "each step runs only the heads in use (one small program serves 1 to 8), and each head's gradient is "
@@ -208,18 +207,6 @@ def sweep_section(s: vi.Settings) -> None:
     ui.show_code(incontext_eval.window_sweep)
 
 
-def prepare_next(s: vi.Settings) -> None:
-    """After the page is drawn: the settings one more notch along the slider moved last
-    (``vi.next_settings``), computed while the server is idle (``ui.ahead``), so that a teacher stepping
-    through a slider finds the next step ready."""
-    before, st.session_state[BEFORE] = st.session_state.get(BEFORE), s
-    ahead_of = vi.next_settings(before, s)
-    if ahead_of is not None:
-        number = int(st.session_state.get("icl.task", 0))
-        compare = bool(st.session_state.get("icl.compare", False))
-        ahead.ask(("icl", ahead_of, number, compare), partial(ci.prepare, ahead_of, number, compare))
-
-
 ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
 settings = controls()
@@ -244,4 +231,6 @@ loss_section(layer)
 sweep_section(settings)
 
 ui.try_this([ui.prose(CHAPTER, "try_rough"), ui.prose(CHAPTER, "try_linear"), ui.prose(CHAPTER, "try_steps")])
-prepare_next(settings)
+number, compare = int(st.session_state.get("icl.task", 0)), bool(st.session_state.get("icl.compare", False))
+ahead.prepare_next("icl", settings, vi.NOTCHES, partial(ci.prepare, number=number, compare=compare),
+                   context=(number, compare))  # a teacher stepping a slider finds the next step ready

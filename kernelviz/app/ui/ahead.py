@@ -1,7 +1,8 @@
 """The next notch of a slider, prepared while the server is idle.
 
 A teacher steps a slider one notch at a time and talks between the steps. After a run, a page asks for
-the settings one more notch on (``ask``, with the job that computes what the page will need there); one
+its settings one more notch along the slider moved last (``prepare_next``, with the job that computes what
+the page will need there; ``kernelviz.app.views.notches``); one
 background thread per server runs the job once no script run is in progress or waiting (``Runs.busy``,
 with ``QUIET_S`` for the browser to draw what the run sent) and the warm-up has ended (``WARMED``). The
 job fills the same caches the page reads, so the next notch is drawn from them.
@@ -20,12 +21,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import NamedTuple
 
-from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
+import streamlit as st
 
-__all__ = ["QUIET_S", "Ahead", "Request", "ask"]
+from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
+from kernelviz.app.views.notches import Notch, Options, next_settings
+
+__all__ = ["QUIET_S", "Ahead", "Request", "ask", "prepare_next"]
 
 QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
 POLL_S = 0.02
@@ -107,3 +111,15 @@ def ask(key: Hashable, job: Callable[[], object]) -> None:
     """The server's ``Ahead``: run ``job`` (what a page will need at ``key``) when the server is idle."""
     if os.environ.get(ENV, "1") != "0":
         _AHEAD.ask(Request(key, job))
+
+
+def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch | Options],
+                 job: Callable[[tuple], object], context: Hashable = ()) -> None:
+    """After a run of ``page``: ``settings`` one more notch along the slider moved since this session's
+    last run of it (``notches.next_settings``), prepared by ``job(next settings)`` when the server is idle.
+    ``context`` holds what else the job depends on (a toggle, a task number): part of the request's key."""
+    state = f"_ahead_before_{page}"
+    before, st.session_state[state] = st.session_state.get(state), settings
+    after = next_settings(before, settings, notches)
+    if after is not None:
+        ask((page, after, context), lambda: job(after))

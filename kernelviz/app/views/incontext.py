@@ -2,8 +2,8 @@
 
 Frozen NumPy containers and pure functions of a ``Pretrained`` layer, no streamlit:
 
-* ``Settings``, the page's controls (a tuple, so caches hash it by value), with ``NOTCHES``, the ranges and
-  steps of its sliders, and ``next_settings``, one more notch in the direction of the last move;
+* ``Settings``, the page's controls (a tuple, so caches hash it by value), with ``NOTCHES``, the ends and
+  steps of its sliders (``kernelviz.app.views.notches``);
 * ``KernelView``, each head's learned kernel K_h(x, x + δ) at a few queries, as a function of δ = x′ − x;
 * ``TaskView``, one fresh task the layer never saw: its context, the true f on sorted queries, the layer's
   prediction with its band, Nadaraya–Watson at a given ℓ and the attention weights;
@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from kernelviz.app.views.notches import Notch, snapped
 from kernelviz.data import tasks
 from kernelviz.models.incontext import STEPS, Pretrained, in_context_predict
 from kernelviz.models.incontext.evaluation import EVAL_SEED, SweepRow, learned_kernel, learned_window
@@ -29,12 +30,10 @@ __all__ = [
     "OFFSET_POINTS",
     "TASK_QUERIES",
     "KernelView",
-    "Notch",
     "Settings",
     "TaskView",
     "direction",
     "kernel_view",
-    "next_settings",
     "task_view",
 ]
 
@@ -66,23 +65,8 @@ class Settings(NamedTuple):
         return self._replace(kind="linear" if self.kind == "softmax" else "softmax")
 
     def snapped(self) -> Settings:
-        """The same settings with each slider's value on its notch (``Notch.snap``): 0.1 + 0.05 is 0.15, so a
-        value the page reads and one ``next_settings`` steps to are the same cache key."""
-        return self._replace(**{f: NOTCHES[f].snap(getattr(self, f)) for f in NOTCHES})
-
-
-class Notch(NamedTuple):
-    """A slider of the page: its ``low`` and ``high`` ends, its ``step`` and its ``default``."""
-
-    low: float
-    high: float
-    step: float
-    default: float
-
-    def snap(self, value: float) -> float:
-        """``value`` rounded to the nearest notch low + k step (an int where the step is whole)."""
-        notch = self.low + round((value - self.low) / self.step) * self.step
-        return round(notch) if float(self.step).is_integer() else round(notch, 9)
+        """The same settings with each slider's value on its notch (``notches.snapped``)."""
+        return snapped(self, NOTCHES)
 
 
 NOTCHES = {  # the page's sliders, by Settings field
@@ -93,23 +77,6 @@ NOTCHES = {  # the page's sliders, by Settings field
     "heads": Notch(1, HEADS_MAX, 1, 1),
     "seed": Notch(0, 99, 1, 0),
 }
-
-
-def next_settings(before: Settings | None, now: Settings) -> Settings | None:
-    """``now`` with the slider that moved from ``before`` moved one more notch the same way: where a
-    teacher stepping through a slider goes next. None when no slider or more than one control moved, or
-    when the slider is at its end."""
-    if before is None:
-        return None
-    moved = [f for f in Settings._fields if getattr(before, f) != getattr(now, f)]
-    if len(moved) != 1 or moved[0] not in NOTCHES:
-        return None
-    field, notch = moved[0], NOTCHES[moved[0]]
-    up = getattr(now, field) > getattr(before, field)
-    value = getattr(now, field) + (notch.step if up else -notch.step)
-    if not notch.low <= value <= notch.high:
-        return None
-    return now._replace(**{field: notch.snap(value)})
 
 
 class KernelView(NamedTuple):

@@ -1,7 +1,9 @@
 """Views of trained models and the tables and sentences the pages build from them: frozen dataclasses of
 NumPy arrays and pure functions of them. Nothing here imports streamlit, so all of it is testable without it.
 
-* chapter 2: ``ParametricView``, d2l's parametric pooling after training;
+* chapter 2: ``MaskedSettings``, its training controls with their notches (``MASKED_NOTCHES``), the title
+  of a panel of the post's hold-out figure (``holdout_panel_title``), and ``ParametricView``, d2l's
+  parametric pooling after training;
 * chapter 3: ``Panel``, one panel of the post's multi-head figure, and its tables (``post_table``,
   ``heads_table``, ``sum_of_mixing``, ``panels_status``), legend names and gaps;
 * chapter 4: ``Settings`` of the trained layer, ``Comparison`` with the kernels it generalises
@@ -21,13 +23,17 @@ from typing import NamedTuple
 import numpy as np
 
 from kernelviz.app import defaults
-from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, Status
+from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, HoldoutPanel, Status
+from kernelviz.app.views.notches import Notch, Options
 from kernelviz.models.heads import FitResult
+from kernelviz.models.training import STEPS_MAX
 
 __all__ = [
+    "MASKED_NOTCHES",
     "POST_COLUMNS",
     "PRINTED",
     "Comparison",
+    "MaskedSettings",
     "Panel",
     "ParametricView",
     "Settings",
@@ -36,6 +42,7 @@ __all__ = [
     "gaps",
     "head_names",
     "heads_table",
+    "holdout_panel_title",
     "last_loss",
     "maps_table",
     "panels_status",
@@ -49,8 +56,31 @@ TAIL = defaults.TAIL
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Chapter 2: d2l's parametric pooling
+# Chapter 2: its training controls, and d2l's parametric pooling
 # ---------------------------------------------------------------------------------------------------------
+
+
+class MaskedSettings(NamedTuple):
+    """Chapter 2's training controls that redraw its whole page: kernel, steps, learning rate and seed (the
+    hold-out size reruns only its own section)."""
+
+    kernel: str
+    steps: int
+    learning_rate: float
+    seed: int
+
+
+MASKED_NOTCHES = {  # the page's controls, by MaskedSettings field
+    "steps": Notch(50, STEPS_MAX, 50, defaults.MASKED.steps),
+    "learning_rate": Options(defaults.LEARNING_RATES, defaults.MASKED.learning_rate),
+    "seed": Notch(0, defaults.SEED_MAX, 1, defaults.MASKED.seed),
+}
+
+
+def holdout_panel_title(p: HoldoutPanel) -> str:
+    """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
+    post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
+    return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
 
 
 @dataclass(frozen=True)

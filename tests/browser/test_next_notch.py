@@ -1,6 +1,6 @@
-"""Chapter 5 in Chromium: after a step of one of its sliders, the server prepares the next step while it is
-idle (``kernelviz.app.ui.ahead``), and that step, drawn from what it prepared, shows what a new session
-opened at its URL shows."""
+"""Chapters 2 and 5 in Chromium: after a step of one of their sliders, the server prepares the next step
+while it is idle (``kernelviz.app.ui.ahead``), and that step, drawn from what it prepared, shows what a new
+session opened at its URL shows."""
 
 from __future__ import annotations
 
@@ -23,8 +23,11 @@ from tests.measure import cpu_seconds, wait_until_idle
 pytestmark = pytest.mark.browser
 
 # Settings no other test draws, so the step ahead is computed here, not found in the caches.
-QUERY = "?icl.seed=57&icl.steps=700"
-PREPARED_CPU_S = 0.05  # pretraining three heads for 700 steps: over 0.1 s of CPU on this machine
+STEPS = {  # chapter: (URL parameters, the slider stepped twice)
+    "In context": ("?icl.seed=57&icl.steps=2000", "Number of heads"),  # pretraining three heads: 0.3 s
+    "Masked training": ("?masked.seed=4321&masked.steps=1000", "Learning rate"),  # nine runs: 0.3 s
+}
+PREPARED_CPU_S = 0.05  # CPU the server spends after the run ended, preparing the next step
 WARM_UP_QUIET_S = 5.0  # longer than the warm-up's pause after a run (server.QUIET_S)
 
 
@@ -36,20 +39,21 @@ def step_right(page: Any, label: str) -> None:
     wait_for_repaint(page, before)
 
 
+@pytest.mark.parametrize("chapter", list(STEPS))
 def test_the_next_step_is_prepared_while_idle_and_drawn_from_it(
-    warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors
+    warm_server: StreamlitServer, site_nav: list, browser: Any, page: Any, errors: BrowserErrors, chapter: str
 ) -> None:
-    path = next(p for name, p in site_nav if "In context" in name)
-    page.goto(warm_server.url + path + QUERY)
+    query, slider = STEPS[chapter]
+    path = next(p for name, p in site_nav if chapter in name)
+    page.goto(warm_server.url + path + query)
     wait_until_drawn(page)
     wait_until_idle(warm_server.pid, quiet=WARM_UP_QUIET_S)  # the warm-up has ended
-    step_right(page, "Number of heads")  # 1 → 2 heads: the server prepares 3
+    step_right(page, slider)  # the server prepares the step after this one
     used = cpu_seconds(warm_server.pid)
     wait_until_idle(warm_server.pid, quiet=1.0)
-    assert cpu_seconds(warm_server.pid) - used > PREPARED_CPU_S  # it pretrained after the run had ended
-    step_right(page, "Number of heads")  # 2 → 3, from the caches
+    assert cpu_seconds(warm_server.pid) - used > PREPARED_CPU_S  # it trained after the run had ended
+    step_right(page, slider)  # from the caches
     wait_until_drawn(page)
-    assert "icl.heads=3" in page.url
     assert page_state(page)["signature"] == charts_of_a_new_session(browser, page)
     assert exception_texts(page) == [] and errors.messages == []
     assert "Traceback" not in warm_server.log_tail(20_000)
