@@ -10,7 +10,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import ahead, cache, cache_d2l, explain, question_bank
+from kernelviz.app.ui import cache, cache_d2l, explain, question_bank
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -220,7 +220,7 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
 
 
 @ui.fragment
-def training_section(data: ui.Data) -> vt.MaskedSettings:
+def training_section(data: ui.Data) -> tuple[str, int, float, int]:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
     redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
     kernel, holdout, steps, lr, seed = controls(data)
@@ -232,7 +232,7 @@ def training_section(data: ui.Data) -> vt.MaskedSettings:
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
     loss_and_loo(view, kernel, replay)
-    return vt.MaskedSettings(kernel, steps, lr, seed)
+    return kernel, steps, lr, seed
 
 
 PICTURES = {
@@ -392,7 +392,3 @@ question_bank.largest_holdout(data, *settings)
 ui.say(CH, "caveats")
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])
-drawn = (st.session_state.get("masked.holdout", M.holdout), st.session_state.get("masked.picture", "post"),
-         st.session_state.get("masked.nseeds", heads.SEEDS_MAX))  # the training section's and the picture's
-ahead.prepare_next("masked", settings, vt.MASKED_NOTCHES, lambda s: cache.prepare_masked(data, s, *drawn),
-                   context=(data.key, *drawn))  # a teacher stepping a slider finds the next step ready

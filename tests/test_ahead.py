@@ -1,6 +1,6 @@
 """The next notch prepared while the server is idle: which settings come next (``notches.next_settings``),
-the background thread that runs only the newest request and only when idle (``ui.ahead``), chapters 2 and 5
-asking for the right one, and what they prepare being what the pages then read from the caches."""
+the background thread that runs only the newest request and only when idle (``ui.ahead``), chapter 5
+asking for the right one, and what it prepares being what the page then reads from the caches."""
 
 from __future__ import annotations
 
@@ -10,16 +10,12 @@ import time
 import pytest
 from test_app import ok, start
 
-import kernelviz as kv
-from kernelviz.app import defaults
 from kernelviz.app.ui import ahead, cache_incontext, server
 from kernelviz.app.views import incontext as vi
-from kernelviz.app.views import training as vt
-from kernelviz.app.views.notches import Options, next_settings
-from kernelviz.models import heads, incontext
+from kernelviz.app.views.notches import next_settings
+from kernelviz.models import incontext
 
 BASE = vi.Settings("sine", 3.0, 0.1, 32, 1, 1500, "softmax", 0)
-MASKED = vt.MaskedSettings("gaussian", 100, 0.2, 2024)
 
 
 def step(before, now):
@@ -40,24 +36,6 @@ def test_next_settings_steps_the_moved_slider_once_more_the_same_way(field):
     top, bottom = BASE._replace(**{field: notch.high}), BASE._replace(**{field: notch.low})
     assert step(top._replace(**{field: notch.snap(notch.high - notch.step)}), top) is None
     assert step(bottom._replace(**{field: notch.snap(notch.low + notch.step)}), bottom) is None
-
-
-def test_a_select_slider_steps_to_the_next_option_and_stops_at_its_ends():
-    rates = vt.MASKED_NOTCHES["learning_rate"]
-    assert isinstance(rates, Options) and rates.values == defaults.LEARNING_RATES
-    i = rates.values.index(0.2)
-    up = next_settings(MASKED._replace(learning_rate=rates.values[i - 1]), MASKED, vt.MASKED_NOTCHES)
-    assert up == MASKED._replace(learning_rate=rates.values[i + 1])
-    down = next_settings(MASKED._replace(learning_rate=rates.values[i + 1]), MASKED, vt.MASKED_NOTCHES)
-    assert down == MASKED._replace(learning_rate=rates.values[i - 1])
-    top = MASKED._replace(learning_rate=rates.values[-1])
-    assert next_settings(top._replace(learning_rate=rates.values[-2]), top, vt.MASKED_NOTCHES) is None
-    odd = MASKED._replace(learning_rate=0.25)  # no option lists it
-    assert next_settings(MASKED, odd, vt.MASKED_NOTCHES) is None
-    assert next_settings(odd, MASKED, vt.MASKED_NOTCHES) is None
-    assert next_settings(MASKED, MASKED._replace(kernel="epanechnikov"), vt.MASKED_NOTCHES) is None
-    assert next_settings(MASKED._replace(steps=150), MASKED, vt.MASKED_NOTCHES).steps == 50
-    assert next_settings(MASKED._replace(steps=100), MASKED._replace(steps=50), vt.MASKED_NOTCHES) is None
 
 
 def test_next_settings_is_none_without_one_slider_moved():
@@ -165,26 +143,6 @@ def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
     assert key == ("icl", settings, (0, False))
     at.slider(key="icl.noise").set_value(0.15).run()
     assert asked[-1][0][1].noise == 0.2 and asked[-1][0][1].heads == 2
-
-
-def test_chapter_2_asks_for_the_next_learning_rate_and_prepares_what_it_draws(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
-    at = start("pages/2_masked_training.py")
-    at.select_slider(key="masked.lr").set_value(0.3).run()
-    ok(at)
-    (key, job), = asked
-    after = vt.MaskedSettings("gaussian", 100, 1.0, 2024)
-    assert key[:2] == ("masked", after) and key[2][1:] == (10, "post", heads.SEEDS_MAX)
-    trained = []
-    real = kv.fit
-    monkeypatch.setattr(kv, "fit", lambda *a, **k: trained.append(k["learning_rate"]) or real(*a, **k))
-    job()  # the fit and the post's four hold-out runs at 1.0, in both arithmetics
-    assert trained and set(trained) == {1.0}
-    before = len(trained)
-    at.select_slider(key="masked.lr").set_value(1.0).run()
-    ok(at)
-    assert len(trained) == before  # the page drew 1.0 from the caches
 
 
 def test_what_is_prepared_is_what_the_page_reads(monkeypatch):

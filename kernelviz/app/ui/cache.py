@@ -27,7 +27,7 @@ from kernelviz.app.ui.continuing import continued
 from kernelviz.app.ui.controls import lengthscale_options, log_options
 from kernelviz.app.ui.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
-from kernelviz.app.views.training import MaskedSettings, ParametricView
+from kernelviz.app.views.training import ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
 from kernelviz.models.heads import SEEDS_MAX, FitResult
@@ -42,7 +42,7 @@ __all__ = [
     "fit_parametric", "fit_seeds",
     "heads_preview", "heatmap_weights", "holdout_panel", "kernel_shapes", "knn", "lengthscale_panels",
     "loo_curve", "loo_optimum", "masked_view", "panel_holdouts", "parametric_view", "predict",
-    "prepare_masked", "seed_spread", "start_lengthscale", "training_work",
+    "seed_spread", "start_lengthscale", "training_work",
 ]
 
 CACHE_ENTRIES = 256  # cached results of small backend calls (fits, curves: tens of kB each)
@@ -240,19 +240,6 @@ def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_ra
     lo, hi = data.train.domain
     return HoldoutPanel(holdout, ell, own, predict(data, ell, kernel).mean,
                         views.training_status(result, hi - lo))
-
-
-def prepare_masked(data: Data, s: MaskedSettings, holdout: int, picture: str, seeds: int) -> None:
-    """Everything chapter 2's training section and ``picture`` ("post" or "seeds") draw at ``s`` and
-    ``holdout``, its replay off, into the caches: the fit with its views, the post's four hold-out runs
-    (its question reads them too) and, when shown, the spread over ``seeds`` seeds."""
-    view = masked_view(data, s.kernel, holdout, s.steps, s.learning_rate, s.seed)
-    empty_share(data, view.learned, s.kernel)
-    for k in panel_holdouts(len(data.train)):
-        holdout_panel(data, s.kernel, k, s.steps, s.learning_rate, s.seed)
-    if picture == "seeds":
-        seed_spread(data, s.kernel, s.steps, s.learning_rate, seeds, s.seed)
-        loo_optimum(data, s.kernel)
 
 
 def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:

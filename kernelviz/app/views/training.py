@@ -1,9 +1,8 @@
 """Views of trained models and the tables and sentences the pages build from them: frozen dataclasses of
 NumPy arrays and pure functions of them. Nothing here imports streamlit, so all of it is testable without it.
 
-* chapter 2: ``MaskedSettings``, its training controls with their notches (``MASKED_NOTCHES``), the title
-  of a panel of the post's hold-out figure (``holdout_panel_title``), and ``ParametricView``, d2l's
-  parametric pooling after training;
+* chapter 2: the title of a panel of the post's hold-out figure (``holdout_panel_title``), and
+  ``ParametricView``, d2l's parametric pooling after training;
 * chapter 3: ``Panel``, one panel of the post's multi-head figure, and its tables (``post_table``,
   ``heads_table``, ``sum_of_mixing``, ``panels_status``), legend names and gaps;
 * chapter 4: ``Settings`` of the trained layer, ``Comparison`` with the kernels it generalises
@@ -24,16 +23,12 @@ import numpy as np
 
 from kernelviz.app import defaults
 from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, HoldoutPanel, Status
-from kernelviz.app.views.notches import Notch, Options
 from kernelviz.models.heads import FitResult
-from kernelviz.models.training import STEPS_MAX
 
 __all__ = [
-    "MASKED_NOTCHES",
     "POST_COLUMNS",
     "PRINTED",
     "Comparison",
-    "MaskedSettings",
     "Panel",
     "ParametricView",
     "Settings",
@@ -56,25 +51,8 @@ TAIL = defaults.TAIL
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Chapter 2: its training controls, and d2l's parametric pooling
+# Chapter 2: the post's hold-out panels, and d2l's parametric pooling
 # ---------------------------------------------------------------------------------------------------------
-
-
-class MaskedSettings(NamedTuple):
-    """Chapter 2's training controls that redraw its whole page: kernel, steps, learning rate and seed (the
-    hold-out size reruns only its own section)."""
-
-    kernel: str
-    steps: int
-    learning_rate: float
-    seed: int
-
-
-MASKED_NOTCHES = {  # the page's controls, by MaskedSettings field
-    "steps": Notch(50, STEPS_MAX, 50, defaults.MASKED.steps),
-    "learning_rate": Options(defaults.LEARNING_RATES, defaults.MASKED.learning_rate),
-    "seed": Notch(0, defaults.SEED_MAX, 1, defaults.MASKED.seed),
-}
 
 
 def holdout_panel_title(p: HoldoutPanel) -> str:
