@@ -118,7 +118,7 @@ def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch],
     """After a run of ``page``: ``settings`` one more notch along the slider moved since this session's
     last run of it (``notches.next_settings``), prepared by ``job(next settings)`` when the server is idle.
     ``context`` holds what else the job depends on (a toggle, a task number): part of the request's key."""
-    state = f"_ahead_before_{page}"
+    state = f"kv._ahead_before.{page}"  # not a widget (see ui.controls)
     before, st.session_state[state] = st.session_state.get(state), settings
     after = next_settings(before, settings, notches)
     if after is not None:
