@@ -2,10 +2,10 @@
 
 A teacher steps a slider one notch at a time and talks between the steps. After a run, a page asks for
 its settings one more notch along the slider moved last (``prepare_next``, with the job that computes what
-the page will need there; ``kernelviz.app.views.notches``); one
-background thread per server runs the job once no script run is in progress or waiting (``Runs.busy``,
-with ``QUIET_S`` for the browser to draw what the run sent) and the warm-up has ended (``WARMED``). The
-job fills the same caches the page reads, so the next notch is drawn from them.
+the page will need there; ``kernelviz.app.views.notches``); one background thread per server runs the job
+once no script run is in progress or waiting (``Runs.busy``, with ``QUIET_S`` for the browser to draw what
+the run sent) and the warm-up has ended (``WARMED``). The job fills the same caches the page reads, so the
+next notch is drawn from them.
 
 Only the newest request is kept: one that waited while other runs went on is stale by the time the
 server is idle. A job that fails is logged and forgotten: it only costs the speed it would have bought.
@@ -33,6 +33,7 @@ __all__ = ["QUIET_S", "Ahead", "Request", "ask", "prepare_next"]
 
 QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
 POLL_S = 0.02
+DONE_KEPT = 8  # keys of the jobs run that ``Ahead.done`` keeps
 ENV = "KERNELVIZ_AHEAD"
 
 
@@ -103,7 +104,6 @@ class Ahead:
             self.done = [*self.done[-DONE_KEPT + 1 :], request.key]
 
 
-DONE_KEPT = 8
 _AHEAD = Ahead()
 
 
