@@ -1,13 +1,15 @@
 """Chapter 4 · Attention: the Gaussian smoother as an attention head, values and W_v, a trained multi-head
 layer beside the kernels it generalises, and self-attention as a map of the sequence."""
 
+from functools import partial
+
 import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache_attention, cache_heads, explain, question_bank
+from kernelviz.app.ui import ahead, cache_attention, cache_heads, explain, question_bank
 from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.replay import LayerPath
@@ -77,7 +79,7 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
     seed = ui.control("slider", "Seed", "attn.seed", default=A.seed, min_value=0, max_value=99, container=c6,
                       help="The noise on the start and the random hold-out sets.")
     lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
-                    options=(0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0), container=c7,
+                    options=vt.ATTENTION_LEARNING_RATES, container=c7,
                     help="Adam's first step size; it decays to 0 over the run. Large values diverge.")
     return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
@@ -193,6 +195,8 @@ def layer_section(data: ui.Data) -> None:
     question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
+    ahead.prepare_next("attn", s, vt.attention_notches(holdout_range(len(data.train))),
+                       partial(cache_attention.prepare, data), context=data.key)  # the next step, ready
 
 
 PICTURES = {

@@ -1,6 +1,6 @@
 """The next notch prepared while the server is idle: which settings come next (``notches.next_settings``),
-the background thread that runs only the newest request and only when idle (``ui.ahead``), chapter 5
-asking for the right one, and what it prepares being what the page then reads from the caches."""
+the background thread that runs only the newest request and only when idle (``ui.ahead``), chapters 4 and 5
+asking for the right one, and what they prepare being what the pages then read from the caches."""
 
 from __future__ import annotations
 
@@ -10,12 +10,16 @@ import time
 import pytest
 from test_app import ok, start
 
+import kernelviz as kv
 from kernelviz.app.ui import ahead, cache_incontext, server
 from kernelviz.app.views import incontext as vi
-from kernelviz.app.views.notches import next_settings
+from kernelviz.app.views import training as vt
+from kernelviz.app.views.notches import Options, next_settings
 from kernelviz.models import incontext
 
 BASE = vi.Settings("sine", 3.0, 0.1, 32, 1, 1500, "softmax", 0)
+LAYER = vt.Settings(2, 2, 1, 10, 300, 0.1, 0, "gaussian")
+LAYER_NOTCHES = vt.attention_notches((1, 148))
 
 
 def step(before, now):
@@ -36,6 +40,25 @@ def test_next_settings_steps_the_moved_slider_once_more_the_same_way(field):
     top, bottom = BASE._replace(**{field: notch.high}), BASE._replace(**{field: notch.low})
     assert step(top._replace(**{field: notch.snap(notch.high - notch.step)}), top) is None
     assert step(bottom._replace(**{field: notch.snap(notch.low + notch.step)}), bottom) is None
+
+
+def test_a_select_slider_steps_to_the_next_option_and_stops_at_its_ends():
+    rates = LAYER_NOTCHES["learning_rate"]
+    assert isinstance(rates, Options) and rates.values == vt.ATTENTION_LEARNING_RATES
+    i = rates.values.index(0.1)
+
+    def at(k: int) -> vt.Settings:
+        return LAYER._replace(learning_rate=rates.values[i + k])
+
+    assert next_settings(at(-1), at(0), LAYER_NOTCHES) == at(1)
+    assert next_settings(at(1), at(0), LAYER_NOTCHES) == at(-1)
+    top = LAYER._replace(learning_rate=rates.values[-1])
+    assert next_settings(top._replace(learning_rate=rates.values[-2]), top, LAYER_NOTCHES) is None
+    odd = LAYER._replace(learning_rate=0.25)  # no option lists it
+    assert next_settings(LAYER, odd, LAYER_NOTCHES) is None
+    assert next_settings(odd, LAYER, LAYER_NOTCHES) is None
+    assert next_settings(LAYER, LAYER._replace(start="random"), LAYER_NOTCHES) is None  # a select box
+    assert next_settings(LAYER._replace(holdout=147), LAYER._replace(holdout=148), LAYER_NOTCHES) is None
 
 
 def test_next_settings_is_none_without_one_slider_moved():
@@ -143,6 +166,45 @@ def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
     assert key == ("icl", settings, (0, False))
     at.slider(key="icl.noise").set_value(0.15).run()
     assert asked[-1][0][1].noise == 0.2 and asked[-1][0][1].heads == 2
+
+
+def test_chapter_4s_sliders_are_its_notches():
+    at = start("pages/4_attention.py")
+    notches = vt.attention_notches((at.slider(key="attn.holdout").min, at.slider(key="attn.holdout").max))
+    keys = {"heads": "attn.heads", "d_qk": "attn.dqk", "d_v": "attn.dv", "holdout": "attn.holdout",
+            "steps": "attn.steps", "seed": "attn.seed"}
+    for field, key in keys.items():
+        w, notch = at.slider(key=key), notches[field]
+        assert (w.min, w.max, w.step, w.value) == (notch.low, notch.high, notch.step, notch.default), field
+    lr = at.select_slider(key="attn.lr")
+    assert tuple(float(v) for v in lr.options) == notches["learning_rate"].values
+    assert set(notches) == set(keys) | {"learning_rate"}
+
+
+def at_key(at) -> tuple:
+    """The key of the data set the sidebar of ``at`` holds (the blog post's sample, its n and seed)."""
+    n, seed = at.select_slider(key="data.n").value, at.number_input(key="data.seed").value
+    return ("blog", int(float(n)), int(seed))
+
+
+def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start("pages/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
+    at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
+    ok(at)
+    (key, job), = asked
+    after = LAYER._replace(heads=6, d_qk=4, steps=150, learning_rate=0.05, seed=31)
+    assert key == ("attn", after, at_key(at))
+    trained = []
+    real = kv.fit_attention
+    monkeypatch.setattr(kv, "fit_attention", lambda *a, **k: trained.append(k["heads"]) or real(*a, **k))
+    job()
+    assert trained == [6]
+    at.slider(key="attn.heads").set_value(6).run()
+    ok(at)
+    assert trained == [6]  # the page drew six heads from the caches
+    assert asked[-1][0][1].heads == 7
 
 
 def test_what_is_prepared_is_what_the_page_reads(monkeypatch):

@@ -1,6 +1,6 @@
-"""Chapter 5 in Chromium: after a step of one of its sliders, the server prepares the next step while it is
-idle (``kernelviz.app.ui.ahead``), and that step, drawn from what it prepared, shows what a new session
-opened at its URL shows."""
+"""Chapters 4 and 5 in Chromium: after a step of one of their sliders, the server prepares the next step
+while it is idle (``kernelviz.app.ui.ahead``), and that step, drawn from what it prepared, shows what a new
+session opened at its URL shows."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.browser
 # Settings no other test draws, so the step ahead is computed here, not found in the caches.
 STEPS = {  # chapter: (URL parameters, the slider stepped twice)
     "In context": ("?icl.seed=57&icl.steps=2000", "Number of heads"),  # pretraining three heads: 0.3 s
+    "Attention": ("?attn.seed=77&attn.steps=2000", "Number of heads H"),  # training six heads: 0.5 s
 }
 PREPARED_CPU_S = 0.05  # CPU the server spends after the run ended, preparing the next step
 WARM_UP_QUIET_S = 5.0  # longer than the warm-up's pause after a run (server.QUIET_S)

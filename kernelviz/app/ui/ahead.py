@@ -27,7 +27,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
-from kernelviz.app.views.notches import Notch, next_settings
+from kernelviz.app.views.notches import Notch, Options, next_settings
 
 __all__ = ["QUIET_S", "Ahead", "Request", "ask", "prepare_next"]
 
@@ -113,7 +113,7 @@ def ask(key: Hashable, job: Callable[[], object]) -> None:
         _AHEAD.ask(Request(key, job))
 
 
-def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch],
+def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch | Options],
                  job: Callable[[tuple], object], context: Hashable = ()) -> None:
     """After a run of ``page``: ``settings`` one more notch along the slider moved since this session's
     last run of it (``notches.next_settings``), prepared by ``job(next settings)`` when the server is idle.

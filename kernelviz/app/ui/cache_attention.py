@@ -5,6 +5,7 @@ t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output bl
 from a start ``STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
 (``kernelviz.app.views.training``, with ``Comparison`` and its table); the layer is trained once per settings
 (``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
+``prepare`` computes them for the page one notch ahead (``kernelviz.app.ui.ahead``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "gaussian_check",
     "layer_point",
     "notes_check",
+    "prepare",
     "training_path",
     "view",
 ]
@@ -148,3 +150,12 @@ def comparison(data: Data, s: Settings) -> Comparison:
     names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
              f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
     return Comparison(names, loo, err, band, ell)
+
+
+def prepare(data: Data, s: Settings) -> None:
+    """Everything the page's layer section draws at ``s`` with nothing picked and the replay off, into the
+    caches: the layer, its view, its comparison and the notes' check."""
+    fit_attention(data, s)
+    view(data, s)
+    comparison(data, s)
+    notes_check(data, s)

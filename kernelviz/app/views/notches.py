@@ -1,7 +1,7 @@
 """A page's sliders as notches, and its settings one notch further along the slider moved last.
 
 Pure functions of a page's settings (a NamedTuple, one field a control): ``Notch`` is a slider from ``low``
-to ``high`` by ``step``. ``next_settings`` says where a teacher
+to ``high`` by ``step``, ``Options`` a slider over a list of values. ``next_settings`` says where a teacher
 stepping through one slider goes next; ``snapped`` puts each value on its notch (0.1 + 0.05 is 0.15), so
 that the settings a page reads and the ones ``next_settings`` steps to are the same cache key.
 """
@@ -9,9 +9,9 @@ that the settings a page reads and the ones ``next_settings`` steps to are the s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["Notch", "next_settings", "snapped"]
+__all__ = ["Notch", "Options", "next_settings", "snapped"]
 
 S = TypeVar("S", bound=tuple)
 
@@ -29,18 +29,40 @@ class Notch(NamedTuple):
         notch = self.low + round((value - self.low) / self.step) * self.step
         return round(notch) if float(self.step).is_integer() else round(notch, 9)
 
+    def position(self, value: float) -> float:
+        return value
+
     def after(self, value: float, up: bool) -> float | None:
         """The notch after ``value`` going up (or down); None past an end."""
         nxt = value + (self.step if up else -self.step)
         return self.snap(nxt) if self.low <= nxt <= self.high else None
 
 
-def snapped(settings: S, notches: Mapping[str, Notch]) -> S:
+class Options(NamedTuple):
+    """A slider over ``values`` (a select slider), starting at ``default``."""
+
+    values: tuple[Any, ...]
+    default: Any
+
+    def snap(self, value: Any) -> Any:
+        return value
+
+    def position(self, value: Any) -> int:
+        """Where ``value`` is in the list (a ValueError for a value not listed)."""
+        return self.values.index(value)
+
+    def after(self, value: Any, up: bool) -> Any | None:
+        """The option after ``value`` going up (or down); None past an end."""
+        i = self.values.index(value) + (1 if up else -1)
+        return self.values[i] if 0 <= i < len(self.values) else None
+
+
+def snapped(settings: S, notches: Mapping[str, Notch | Options]) -> S:
     """``settings`` with each notched field's value on its notch."""
     return settings._replace(**{f: n.snap(getattr(settings, f)) for f, n in notches.items()})  # type: ignore[attr-defined]
 
 
-def next_settings(before: S | None, now: S, notches: Mapping[str, Notch]) -> S | None:
+def next_settings(before: S | None, now: S, notches: Mapping[str, Notch | Options]) -> S | None:
     """``now`` with the slider that moved from ``before`` moved one more notch the same way: where a
     teacher stepping through a slider goes next. None when no slider or more than one field moved, when
     the field that moved has no notches, or when the slider is at its end."""
@@ -50,5 +72,9 @@ def next_settings(before: S | None, now: S, notches: Mapping[str, Notch]) -> S |
     if len(moved) != 1 or moved[0] not in notches:
         return None
     field, notch = moved[0], notches[moved[0]]
-    value = notch.after(getattr(now, field), getattr(now, field) > getattr(before, field))
+    try:
+        up = notch.position(getattr(now, field)) > notch.position(getattr(before, field))
+    except ValueError:  # a value no option lists
+        return None
+    value = notch.after(getattr(now, field), up)
     return None if value is None else now._replace(**{field: value})  # type: ignore[attr-defined]

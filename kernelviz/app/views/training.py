@@ -5,7 +5,8 @@ NumPy arrays and pure functions of them. Nothing here imports streamlit, so all 
   ``ParametricView``, d2l's parametric pooling after training;
 * chapter 3: ``Panel``, one panel of the post's multi-head figure, and its tables (``post_table``,
   ``heads_table``, ``sum_of_mixing``, ``panels_status``), legend names and gaps;
-* chapter 4: ``Settings`` of the trained layer, ``Comparison`` with the kernels it generalises
+* chapter 4: ``Settings`` of the trained layer with its sliders' notches (``attention_notches``),
+  ``Comparison`` with the kernels it generalises
   (``comparison_table``, ``comparison_sentence``) and the Gaussian head's maps (``maps_table``).
 
 The cached calls of ``kernelviz.app.ui`` compute them; the figure builders of ``kernelviz.app.figures`` draw
@@ -23,15 +24,21 @@ import numpy as np
 
 from kernelviz.app import defaults
 from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, HoldoutPanel, Status
+from kernelviz.app.views.notches import Notch, Options
+from kernelviz.models.attention import D_QK_MAX, D_V_MAX
 from kernelviz.models.heads import FitResult
+from kernelviz.models.smoothing import HEADS_MAX
+from kernelviz.models.training import STEPS_MAX
 
 __all__ = [
+    "ATTENTION_LEARNING_RATES",
     "POST_COLUMNS",
     "PRINTED",
     "Comparison",
     "Panel",
     "ParametricView",
     "Settings",
+    "attention_notches",
     "comparison_sentence",
     "comparison_table",
     "gaps",
@@ -233,6 +240,24 @@ def comparison_table(c: Comparison) -> dict[str, list]:
         table["error against the true mean"] = [float(f"{v:.4g}") for v in c.truth]
     table["band width 4s̄"] = [float(f"{v:.4g}") for v in c.band]
     return table
+
+
+ATTENTION_LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0)
+
+
+def attention_notches(holdouts: tuple[int, int]) -> dict[str, Notch | Options]:
+    """The layer's sliders by ``Settings`` field, the hold-out size from ``holdouts`` = (lowest, highest)
+    for the data's size (``holdout_range``); the start (a select box) has none."""
+    a = defaults.ATTENTION
+    return {
+        "heads": Notch(1, HEADS_MAX, 1, a.heads),
+        "d_qk": Notch(1, D_QK_MAX, 1, a.d_qk),
+        "d_v": Notch(1, D_V_MAX, 1, a.d_v),
+        "holdout": Notch(*holdouts, 1, min(a.holdout, holdouts[1])),
+        "steps": Notch(50, STEPS_MAX, 50, a.steps),
+        "learning_rate": Options(ATTENTION_LEARNING_RATES, a.learning_rate),
+        "seed": Notch(0, 99, 1, a.seed),
+    }
 
 
 def comparison_sentence(c: Comparison) -> str:
