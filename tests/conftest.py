@@ -3,6 +3,18 @@ the compilation cache, one compute thread), since they call the models' inner fu
 app does. What importing and calling kernelviz does to a caller's own settings is tested in a fresh process
 (``tests/test_import_effects.py``), and by the quickstart notebook (``tests/test_notebook.py``)."""
 
+import pytest
+
+from kernelviz.app.ui import ahead
 from kernelviz.runtime import jax_setup
 
 jax_setup.set_up()
+
+
+@pytest.fixture(autouse=True)
+def nothing_prepared_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The page tests run the app in this process: a slider they move would have the next notch prepared in
+    a background thread (``kernelviz.app.ui.ahead``), still running in later tests. Off for them; the
+    browser tests' servers keep it, and ``tests/test_ahead.py`` tests it directly."""
+    if request.node.get_closest_marker("browser") is None:
+        monkeypatch.setenv(ahead.ENV, "0")

@@ -25,6 +25,8 @@ LAYER_NOTCHES = vt.attention_notches((1, 148))
 def step(before, now):
     """Chapter 5's settings one notch on."""
     return next_settings(before, now, vi.NOTCHES)
+
+
 WAIT_S = 30.0
 
 
@@ -133,10 +135,12 @@ def test_a_failing_job_is_logged_and_the_next_one_runs(caplog):
 
 
 def test_stop_ends_the_thread_while_it_waits_for_an_idle_server():
+    ran = []
     worker = ahead.Ahead(Switch())
-    worker.ask(ahead.Request("never", lambda: pytest.fail("ran while busy")))
+    worker.ask(ahead.Request("never", lambda: ran.append("ran while busy")))
     worker.stop()
     assert worker._thread is not None and not worker._thread.is_alive()
+    assert ran == [] and worker.done == []
 
 
 def test_the_server_is_idle_after_the_warm_up_and_a_quiet_spell_without_runs(monkeypatch):
