@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import argparse
 import statistics
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from playwright.sync_api import sync_playwright
 
@@ -48,6 +50,30 @@ def press(page, slider: str, direction: list[str]) -> tuple[float, int, float]:
     return seconds, draws[0], draw_s[0]
 
 
+class Presses(NamedTuple):
+    """One page's presses: seconds to the repainted charts, Plotly draws and their main-thread seconds."""
+
+    seconds: list[float]
+    draws: list[float]
+    draw_s: list[float]
+
+
+def taken_in_turn(pages: dict[str, Any], slider: str, repeat: int,
+                  settle: Callable[[str], object] = lambda name: None) -> dict[str, Presses]:
+    """``repeat`` presses of ``slider`` on each of ``pages`` in turn (the first of each not counted), each
+    followed by ``settle(name)``; per page, what ``press`` measured."""
+    out = {name: Presses([], [], []) for name in pages}
+    directions = {name: ["ArrowRight"] for name in pages}
+    for i in range(repeat + 1):
+        for name, page in pages.items():
+            measured = press(page, slider, directions[name])
+            settle(name)
+            if i:
+                for into, value in zip(out[name], measured, strict=True):
+                    into.append(value)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", type=Path, required=True, help="checkout of the version before")
@@ -57,7 +83,6 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=8, help="counted presses per version")
     args = parser.parse_args()
     versions = {"old": args.old.resolve(), "new": args.new.resolve()}
-    presses = {name: ([], [], []) for name in versions}  # seconds, draws, Plotly's seconds
     with sync_playwright() as p:
         servers = {name: harness.start_streamlit(str(root / "app.py")) for name, root in versions.items()}
         try:
@@ -65,14 +90,9 @@ def main() -> None:
             pages = {name: open_version(browser, servers[name], args.path) for name in versions}
             for server in servers.values():
                 wait_until_idle(server.pid)
-            directions = {name: ["ArrowRight"] for name in versions}
-            for i in range(args.repeat + 1):  # the first press of each is not counted
-                for name, page in pages.items():
-                    measured = press(page, args.slider, directions[name])
-                    wait_until_idle(servers[name].pid, quiet=IDLE_QUIET_S)  # what it prepares ahead, too
-                    if i:
-                        for into, value in zip(presses[name], measured, strict=True):
-                            into.append(value)
+            # each press once the server pressed before is idle: what it prepares ahead, too
+            presses = taken_in_turn(pages, args.slider, args.repeat,
+                                    lambda name: wait_until_idle(servers[name].pid, quiet=IDLE_QUIET_S))
             browser.close()
         finally:
             for server in servers.values():
@@ -80,7 +100,7 @@ def main() -> None:
     report(presses, args)
 
 
-def report(presses: dict[str, tuple[list, list, list]], args: argparse.Namespace) -> None:
+def report(presses: dict[str, Presses], args: argparse.Namespace) -> None:
     med = statistics.median
     print(f"\n{args.path} · {args.slider}, {args.repeat} presses each, taken in turn")
     for name, (seconds, draws, draw_s) in presses.items():

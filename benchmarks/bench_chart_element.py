@@ -6,10 +6,10 @@ width and a themed copy of the figure; and because that copy carries a new templ
 redraws it in full. The bare page (``benchmarks/bare_app.py``: one slider, two charts of the dashboard's
 size) is opened twice in one run, once as it is and once at ``?element=inplace``, where a minimal element
 (``benchmarks/inplace.js``, st.components.v2) keeps each chart's div and calls Plotly.react on it once per
-changed figure. The two pages' sliders are pressed in turn (``bench_ab.press``); per press it prints the
-Plotly draws, the milliseconds they hold the page's main thread, and key press → repainted charts (the
-harness's test: every chart drawn, the data changed, Streamlit idle), medians with the in-place page's
-ratio to Streamlit's.
+changed figure. The two pages' sliders are pressed in turn (``bench_ab.taken_in_turn``); per press it prints
+the Plotly draws, the milliseconds they hold the page's main thread, and key press → repainted charts (the
+harness's test: every chart drawn, the data changed, Streamlit idle), medians with the in-place page's ratio
+to Streamlit's.
 
 The in-place element draws the figure with the template it was sent (Streamlit's, whose colours the
 frontend would fill in): it costs Plotly the same, but is not themed. It has no modebar buttons of
@@ -23,22 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-from typing import NamedTuple
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.bench_ab import press
+from benchmarks.bench_ab import Presses, taken_in_turn
 from benchmarks.bench_sessions import pin_apart
 from benchmarks.bench_sliders import DRAWS_JS, take_draws
 from tests.browser import harness
-
-
-class Presses(NamedTuple):
-    """One page's presses: seconds to the repainted charts, Plotly draws and their main-thread seconds."""
-
-    seconds: list[float]
-    draws: list[float]
-    draw_s: list[float]
 
 
 def open_page(browser, url: str):
@@ -59,7 +50,6 @@ def main() -> None:
     args = parser.parse_args()
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
-    pages = {"st.plotly_chart": Presses([], [], []), "in place": Presses([], [], [])}
     with sync_playwright() as p:
         server = harness.start_streamlit("benchmarks/bare_app.py")
         try:
@@ -68,13 +58,7 @@ def main() -> None:
                 print(pin_apart([server.pid]), flush=True)
             opened = {"st.plotly_chart": open_page(browser, server.url + "/"),
                       "in place": open_page(browser, server.url + "/?element=inplace")}
-            directions = {name: ["ArrowRight"] for name in opened}
-            for i in range(args.repeat + 1):  # the first press of each is not counted
-                for name, page in opened.items():
-                    measured = press(page, "Width", directions[name])
-                    if i:
-                        for into, value in zip(pages[name], measured, strict=True):
-                            into.append(value)
+            pages = taken_in_turn(opened, "Width", args.repeat)
             browser.close()
         finally:
             server.stop()

@@ -3,21 +3,19 @@
 Starts the app (default JAX cache) and the bare page (benchmarks/bare_app.py: one slider, two Plotly
 charts), opens the app and waits until its server is idle (the background warm-up has finished, so no
 press competes with it for the cores), then for each chapter in the sidebar and each
-slider on it: one press that is not counted (a first rerun pays for one-off work), then ``--repeat``
-presses, each followed, once the app's server has been idle for ``IDLE_QUIET_S`` (chapter 5 prepares the
-next notch after a press: the bare page's press does not share the core with it), by one press on the bare
-page's slider; then the slider is pressed back to where it
-was (not counted), so every slider is measured around the chapter's defaults. A press is timed from the key
-to the repainted charts (chart data changed and Streamlit idle); the bytes the server sent over the
-websocket during the rerun are the page's payload. Prints a table (median per slider, the bare page's median
-over the same presses, their ratio, kB per rerun, the server's part: key press to its "script finished",
-the server's CPU per press: its process's CPU time, every thread, from the key press until it is idle
-again (what it prepares ahead included), and the browser's
-Plotly draws: how many a press makes and the milliseconds they hold the page's main thread) and the worst
-ratio (target: at most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare page's median
-over the whole run ("run"), steadier than three bare presses. The CPU per press says what a class costs:
-a core holds about 2.5 s / (CPU per press) students each moving that slider every 5 s with the server half
-busy.
+slider on it: one press that is not counted (a first rerun pays for one-off work), then ``--repeat`` presses,
+each followed, once the app's server has been idle for ``IDLE_QUIET_S`` (chapters 4 and 5 prepare the next
+notch after a press: the bare page's press does not share the core with it), by one press on the bare page's
+slider; then the slider is pressed back to where it was (not counted), so every slider is measured around the
+chapter's defaults. A press is timed from the key to the repainted charts (chart data changed and Streamlit
+idle); the bytes the server sent over the websocket during the rerun are the page's payload. Prints a table
+(median per slider, the bare page's median over the same presses, their ratio, kB per rerun, the server's
+part: key press to its "script finished", the server's CPU per press: its process's CPU time, every thread,
+from the key press until it is idle again (what it prepares ahead included), and the browser's Plotly draws:
+how many a press makes and the milliseconds they hold the page's main thread) and the worst ratio (target: at
+most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare page's median over the whole run
+("run"), steadier than three bare presses. The CPU per press says what a class costs: a core holds about 2.5 s
+/ (CPU per press) students each moving that slider every 5 s with the server half busy.
 
     python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
         [--slider "Number of points"] [--pin] [--without-ahead]
