@@ -1,14 +1,20 @@
 """Ten visitors at once: are their sessions isolated, and how much slower does each repaint get?
 
 Starts ``streamlit run app.py`` on loopback (``timed_streamlit.py``: the server logs its script runs and
-the rerun requests it receives) and, with Playwright's async API, opens the masked-training chapter in
-browser contexts of one Chromium (each context is its own Streamlit session). The chapter is visited once
-and the server left until it is idle (its warm-up done), as a teacher opens the app before class; then:
+the rerun requests it receives) and, with Playwright's async API, opens a chapter in browser contexts of
+one Chromium (each context is its own Streamlit session). The chapter is visited once and the server left
+until it is idle (its warm-up done), as a teacher opens the app before class; then:
 
-1. one session alone presses ArrowRight on "Hold-out size" ``--moves`` times; each press is timed from the
-   key to the repainted charts (chart data changed, Streamlit idle);
-2. ten sessions do the same at the same time, each with different settings: its own noise seed for the
-   data (so no session's results can come from another's cache), its own training seed and learning rate.
+1. one session alone presses ArrowRight on the chapter's slider ``--moves`` times; each press is timed from
+   the key to the repainted charts (chart data changed, Streamlit idle);
+2. ten sessions do the same at the same time, each with settings of its own, so that no session's results
+   can come from another's cache (``sessions_client.DRILLS``). ``--chapter 2`` (the default) presses the
+   hold-out size, each session on its own data (noise seed), training seed and learning rate;
+   ``--chapter 5`` presses the number of heads from 1, each session with its own pretraining seed: every
+   press pretrains a layer, the costliest rerun of the app. With ``--shared`` the class's sessions all start
+   from the same settings, as a class following the teacher's steps: a press another session made first
+   is read from the caches (Streamlit's caches are the server's, and a second request for a result being
+   computed waits for it).
 
 Every session then checks that its widgets and its URL still hold its own settings, that the page shows no
 exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
@@ -27,8 +33,8 @@ With ``--every 5`` each session presses once every 5 seconds instead, from a ran
 5 seconds (seeded), like a class whose students each move a slider every few seconds; run it with more
 ``--sessions`` to find how many such students one server holds before its reruns take 3x as long.
 
-    python -m benchmarks.bench_sessions [--sessions 10] [--moves 6] [--every SECONDS] \
-        [--bare] [--pin] [--light]
+    python -m benchmarks.bench_sessions [--chapter 2] [--sessions 10] [--moves 6] [--every SECONDS] \
+        [--shared] [--bare] [--pin] [--light]
 
 With ``--pin`` (a machine of two cores or more) the server runs on the first core, and Chromium,
 Playwright's driver and this process on the others (CPU affinity of every thread, as ``taskset`` sets
@@ -61,7 +67,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import async_playwright
 
-from benchmarks.sessions_client import Session, settle, wait_drawn
+from benchmarks.sessions_client import ALONE, DRILLS, Drill, Session, settle, wait_drawn
 from tests.browser import harness
 from tests.measure import (
     cpu_seconds,
@@ -77,9 +83,7 @@ from tests.measure import (
 TARGET_RATIO = 3.0
 SERVED_TARGET = 1.5  # a server that keeps up with a class: its part of a press at most 1.5x one session's
 LIMIT_MB = 690  # Cloud's smallest container (decimal megabytes, as bench_memory.py reads it)
-PAGE = "Masked training"  # sidebar label of the chapter
 OPEN_AT_ONCE = 5  # sessions that load their page at the same time (one Chromium loads them all)
-LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of the page's "Learning rate" slider
 
 
 def pin_apart(servers: list[int]) -> str:
@@ -95,17 +99,18 @@ def pin_apart(servers: list[int]) -> str:
             f" processes), Playwright and this client to cores {sorted(others)}")
 
 
-async def chapter_path(browser, server: harness.StreamlitServer) -> str:
-    """The URL path of ``PAGE``, read from the sidebar; the page is visited once (its first run)."""
+async def chapter_path(browser, server: harness.StreamlitServer, drill: Drill) -> str:
+    """The URL path of the drill's chapter, read from the sidebar; the page is visited once (its first
+    run)."""
     warm = await browser.new_page(viewport=harness.VIEWPORT)
     await warm.goto(server.url + "/")
     await settle(warm)
     path = None
     for a in await warm.locator('[data-testid="stSidebarNavLink"]').all():
-        if PAGE.lower() in (await a.inner_text()).lower():
+        if drill.page.lower() in (await a.inner_text()).lower():
             path = urlsplit(await a.get_attribute("href")).path
     if path is None:
-        raise LookupError(f"no {PAGE!r} page in the sidebar")
+        raise LookupError(f"no {drill.page!r} page in the sidebar")
     await warm.goto(server.url + path)
     await settle(warm)
     await warm.close()
@@ -133,10 +138,8 @@ async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitS
                    ) -> tuple[Phase, list[str]]:
     """``args.sessions`` sessions (opened ``OPEN_AT_ONCE`` at a time) press together: what they measured,
     and the isolation problems."""
-    sessions = [
-        Session(i, data_seed=6000 + i, seed=i, lr=LEARNING_RATES[i % len(LEARNING_RATES)], light=args.light)
-        for i in range(args.sessions)
-    ]
+    sessions = [Session(0 if args.shared else i, DRILLS[args.chapter], light=args.light)
+                for i in range(args.sessions)]
     opening = asyncio.Semaphore(OPEN_AT_ONCE)
 
     async def open_one(s: Session) -> None:
@@ -168,10 +171,10 @@ async def run(args: argparse.Namespace, server: harness.StreamlitServer, log: Pa
         browser = await harness.launch_chromium(p)
         if args.pin:
             print(pin_apart([server.process.pid]), flush=True)
-        path = await chapter_path(browser, server)
+        path = await chapter_path(browser, server, DRILLS[args.chapter])
         waited = await asyncio.to_thread(wait_until_idle, server.process.pid)
         print(f"server idle (warm-up done) {waited:.0f} s after the chapter's first visit", flush=True)
-        alone_session = Session(-1, data_seed=5000, seed=50, lr="0.2", light=args.light)
+        alone_session = Session(ALONE, DRILLS[args.chapter], light=args.light)
         await alone_session.open(browser, server.url, path)
         since, cpu = time.time(), cpu_seconds(server.process.pid)
         await alone_session.move(args.moves)
@@ -290,11 +293,16 @@ def report(args: argparse.Namespace, alone: Phase, together: Phase) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--chapter", type=int, choices=sorted(DRILLS), default=2,
+                        help="2: chapter 2's hold-out size; 5: chapter 5's number of heads")
     parser.add_argument("--moves", type=int, default=6, help="key presses per session")
     parser.add_argument("--every", type=float, default=None,
                         help="seconds between one session's presses (default: all sessions press at once)")
     parser.add_argument("--bare", action="store_true",
                         help="also measure the bare page (one slider, two charts) the same way")
+    parser.add_argument("--shared", action="store_true",
+                        help="every session of the class on the same settings, as a class following the"
+                        " teacher's steps: a press another session made first is read from the caches")
     parser.add_argument("--pin", action="store_true", help="server on the first core, Chromium on the rest")
     parser.add_argument("--light", action="store_true",
                         help="sessions that do not draw their charts (benchmarks/sessions_client.py): the"
@@ -302,6 +310,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
+    drill = DRILLS[args.chapter]
+    if drill.end is not None and drill.start + args.moves > drill.end:
+        parser.error(f"{drill.slider!r} goes from {drill.start} to {drill.end}: at most"
+                     f" {drill.end - drill.start} --moves")
 
     log = Path(tempfile.mkstemp(prefix="kernelviz-runs-", suffix=".txt")[1])
     server = harness.start_streamlit("app.py", env={"KERNELVIZ_RUN_LOG": str(log)},

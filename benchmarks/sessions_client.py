@@ -1,5 +1,6 @@
-"""The browser side of ``bench_sessions.py``: one visitor's session on chapter 2, which presses the hold-out
-slider and then checks that it kept its own settings, URL and charts.
+"""The browser side of ``bench_sessions.py``: one visitor's session on a chapter, which presses one slider
+(a ``Drill``: chapter 2's hold-out size, or chapter 5's number of heads) and then checks that it kept its own
+settings, URL and charts.
 
 A ``light`` session does not draw its charts: the browser gets an empty module in place of Streamlit's
 Plotly component, so the server does all its work (each rerun computes, builds and sends every figure)
@@ -12,16 +13,50 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from urllib.parse import parse_qsl, urlsplit
+from collections.abc import Callable
+from typing import NamedTuple
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser import harness
 
-HOLDOUT = "Hold-out size"
 PLOTLY_CHUNK = "**/static/js/PlotlyChart.*.js"  # Streamlit's lazily loaded chart component
 FINISHED_MAX_BYTES = 1024  # "script finished" is tens of bytes; larger frames carry the page's elements
 NO_CHART = "export default function NoChart() { return null }\nexport const PlotlyChart = NoChart\n"
+LEARNING_RATES = ("0.01", "0.03", "0.1", "0.2", "0.3")  # options of chapter 2's "Learning rate" slider
+
+
+class Drill(NamedTuple):
+    """What a class does on one chapter: the slider every student presses (ArrowRight, from ``start``), and
+    the settings that make each student's results their own."""
+
+    page: str  # the chapter's sidebar label
+    slider: str  # the label of the slider pressed
+    param: str  # its URL parameter
+    start: int  # its value before the first press
+    end: int | None  # its largest value, when it is fixed
+    settings: Callable[[int], dict[str, str]]  # session index → its own URL parameters (the slider's aside)
+    widgets: dict[str, str]  # widget label → URL parameter: what each session checks it kept
+
+
+def masked_settings(index: int) -> dict[str, str]:
+    """Chapter 2: the session's own noise seed (its own data), training seed and learning rate."""
+    return {"data.seed": str(6000 + index), "masked.seed": str(index),
+            "masked.lr": LEARNING_RATES[index % len(LEARNING_RATES)]}
+
+
+def incontext_settings(index: int) -> dict[str, str]:
+    """Chapter 5: the session's own pretraining seed (its own layers, prompts and tasks)."""
+    return {"icl.seed": str(index)}
+
+
+DRILLS = {
+    2: Drill("Masked training", "Hold-out size", "masked.holdout", 10, None, masked_settings,
+             {"Seed": "masked.seed", "Learning rate": "masked.lr", "sidebar: Noise seed": "data.seed"}),
+    5: Drill("In context", "Number of heads", "icl.heads", 1, 8, incontext_settings, {"Seed": "icl.seed"}),
+}
+ALONE = 99  # the index of the session measured alone: settings no session of a class shares
 
 
 async def wait_drawn(page, before: str | None = None, timeout: float = harness.RERUN_TIMEOUT_S) -> dict:
@@ -46,21 +81,22 @@ async def settle(page) -> dict:
             return second
 
 
-async def idle(page, timeout: float = harness.FIRST_LOAD_TIMEOUT_S) -> dict:
-    """A light session's page connected, its script finished and nothing stale (no charts drawn)."""
+async def idle(page, label: str, timeout: float = harness.FIRST_LOAD_TIMEOUT_S) -> dict:
+    """A light session's page connected, its script finished, nothing stale (no charts drawn) and the slider
+    ``label`` shown."""
     deadline = time.perf_counter() + timeout
     while True:
         state = await page.evaluate(harness.PAGE_STATE_JS)
         ready = state["connection"] == "CONNECTED" and state["script"] == "notRunning"
-        if ready and state["stale"] == 0 and await holdout_thumb(page).count():
+        if ready and state["stale"] == 0 and await slider_thumb(page, label).count():
             return state
         if time.perf_counter() > deadline:
             raise TimeoutError(f"{page.url} not idle after {timeout:.0f} s: {state}")
         await asyncio.sleep(0.05)
 
 
-def holdout_thumb(page):
-    return page.locator(f'[data-testid="stApp"] input[type="range"][aria-label="{HOLDOUT}"]').first
+def slider_thumb(page, label: str):
+    return page.locator(f'[data-testid="stApp"] input[type="range"][aria-label="{label}"]').first
 
 
 def script_finished(payload: bytes | str) -> bool:
@@ -89,9 +125,8 @@ class Session:
     server's "script finished" message (the rerun's work on the server, without the browser's drawing).
     """
 
-    def __init__(self, index: int, data_seed: int, seed: int, lr: str, light: bool = False) -> None:
-        self.index, self.data_seed, self.seed, self.lr = index, data_seed, seed, lr
-        self.light = light
+    def __init__(self, index: int, drill: Drill, light: bool = False) -> None:
+        self.index, self.drill, self.light = index, drill, light
         self.times: list[float] = []
         self.server_times: list[float] = []
         self.finished: list[float] = []
@@ -101,9 +136,9 @@ class Session:
         ws.on("framereceived", lambda payload: script_finished(payload)
               and self.finished.append(time.perf_counter()))
 
-    @property
-    def start_url_query(self) -> str:
-        return f"data.seed={self.data_seed}&masked.seed={self.seed}&masked.lr={self.lr}&masked.holdout=10"
+    def settings(self, moves: int = 0) -> dict[str, str]:
+        """This session's URL parameters after ``moves`` presses."""
+        return {**self.drill.settings(self.index), self.drill.param: str(self.drill.start + moves)}
 
     async def open(self, browser, base: str, path: str) -> None:
         self.context = await browser.new_context(viewport=harness.VIEWPORT)
@@ -112,9 +147,9 @@ class Session:
                 status=200, content_type="text/javascript", body=NO_CHART))
         self.page = await self.context.new_page()
         self.page.on("websocket", self._watch)
-        url = f"{base}{path}?{self.start_url_query}"
+        url = f"{base}{path}?{urlencode(self.settings())}"
         await self.page.goto(url, timeout=harness.FIRST_LOAD_TIMEOUT_S * 1e3)
-        await (idle(self.page) if self.light else settle(self.page))
+        await (idle(self.page, self.drill.slider) if self.light else settle(self.page))
 
     async def _pressed(self, t: float, before: str) -> None:
         """Until the press at ``t`` is done: its charts repainted, or (light) the server finished it."""
@@ -130,7 +165,7 @@ class Session:
     async def move(self, moves: int, every: float | None = None, phase: float = 0.0) -> None:
         """``moves`` presses, one after another, or (``every``) the k-th at ``phase + k·every`` seconds from
         now (at once when the previous one is still being drawn)."""
-        thumb = holdout_thumb(self.page)
+        thumb = slider_thumb(self.page, self.drill.slider)
         start = time.perf_counter() + phase
         for k in range(moves):
             if every is not None:
@@ -148,21 +183,15 @@ class Session:
         """What is wrong with this session's view (empty when it shows its own settings and data)."""
         problems = []
         page = self.page
-        await (idle(page) if self.light else settle(page))
+        await (idle(page, self.drill.slider) if self.light else settle(page))
         widgets = await page.evaluate(harness.WIDGETS_JS)
-        want = {
-            "Hold-out size": str(10 + moves),
-            "Seed": str(self.seed),
-            "Learning rate": self.lr,
-            "sidebar: Noise seed": str(self.data_seed),
-        }
-        for label, value in want.items():
-            if widgets.get(label) != value:
-                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {value!r}")
+        mine = self.settings(moves)
+        for label, param in {self.drill.slider: self.drill.param, **self.drill.widgets}.items():
+            if widgets.get(label) != mine[param]:
+                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {mine[param]!r}")
         query = dict(parse_qsl(urlsplit(page.url).query))
-        for name, value in {"data.seed": self.data_seed, "masked.seed": self.seed,
-                            "masked.holdout": 10 + moves}.items():
-            if query.get(name) != str(value):
+        for name, value in mine.items():
+            if query.get(name) != value:
                 problems.append(f"URL has {name}={query.get(name)!r}, expected {value}")
         if await page.locator('[data-testid="stException"]').count():
             problems.append("exception box")
