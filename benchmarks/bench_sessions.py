@@ -8,13 +8,17 @@ until it is idle (its warm-up done), as a teacher opens the app before class; th
 1. one session alone presses ArrowRight on the chapter's slider ``--moves`` times; each press is timed from
    the key to the repainted charts (chart data changed, Streamlit idle);
 2. ten sessions do the same at the same time, each with settings of its own, so that no session's results
-   can come from another's cache (``sessions_client.DRILLS``). ``--chapter 2`` (the default) presses the
-   hold-out size, each session on its own data (noise seed), training seed and learning rate;
-   ``--chapter 5`` presses the number of heads from 1, each session with its own pretraining seed: every
-   press pretrains a layer, the costliest rerun of the app. With ``--shared`` the class's sessions all start
-   from the same settings, as a class following the teacher's steps: a press another session made first
-   is read from the caches (Streamlit's caches are the server's, and a second request for a result being
-   computed waits for it).
+   can come from another's cache (``sessions_client.DRILLS``):
+   - ``--chapter 2`` (the default) presses the hold-out size, each session on its own data (noise seed),
+     training seed and learning rate;
+   - ``--chapter 4`` presses the number of heads from 1, each press training the layer, each session on
+     its own data and training seed;
+   - ``--chapter 5`` presses the number of heads from 1, each session with its own pretraining seed: every
+     press pretrains a layer, the costliest rerun of the app.
+
+   With ``--shared`` the class's sessions all start from the same settings, as a class following the
+   teacher's steps: a press another session made first is read from the caches (Streamlit's caches are
+   the server's, and a second request for a result being computed waits for it).
 
 Every session then checks that its widgets and its URL still hold its own settings, that the page shows no
 exception box, and that its charts carry exactly the data a brand-new session opened at its URL shows.
@@ -294,7 +298,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--chapter", type=int, choices=sorted(DRILLS), default=2,
-                        help="2: chapter 2's hold-out size; 5: chapter 5's number of heads")
+                        help="2: chapter 2's hold-out size; 4, 5: the chapter's number of heads")
     parser.add_argument("--moves", type=int, default=6, help="key presses per session")
     parser.add_argument("--every", type=float, default=None,
                         help="seconds between one session's presses (default: all sessions press at once)")

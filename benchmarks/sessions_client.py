@@ -1,6 +1,6 @@
 """The browser side of ``bench_sessions.py``: one visitor's session on a chapter, which presses one slider
-(a ``Drill``: chapter 2's hold-out size, or chapter 5's number of heads) and then checks that it kept its own
-settings, URL and charts.
+(a ``Drill``: chapter 2's hold-out size, or chapter 4's or chapter 5's number of heads) and then checks
+that it kept its own settings, URL and charts.
 
 A ``light`` session does not draw its charts: the browser gets an empty module in place of Streamlit's
 Plotly component, so the server does all its work (each rerun computes, builds and sends every figure)
@@ -46,6 +46,11 @@ def masked_settings(index: int) -> dict[str, str]:
             "masked.lr": LEARNING_RATES[index % len(LEARNING_RATES)]}
 
 
+def attention_settings(index: int) -> dict[str, str]:
+    """Chapter 4: the session's own noise seed (its own data) and training seed."""
+    return {"data.seed": str(6000 + index), "attn.seed": str(index)}
+
+
 def incontext_settings(index: int) -> dict[str, str]:
     """Chapter 5: the session's own pretraining seed (its own layers, prompts and tasks)."""
     return {"icl.seed": str(index)}
@@ -54,6 +59,8 @@ def incontext_settings(index: int) -> dict[str, str]:
 DRILLS = {
     2: Drill("Masked training", "Hold-out size", "masked.holdout", 10, None, masked_settings,
              {"Seed": "masked.seed", "Learning rate": "masked.lr", "sidebar: Noise seed": "data.seed"}),
+    4: Drill("Attention", "Number of heads H", "attn.heads", 1, 8, attention_settings,
+             {"Seed": "attn.seed", "sidebar: Noise seed": "data.seed"}),
     5: Drill("In context", "Number of heads", "icl.heads", 1, 8, incontext_settings, {"Seed": "icl.seed"}),
 }
 ALONE = 99  # the index of the session measured alone: settings no session of a class shares
