@@ -192,12 +192,12 @@ class Session:
         page = self.page
         await (idle(page, self.drill.slider) if self.light else settle(page))
         widgets = await page.evaluate(harness.WIDGETS_JS)
-        mine = self.settings(moves)
+        want = self.settings(moves)
         for label, param in {self.drill.slider: self.drill.param, **self.drill.widgets}.items():
-            if widgets.get(label) != mine[param]:
-                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {mine[param]!r}")
+            if widgets.get(label) != want[param]:
+                problems.append(f"widget {label!r} shows {widgets.get(label)!r}, expected {want[param]!r}")
         query = dict(parse_qsl(urlsplit(page.url).query))
-        for name, value in mine.items():
+        for name, value in want.items():
             if query.get(name) != value:
                 problems.append(f"URL has {name}={query.get(name)!r}, expected {value}")
         if await page.locator('[data-testid="stException"]').count():
