@@ -95,15 +95,11 @@ async def idle(page, label: str, timeout: float = harness.FIRST_LOAD_TIMEOUT_S) 
     while True:
         state = await page.evaluate(harness.PAGE_STATE_JS)
         ready = state["connection"] == "CONNECTED" and state["script"] == "notRunning"
-        if ready and state["stale"] == 0 and await slider_thumb(page, label).count():
+        if ready and state["stale"] == 0 and await harness.slider_by_label(page, label).count():
             return state
         if time.perf_counter() > deadline:
             raise TimeoutError(f"{page.url} not idle after {timeout:.0f} s: {state}")
         await asyncio.sleep(0.05)
-
-
-def slider_thumb(page, label: str):
-    return page.locator(f'[data-testid="stApp"] input[type="range"][aria-label="{label}"]').first
 
 
 def script_finished(payload: bytes | str) -> bool:
@@ -172,7 +168,7 @@ class Session:
     async def move(self, moves: int, every: float | None = None, phase: float = 0.0) -> None:
         """``moves`` presses, one after another, or (``every``) the k-th at ``phase + k·every`` seconds from
         now (at once when the previous one is still being drawn)."""
-        thumb = slider_thumb(self.page, self.drill.slider)
+        thumb = harness.slider_by_label(self.page, self.drill.slider)
         start = time.perf_counter() + phase
         for k in range(moves):
             if every is not None:
