@@ -10,7 +10,8 @@ arrays in named records; float64 inside each call, whatever the caller's JAX set
 
 Data
     ``Dataset`` (x, y, the truth where known), ``DATASETS`` (the built-in names), ``make_dataset(name)``,
-    ``blog_data()`` and ``d2l_data()`` (the two sources' own samples), ``load_csv`` and
+    ``blog_data()`` (the blog post's own sample) and ``d2l_data()`` (kernelviz's draw of d2l's data set, which
+    d2l draws without a seed), ``load_csv`` and
     ``dataset_from_arrays`` (your data, checked), ``DataError`` (what is wrong with an input, in words).
 Chapter 1 · Nadaraya–Watson
     ``KERNELS`` (their names), ``kernel_value(u, kernel)`` K(u), ``nadaraya_watson`` f̂(x) = Σᵢ wᵢ(x) yᵢ with

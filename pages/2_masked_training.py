@@ -46,7 +46,7 @@ def seed_box(container: object) -> int:
         "number", "Seed", "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
         container=container, on_change=ui.rerun_page,
         help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
-        "The post's is 2024: with it the four panels below are the post's own runs.",
+        "The post's is 2024: with it the four panels below re-run the post's code with its keys.",
     )
 
 

@@ -6,6 +6,7 @@ import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui import cache_heads, explain, question_bank
+from kernelviz.app.ui.sidebar import native_sample
 from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
@@ -175,9 +176,36 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
     ui.show_code(heads.post_model, heads.model, heads.initial_lengthscales, holdout_split,
                  training.run, smoothing.heads_model, pooling.mix)
-    ours, post = vt.sum_of_mixing(panels)
-    ui.say(CHAPTER, "post_numbers", ours=ours, post=post)
+    ui.say(CHAPTER, "post_numbers")
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)
+    st.markdown(post_match(panels, at_post=data.key == ("blog", *native_sample("blog"))
+                           and (kernel, lr, seed) == (MH.kernel, MH.learning_rate, MH.seed)))
+    ui.say(CHAPTER, "post_numbers.seeds")
+
+
+def post_match(panels: list[vt.Panel], at_post: bool) -> str:
+    """Which of the post's runs the panels reprint, digit for digit, but one digit, or not, from the numbers
+    themselves; why digits drift, when some do; and a warning when the settings are not the post's."""
+    found = vt.agreements(panels)
+    lines = [match_line(a) for a in found]
+    ours, post = vt.sum_of_mixing(panels)
+    text = ui.prose(CHAPTER, "post_match", total=sum(a.total for a in found),
+                    agree=sum(a.agree for a in found), panels=" ".join(lines), ours=ours, post=post)
+    if any(a.differ for a in found):
+        text += "\n\n" + ui.prose(CHAPTER, "post_match.why")
+    return text if at_post else ui.prose(CHAPTER, "post_match.other") + "\n\n" + text
+
+
+def match_line(a: vt.Agreement) -> str:
+    """One panel's agreement with the post's printout, as a sentence of ``post_match``."""
+    if not a.differ:
+        return ui.prose(CHAPTER, "post_match.all", heads=a.heads)
+    if len(a.differ) == 1:
+        (one,) = a.differ
+        return ui.prose(CHAPTER, "post_match.one", heads=a.heads, what=one.name, here=f"{one.here:.2f}",
+                        printed=f"{one.printed:.2f}")
+    return ui.prose(CHAPTER, "post_match.drift", heads=a.heads, agree=a.agree, total=a.total,
+                    du=f"{a.du:.2f}", widest=f"{a.widest:.2f}", post_widest=f"{a.post_widest:.2f}")
 
 
 @ui.fragment

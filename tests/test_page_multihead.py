@@ -181,7 +181,11 @@ def test_post_table_starts_at_linspace_and_quotes_the_post_converted():
     h8 = _post_block(table, 8)
     assert h8["post's ℓ_post (printed)"][4] == 210.44
     # Σₕ uₕ of every panel, here (the table's) and in the post's printout
-    sums = shown((m.value for m in at.markdown), CH, "post_numbers")
+    sums = shown((m.value for m in at.markdown), CH, "post_match")
+    agree = sum(f"{float(a):.2f}" == f"{float(b):.2f}" for col in (("uₕ here", "post's uₕ (printed)"),
+                                                     ("ℓ_post here (√2 ℓₕ)", "post's ℓ_post (printed)"))
+                for a, b in zip(table[col[0]], table[col[1]], strict=True))
+    assert (sums["agree"], sums["total"]) == (str(agree), str(2 * sum(mh.panels)))
     assert sums["post"] == " · ".join(f"{sum(u):.2f}" for u in mh.post_mixing)
     here = [float(v) for v in sums["ours"].split(" · ")]
     shown_sums = [_post_block(table, h)["uₕ here"].sum() for h in mh.panels]  # of two-decimal numbers

@@ -69,7 +69,7 @@ class Masked:
     holdout: int = 10
     steps: int = 100
     learning_rate: float = 0.2
-    seed: int = 2024  # the post's PRNGKey(2024): with it the four hold-out panels are the post's own runs
+    seed: int = 2024  # the post's PRNGKey(2024): with it the four hold-out panels re-run the post's code
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class Multihead:
     holdout: int = 1
     steps: int = 1000
     learning_rate: float = 0.2
-    seed: int = 2024  # the post's PRNGKey(2024): with it the four panels are the post's own runs
+    seed: int = 2024  # the post's PRNGKey(2024): with it the four panels re-run the post's code
     panels: tuple[int, ...] = (1, 2, 4, 8)
     # what the post printed after training each panel (its convention: ℓ_post = √2 ℓ, its data x ∈ [−3, 3])
     post_mixing: tuple[tuple[float, ...], ...] = (

@@ -201,7 +201,8 @@ def _kernel_shapes() -> None:
 
 def _d2l_views() -> None:
     """d2l's nonparametric pooling as chapter 1 draws it (its 50 test inputs, the heatmap) and the Kotlin
-    port's validation loss (its 50 noise-free points): small programs on d2l's own sample."""
+    port's validation loss (its 50 noise-free points): small programs on kernelviz's draw of d2l's data
+    set (d2l draws without a seed)."""
     from kernelviz.app.views import d2l_pooling  # views pulls in the figure helpers: not at import time
 
     ds = d2l_data()

@@ -34,10 +34,14 @@ __all__ = [
     "ATTENTION_LEARNING_RATES",
     "POST_COLUMNS",
     "PRINTED",
+    "Agreement",
     "Comparison",
     "Panel",
     "ParametricView",
+    "Printed",
     "Settings",
+    "agreement",
+    "agreements",
     "attention_notches",
     "comparison_sentence",
     "comparison_table",
@@ -150,6 +154,50 @@ def post_table(shown: Sequence[Panel]) -> dict[str, list]:
             for column, value in zip(POST_COLUMNS, row, strict=True):
                 table[column].append(value)
     return table
+
+
+class Printed(NamedTuple):
+    """One number the post printed (``name``: "u₂", "ℓ_post,4") and the same number trained here."""
+
+    name: str
+    here: float
+    printed: float
+
+
+class Agreement(NamedTuple):
+    """How one trained panel compares with the numbers the post printed for it, each rounded to the two
+    decimals the post printed: ``agree`` of ``total`` (H values of u_h and H of ℓ_post) are the same;
+    ``differ`` lists the ones that are not; ``du`` is the largest |Δu_h|; ``widest`` and ``post_widest`` are
+    the widest head's ℓ_post here and in the post."""
+
+    heads: int
+    agree: int
+    total: int
+    differ: tuple[Printed, ...]
+    du: float
+    widest: float
+    post_widest: float
+
+
+def _sub(h: int) -> str:
+    return "".join("₀₁₂₃₄₅₆₇₈₉"[int(c)] for c in str(h))
+
+
+def agreement(p: Panel, post_u: Sequence[float], post_ell: Sequence[float]) -> Agreement:
+    """``Agreement`` of panel ``p`` with the post's printed u_h (``post_u``) and ℓ_post,h (``post_ell``)."""
+    here_ell = SQRT2 * np.asarray(p.lengthscales, float)
+    pairs = [Printed(f"u{_sub(h + 1)}", float(p.mixing[h]), post_u[h]) for h in range(p.heads)]
+    pairs += [Printed(f"ℓ_post,{h + 1}", float(here_ell[h]), post_ell[h]) for h in range(p.heads)]
+    differ = tuple(q for q in pairs if f"{q.here:.2f}" != f"{q.printed:.2f}")
+    du = float(np.max(np.abs(np.asarray(p.mixing, float) - np.asarray(post_u))))
+    return Agreement(p.heads, len(pairs) - len(differ), len(pairs), differ, du,
+                     float(np.max(here_ell)), float(max(post_ell)))
+
+
+def agreements(shown: Sequence[Panel]) -> list[Agreement]:
+    """``agreement`` of each of the post's panels (1, 2, 4 and 8 heads) with what the post printed."""
+    return [agreement(p, u, ell)
+            for p, u, ell in zip(shown, MH.post_mixing, MH.post_lengthscales, strict=True)]
 
 
 def sum_of_mixing(shown: Sequence[Panel]) -> tuple[str, str]:
