@@ -58,11 +58,23 @@ def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
                                         y_title="error against f on the test inputs"),
                 key="kr.d2l_consistency", filename="kernelviz-d2l-consistency")
     with right:
-        ui.say(CH, "d2l_consistency_result", seed=seed, first=sweep.sizes[0], last=f"{sweep.sizes[-1]:,}",
-               fixed0=f"{sweep.fixed[0]:.2f}", fixed1=f"{sweep.fixed[-1]:.2f}",
-               tuned0=f"{sweep.tuned[0]:.2f}", tuned1=f"{sweep.tuned[-1]:.3f}",
-               ell1=f"{sweep.optima[-1]:.3g}")
+        ui.say(CH, "d2l_consistency_result", seed=seed, **consistency_words(sweep))
     ui.show_code(views.d2l_consistency, label="The code of the sweep")
+
+def consistency_words(sweep: views.Consistency) -> dict[str, str]:
+    """The numbers of d2l's exercise 1 and the verdicts they support (``sweep.biased``, ``converges``)."""
+    fixed, tuned, optima = sweep.fixed, sweep.tuned, sweep.optima
+    return {
+        "first": f"{sweep.sizes[0]:,}", "last": f"{sweep.sizes[-1]:,}",
+        "fixed0": f"{fixed[0]:.2f}", "fixed1": f"{fixed[-1]:.2f}",
+        "tuned0": f"{tuned[0]:.2f}", "tuned1": f"{tuned[-1]:.3f}",
+        "ell0": f"{optima[0]:.3g}", "ell1": f"{optima[-1]:.3g}",
+        "shrinks": "shrinks" if optima[-1] < optima[0] else "does not shrink",
+        "goes": "falls" if tuned[-1] < tuned[0] else "rises",
+        "fixed_why": ui.prose(CH, "consistency.bias" if sweep.biased else "consistency.no_bias"),
+        "tuned_why": ui.prose(CH, "consistency.converges" if sweep.converges else "consistency.not_yet"),
+    }
+
 
 data = ui.current_data()
 ds = data.ds

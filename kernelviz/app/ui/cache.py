@@ -298,7 +298,8 @@ def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0
 
 @st.cache_resource(show_spinner=False)
 def d2l_source() -> Data:
-    """kernelviz's draw of d2l's data set (d2l draws without a seed, so its own sample cannot be redrawn): 50 points, x ~ U(0, 5) sorted, y = 2 sin x + x^0.8 + N(0, 0.5²)."""
+    """kernelviz's draw of d2l's data set (d2l draws without a seed, so its own sample cannot be redrawn):
+    50 points, x ~ U(0, 5) sorted, y = 2 sin x + x^0.8 + N(0, 0.5²)."""
     return make_data(("d2l", 50, 0), kv.d2l_data())
 
 

@@ -17,7 +17,9 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import Guess, Reveal, ask
 from kernelviz.app.ui.text import prose
 from kernelviz.app.views import incontext as vi
-from kernelviz.models.heads import FitResult, initial_lengthscales
+from kernelviz.core.kernels import get_kernel
+from kernelviz.models.attention import gaussian_attention_params
+from kernelviz.models.heads import FitResult
 
 __all__ = ["beats_gaussian", "largest_holdout", "largest_mixing", "rough_window", "wide_window"]
 
@@ -83,7 +85,9 @@ def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, s
                     order=prose(P, "largest_holdout.grows" if grows else "largest_holdout.mixed"))
         return _judged(guess, best, why)
 
-    ask("masked.largest_holdout", prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes))),
+    prompt = prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes)),
+                   kernel=get_kernel(kernel).label)
+    ask("masked.largest_holdout", prompt,
         Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
 
 
@@ -99,26 +103,37 @@ def largest_mixing(result: FitResult) -> None:
         why = prose(P, "largest_mixing.why", answer=best, all="; ".join(parts))
         return _judged(guess, best, why)
 
-    starts = initial_lengthscales(heads)
+    starts = result.trajectory[0]  # where this fit's training started, scaled to the data
     ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
         Guess(options=options, labels=tuple(f"head {h} (starts at ℓ = {_g(s)})"
                                             for h, s in zip(options, starts, strict=True))), reveal)
 
 
+def gaussian_d_qk() -> int:
+    """How many query/key dimensions the Gaussian smoother takes as an attention head (chapter 4's first
+    section, ``gaussian_attention_params``)."""
+    return int(gaussian_attention_params(1.0).w_q.shape[-1])
+
+
 def beats_gaussian(data: Data, s: object) -> None:
-    """Chapter 4: does the trained layer (settings ``s``) beat the best Gaussian on leave-one-out error?"""
+    """Chapter 4: does the trained layer (settings ``s``) beat the best Gaussian on leave-one-out error?
+    Whether the layer can hold the Gaussian at all (d_qk ≥ ``gaussian_d_qk()``) picks the words."""
+    need = gaussian_d_qk()
+    holds = "beats_gaussian.holds" if s.d_qk >= need else "beats_gaussian.cannot"
 
     def reveal(guess: object) -> Reveal:
         comp = cache_attention.comparison(data, s)
         layer, gaussian = float(comp.loo[0]), float(comp.loo[1])
         yes = layer < gaussian
-        why = prose(P, "beats_gaussian.why", layer=f"{layer:.4g}", gaussian=f"{gaussian:.4g}",
-                    reason=prose(P, "beats_gaussian.yes" if yes else "beats_gaussian.no"))
+        reason = prose(P, f"{holds}.{'yes' if yes else 'no'}", d_qk=s.d_qk, need=need)
+        why = prose(P, "beats_gaussian.why", layer=f"{layer:.4g}", gaussian=f"{gaussian:.4g}", reason=reason)
         return _judged(guess, yes, why)
 
     ell = cache.loo_optimum(data, "gaussian")
-    ask("attn.beats_gaussian", prose(P, "beats_gaussian.prompt", ell="none" if ell is None else _g(ell)),
-        Guess(options=(True, False), labels=("Yes, a lower error", "No")), reveal)
+    prompt = prose(P, "beats_gaussian.prompt", ell="none" if ell is None else _g(ell),
+                   holds=prose(P, holds, d_qk=s.d_qk, need=need))
+    ask("attn.beats_gaussian", prompt, Guess(options=(True, False), labels=("Yes, a lower error", "No")),
+        reveal)
 
 
 def rough_window(s: vi.Settings) -> None:
@@ -131,9 +146,10 @@ def rough_window(s: vi.Settings) -> None:
         first, last = by_r[0], by_r[-1]
         answer = "narrower" if last.window < first.window else "wider"
         best = ", ".join(f"{_g(r.best_lengthscale)}" for r in by_r)
+        best_way = "narrower" if last.best_lengthscale < first.best_lengthscale else "wider"
         why = prose(P, "rough_window.why", first=_g(first.window), last=_g(last.window),
                     r0=_g(first.roughness), r1=_g(last.roughness), direction=answer,
-                    best=f"best fixed ℓ: {best}")
+                    reason=prose(P, f"rough_window.{answer}"), best=best, best_direction=best_way)
         return _judged(guess, answer, why)
 
     ask("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),

@@ -161,6 +161,16 @@ class Consistency:
     tuned: np.ndarray
     optima: np.ndarray
 
+    @property
+    def biased(self) -> bool:
+        """At the largest n the fixed ℓ's error is over twice the tuned one's: a bias more data leave."""
+        return bool(self.fixed[-1] > 2.0 * self.tuned[-1])
+
+    @property
+    def converges(self) -> bool:
+        """The tuned error falls from the smallest n to the largest, and ends below the fixed ℓ's."""
+        return bool(self.tuned[-1] < self.tuned[0] and self.tuned[-1] < self.fixed[-1])
+
 
 def d2l_consistency(sizes: tuple[int, ...], seed: int, lengthscale: float = 1.0) -> Consistency:
     """For each n of ``sizes``, d2l's data set of n points (noise ``seed``): the error of ``d2l_pooling`` at
