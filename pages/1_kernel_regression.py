@@ -186,7 +186,8 @@ with chart:
 if point is not None:
     explain.formula_panel(data, point, ell, K.label, key="kr.formula")
 st.caption(
-    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}")
+    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}",
+             post=f"{defaults.KERNEL_REGRESSION.post_lengthscale / defaults.SQRT2:.3f}")
 )
 left, right = st.columns([3, 2])
 left.latex(ui.prose(CH, "formula"))

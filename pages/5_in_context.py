@@ -184,11 +184,13 @@ def loss_section(fit: incontext.Pretrained) -> None:
 def sweep_section(s: vi.Settings) -> None:
     """The learned window against roughness and noise, pretrained only when the student asks."""
     st.header("Rough, smooth and noisy families")
-    ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=FAMILIES[s.family])
+    (rough, noise), layers = ci.SWEEP_BASE, len(ci.SWEEP_ROUGHNESS) + len(ci.SWEEP_NOISE)
+    ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=FAMILIES[s.family], layers=layers,
+           roughs=len(ci.SWEEP_ROUGHNESS), noises=len(ci.SWEEP_NOISE), rough=f"{rough:g}", noise=f"{noise:g}")
     if not ui.control("toggle", "Run the sweep", "icl.sweep", default=False):
         st.info(ui.prose(CHAPTER, "sweep_off"), icon=":material/info:")
         return
-    with ui.busy(f"Pretraining seven softmax layers of {ci.SWEEP_STEPS} steps on {FAMILIES[s.family]}…"):
+    with ui.busy(f"Pretraining {layers} softmax layers of {ci.SWEEP_STEPS} steps on {FAMILIES[s.family]}…"):
         rows = ci.sweep(s.family, s.n, s.heads, s.seed)
     narrows, widens = vi.direction(rows, *ci.SWEEP_BASE)
     ui.say(CHAPTER, "sweep_result", narrows="yes" if narrows else "no", widens="yes" if widens else "no")
