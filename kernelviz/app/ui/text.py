@@ -20,7 +20,7 @@ from kernelviz.app.mdtable import markdown_table, md_escape
 from kernelviz.app.ui import stage
 
 __all__ = [
-    "busy", "chapter_header", "md_escape", "prose", "say", "show", "show_code", "show_fast_path",
+    "busy", "chapter_header", "md_escape", "prose", "say", "sections", "show", "show_code", "show_fast_path",
     "show_table", "try_this",
 ]
 
@@ -80,7 +80,7 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
 
 
 @functools.cache
-def _sections(chapter: str) -> dict[str, str]:
+def sections(chapter: str) -> dict[str, str]:
     """The sections of ``pages/prose/<chapter>.md``: text after each ``<!-- name -->`` line."""
     parts = _SECTION.split((PROSE_DIR / f"{chapter}.md").read_text(encoding="utf-8"))
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts), 2)}
@@ -92,7 +92,7 @@ def prose(chapter: str, section: str, **values: object) -> str:
     Markdown and LaTeX (``$…$``, ``$$…$$``) pass through as written; the placeholders use ⟨ ⟩ so that they
     never clash with LaTeX braces.
     """
-    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), _sections(chapter)[section])
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), sections(chapter)[section])
 
 
 def say(chapter: str, section: str, **values: object) -> None:
