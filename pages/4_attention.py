@@ -47,7 +47,7 @@ def gaussian_section(data: ui.Data) -> None:
               help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
     v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
               help="Largest |Gaussian fit − attention fit| over the query grid.")
-    v3.metric("query/key width d_qk", "2")
+    v3.metric("query/key width d_qk", str(question_bank.gaussian_d_qk()))
     ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
     ui.say(CHAPTER, "check_maps")
     ui.show_table(vt.maps_table(check))
