@@ -110,3 +110,20 @@ def test_the_window_against_roughness_is_the_sweeps():
     text = answer(at, "icl.rough_window", truth)
     assert text.startswith("**Right.**")
     assert f"from {by_r[0].window:.3g} at roughness" in text
+
+
+def test_each_head_is_labelled_with_the_lengthscale_its_training_starts_at():
+    for query in ({}, {"mh.heads": "1"}, {"data.source": "d2l", "mh.heads": "3"}):
+        at = start(MH, query)
+        data = at.session_state["kv._data"]
+        H = defaults.MULTIHEAD
+        heads = int(query.get("mh.heads", H.heads))
+        result = cache_heads.fit_multihead(data, heads, H.kernel, H.holdout, H.steps, H.learning_rate, H.seed)
+        control = at.segmented_control(key="q.mh.largest_mixing.guess")
+        labels = list(control.options)  # as shown: the labels
+        assert labels == [f"head {h + 1} (starts at ℓ = {s:.3g})" for h, s in enumerate(result.trajectory[0])]
+
+
+def test_the_holdout_question_names_the_chapters_kernel():
+    at = start(MASKED, {"masked.kernel": "epanechnikov"})
+    assert any("Masked training of one Epanechnikov kernel" in m.value for m in at.markdown)
