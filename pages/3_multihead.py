@@ -190,7 +190,8 @@ def post_match(panels: list[vt.Panel], at_post: bool) -> str:
     lines = [match_line(a) for a in found]
     ours, post = vt.sum_of_mixing(panels)
     text = ui.prose(CHAPTER, "post_match", total=sum(a.total for a in found),
-                    agree=sum(a.agree for a in found), panels=" ".join(lines), ours=ours, post=post)
+                    agree=sum(a.agree for a in found), panels="\n".join(f"- {line}" for line in lines),
+                    ours=ours, post=post)
     if any(a.differ for a in found):
         text += "\n\n" + ui.prose(CHAPTER, "post_match.why")
     return text if at_post else ui.prose(CHAPTER, "post_match.other") + "\n\n" + text
