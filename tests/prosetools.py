@@ -1,4 +1,4 @@
-"""Page tests read the words a page shows from its prose file (``pages/prose/<chapter>.md``) through the
+"""Page tests read the words a page shows from its prose file (``chapters/prose/<chapter>.md``) through the
 page's own reader, ``kernelviz.app.ui.text.prose``, so a teacher who rewrites a section breaks no test: the
 tests check that the section is shown, and which numbers the page put into its ⟨placeholders⟩."""
 
@@ -19,7 +19,7 @@ def template(chapter: str, section: str) -> str:
         except KeyError as missing:
             name = missing.args[0]
             if name in values:  # not a placeholder: the section itself is missing
-                raise AssertionError(f"pages/prose/{chapter}.md has no section {section!r}") from None
+                raise AssertionError(f"chapters/prose/{chapter}.md has no section {section!r}") from None
             values[name] = f"⟨{name}⟩"
 
 
@@ -61,7 +61,7 @@ def shown(texts: Iterable[str], chapter: str, section: str) -> dict[str, str]:
         match = found.search(text)
         if match:
             return match.groupdict()
-    raise AssertionError(f"section {section!r} of pages/prose/{chapter}.md is not on the page")
+    raise AssertionError(f"section {section!r} of chapters/prose/{chapter}.md is not on the page")
 
 
 def shown_count(texts: Iterable[str], chapter: str, section: str) -> int:

@@ -160,7 +160,7 @@ def test_the_server_is_idle_after_the_warm_up_and_a_quiet_spell_without_runs(mon
 def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
     asked = []
     monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
-    at = start("pages/5_in_context.py", {"icl.steps": "50"})
+    at = start("chapters/5_in_context.py", {"icl.steps": "50"})
     assert asked == []  # a first visit moved nothing
     at.slider(key="icl.heads").set_value(2).run()
     ok(at)
@@ -173,7 +173,7 @@ def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
 
 
 def test_chapter_4s_sliders_are_its_notches():
-    at = start("pages/4_attention.py")
+    at = start("chapters/4_attention.py")
     notches = vt.attention_notches((at.slider(key="attn.holdout").min, at.slider(key="attn.holdout").max))
     keys = {"heads": "attn.heads", "d_qk": "attn.dqk", "d_v": "attn.dv", "holdout": "attn.holdout",
             "steps": "attn.steps", "seed": "attn.seed"}
@@ -194,7 +194,7 @@ def at_key(at) -> tuple:
 def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(monkeypatch):
     asked = []
     monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
-    at = start("pages/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
+    at = start("chapters/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
     at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
     ok(at)
     (key, job), = asked

@@ -28,12 +28,12 @@ from kernelviz.models.training import TRAIN_MAX_POINTS
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 240
-KR = "pages/1_kernel_regression.py"
-MASKED = "pages/2_masked_training.py"
-KR_CH, MASKED_CH = Path(KR).stem, Path(MASKED).stem  # their prose: pages/prose/<stem>.md
+KR = "chapters/1_kernel_regression.py"
+MASKED = "chapters/2_masked_training.py"
+KR_CH, MASKED_CH = Path(KR).stem, Path(MASKED).stem  # their prose: chapters/prose/<stem>.md
 CHAPTERS = [
     p
-    for p in (KR, MASKED, "pages/3_multihead.py", "pages/4_attention.py", "pages/5_in_context.py")
+    for p in (KR, MASKED, "chapters/3_multihead.py", "chapters/4_attention.py", "chapters/5_in_context.py")
     if (ROOT / p).exists()
 ]
 
@@ -185,8 +185,9 @@ def test_my_chapters_quote_maths_sources_and_prompts(page):
 def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
     """Every chart of every chapter: Plotly's own validation accepts its spec (the builders assemble their
     layout without property-by-property checks), it has an axis title, a PNG download and the theme."""
-    views = [(page, None) for page in (KR, MASKED, "pages/3_multihead.py")]
-    views += [("pages/4_attention.py", p) for p in ("heads", "wo", "kernel", "sequence", "selfcross", "loss")]
+    views = [(page, None) for page in (KR, MASKED, "chapters/3_multihead.py")]
+    pictures = ("heads", "wo", "kernel", "sequence", "selfcross", "loss")
+    views += [("chapters/4_attention.py", p) for p in pictures]
     for page, picture in views:  # chapter 4 draws one picture of its layer at a time
         at = start(page, None if picture is None else {"attn.picture": picture})
         for c in at.get("plotly_chart"):

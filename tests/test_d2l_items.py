@@ -18,7 +18,7 @@ from kernelviz.app.ui import cache_sources
 from kernelviz.data.datasets import blog_mean, d2l_mean
 from kernelviz.models import parametric
 
-KR, MASKED = "pages/1_kernel_regression.py", "pages/2_masked_training.py"
+KR, MASKED = "chapters/1_kernel_regression.py", "chapters/2_masked_training.py"
 X_TEST = np.arange(0, 5, 0.1)  # d2l's x_test, the port's xVal = arange(0f, 5f, 5.0f/n) with n = 50
 
 

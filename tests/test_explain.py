@@ -193,7 +193,7 @@ def test_the_heads_numbers_are_predict_heads_own():
 
 
 def test_chapter_3_marks_x_star_on_the_fit_and_every_heads_heatmap():
-    at = start("pages/3_multihead.py", {"mh.explain": "true", "mh.x": "-1", "mh.heads": "3",
+    at = start("chapters/3_multihead.py", {"mh.explain": "true", "mh.x": "-1", "mh.heads": "3",
                                         "mh.picture": "weights"})
     spec = charts(at)
     ring = next(t for t in spec["mh.fit"]["data"] if t.get("name") == "f̂(x*)")

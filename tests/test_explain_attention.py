@@ -12,7 +12,7 @@ import kernelviz as kv
 from kernelviz.app.views import explain
 from kernelviz.models.attention import attention_predict
 
-ATTN = "pages/4_attention.py"
+ATTN = "chapters/4_attention.py"
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,7 @@ def test_the_wheel_holds_the_package_only_and_imports_from_anywhere(tmp_path):
     assert "kernelviz/__init__.py" in names and "kernelviz/app/ui/presenter.py" in names
     kept = {"kernelviz/data/post_sample.npy", "kernelviz/app/ui/kept_results.pkl.xz"}  # kept results
     assert kept <= set(names)
-    assert all(n.startswith(("kernelviz/", "kernelviz-")) for n in names), names  # no pages/, tests/, …
+    assert all(n.startswith(("kernelviz/", "kernelviz-")) for n in names), names  # no chapters/, tests/, …
     assert any(n.endswith("licenses/LICENSE") for n in names)
     site = tmp_path / "site"
     pip("install", "--no-deps", "--target", site, wheel)

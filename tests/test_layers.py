@@ -126,7 +126,7 @@ def test_views_and_figures_do_not_import_streamlit_and_views_not_figures():
 
 
 def test_every_cached_call_goes_through_the_one_decorator():
-    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
+    for path in [*PACKAGE.rglob("*.py"), *(ROOT / "chapters").glob("*.py"), ROOT / "app.py"]:
         tree = ast.parse(path.read_text())
         clears = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "clear"}
         calls = [n for n in ast.walk(tree)

@@ -47,7 +47,7 @@ import sys
 sys.path.insert(0, "tests")
 from pagetools import tables
 from test_app import start
-for page in ("pages/3_multihead.py", "pages/4_attention.py"):
+for page in ("chapters/3_multihead.py", "chapters/4_attention.py"):
     assert tables(start(page)), page
 print("pyarrow" in sys.modules, "pandas" in sys.modules)
 """

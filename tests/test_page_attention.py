@@ -15,7 +15,7 @@ from kernelviz.models.attention.training import STARTS
 from kernelviz.models.heads import initial_lengthscales
 from kernelviz.models.smoothing import HEADS_MAX
 
-ATTN = "pages/4_attention.py"
+ATTN = "chapters/4_attention.py"
 ALWAYS = {"attn.equivalence", "attn.fit"}  # the charts every view of the page draws
 PICTURES = {"heads": "attn.heatmaps", "wo": "attn.wo", "kernel": "attn.kernel", "sequence": "attn.sequence",
             "selfcross": "attn.selfcross", "loss": "attn.loss"}  # "Inside the trained layer": one chart each

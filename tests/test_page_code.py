@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = sorted((ROOT / "pages").glob("[1-5]_*.py"))  # the five chapters
+PAGES = sorted((ROOT / "chapters").glob("[1-5]_*.py"))  # the five chapters
 SERVING = re.compile(r"(?<![.\w])(pad|bucket)\(|\.astype\(|float32|custom_vjp")
 CASTS_ARE_THE_FORMULA = {
     "post_model": "the blog post computed in float32, and chapters 2 and 3 reprint its runs",

@@ -15,8 +15,8 @@ from kernelviz.data import tasks
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
 
-PAGE = "pages/5_in_context.py"
-CH = "5_in_context"  # its prose: pages/prose/5_in_context.md
+PAGE = "chapters/5_in_context.py"
+CH = "5_in_context"  # its prose: chapters/prose/5_in_context.md
 CHARTS = {"icl.kernel", "icl.lengthscales", "icl.prediction", "icl.heatmap", "icl.loss"}
 SWEEP = {"icl.sweep_roughness", "icl.sweep_noise"}
 FAST = {"icl.steps": "50"}  # a short pretraining, so that a run at other ends stays quick

@@ -32,8 +32,8 @@ from kernelviz.app import defaults
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import TRAIN_MAX_POINTS
 
-MH = "pages/3_multihead.py"
-CH = "3_multihead"  # its prose: pages/prose/3_multihead.md
+MH = "chapters/3_multihead.py"
+CH = "3_multihead"  # its prose: chapters/prose/3_multihead.md
 MH_CHARTS = {"mh.panels", "mh.fit", "mh.heatmaps"}  # and one of the own model's pictures at a time:
 PICTURES = {"weights": "mh.heatmaps", "mixing": "mh.mixing", "loss": "mh.loss"}
 CAPTIONS = {"weights": "heatmaps_caption", "mixing": "mixing_caption", "loss": "loss_caption"}

@@ -17,8 +17,8 @@ import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.ui import cache, cache_heads, cache_sources
 
-SOURCES = "pages/6_sources.py"
-CH = "6_sources"  # its prose: pages/prose/6_sources.md
+SOURCES = "chapters/6_sources.py"
+CH = "6_sources"  # its prose: chapters/prose/6_sources.md
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -19,8 +19,8 @@ from kernelviz.models.attention import attention_kernel, attention_predict
 from kernelviz.models.incontext.evaluation import in_context_error
 from kernelviz.models.training import SNAPSHOTS
 
-ATTN = "pages/4_attention.py"
-ICL = "pages/5_in_context.py"
+ATTN = "chapters/4_attention.py"
+ICL = "chapters/5_in_context.py"
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,7 @@ def test_chapter_5_sends_the_replay_only_when_asked():
 
 
 def test_open_at_step_stays_at_the_end_when_the_steps_change():
-    at = start("pages/2_masked_training.py", {"masked.replay": "true"})
+    at = start("chapters/2_masked_training.py", {"masked.replay": "true"})
     step = lambda: at.number_input(key="masked.step").value  # noqa: E731
     assert step() == at.slider(key="masked.steps").value  # the last step: the still chart
     at.slider(key="masked.steps").set_value(500).run()

@@ -77,7 +77,7 @@ def test_kernelviz_layer_is_equinox_multihead_attention(trained):
 def test_chapter_4_shows_the_notes_module_and_checks_it_on_the_trained_layer():
     from test_app import ok, start
 
-    at = start("pages/4_attention.py")
+    at = start("chapters/4_attention.py")
     ok(at)
     text = " ".join(m.value for m in at.markdown)
     assert "nn.MultiheadAttention(embed_dim, num_heads)" in text

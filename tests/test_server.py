@@ -74,6 +74,6 @@ def test_a_fragments_rerun_is_a_run(monkeypatch):
 def test_every_fragment_of_the_app_is_counted():
     """The pages' fragments are ``ui.fragment``s: a bare ``st.fragment`` would rerun beside the others."""
     root = Path(__file__).resolve().parents[1]
-    files = [root / "app.py", *root.glob("pages/*.py"), *root.glob("kernelviz/**/*.py")]
+    files = [root / "app.py", *root.glob("chapters/*.py"), *root.glob("kernelviz/**/*.py")]
     bare = [f.name for f in files if "@st.fragment" in f.read_text(encoding="utf-8")]
     assert bare == []

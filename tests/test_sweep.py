@@ -18,7 +18,7 @@ from test_page_attention import PICTURES as ATTN_PICTURES
 
 import kernelviz as kv
 
-MH_PAGE, ATTN_PAGE = "pages/3_multihead.py", "pages/4_attention.py"
+MH_PAGE, ATTN_PAGE = "chapters/3_multihead.py", "chapters/4_attention.py"
 PICTURES = {"attn.picture": tuple(ATTN_PICTURES), "masked.picture": ("post", "seeds"),
             "mh.picture": ("weights", "mixing", "loss")}  # the pictures of a page, one shown at a time
 PAGES = {KR: "kr", MASKED: "masked", MH_PAGE: "mh", ATTN_PAGE: "attn"}

@@ -1,6 +1,6 @@
 """The words kernelviz shows, read as written, and the item-by-item table they answer to.
 
-* ``passages()``: every section of ``pages/prose/*.md`` (the chapters, the Sources page and the questions)
+* ``passages()``: every section of ``chapters/prose/*.md`` (the chapters, the Sources page and the questions)
   and the title, summary and scene titles and notes of each shipped lesson, each a ``Passage``;
 * ``rows()``: the rows of ``docs/sources.md`` (B1, S3, D12, N4, K17, …) by id, and ``table(heading)``
   any other table of that file under its heading;

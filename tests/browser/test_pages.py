@@ -1,6 +1,6 @@
 """Every page of the running app in Chromium: drawn without errors, sliders repaint, links restore the view.
 
-The pages are the overview (the default page, ``/``) and one per file under ``pages/``, in the sidebar's
+The pages are the overview (the default page, ``/``) and one per file under ``chapters/``, in the sidebar's
 order, so a chapter is covered as soon as its file exists; their URLs are read from the sidebar itself.
 Each test opens its own browser context (a fresh Streamlit session) on the one server of the test session.
 """

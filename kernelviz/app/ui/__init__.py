@@ -39,7 +39,7 @@ How to add a chapter
 
    Results that hold weight matrices use ``@cached(heavy=True)`` (fewer entries), so the server's memory
    stays bounded however many views its visitors explore.
-3. Write ``pages/N_name.py``::
+3. Write ``chapters/N_name.py``::
 
        from kernelviz.app import figures as kf
        from kernelviz.app import ui

@@ -18,7 +18,7 @@ from kernelviz.app.ui.sidebar import Data, make_data, native_sample
 
 __all__ = ["OURS", "blog_source", "catalogue", "coverage", "ours"]
 
-CATALOGUE = Path(__file__).resolve().parents[3] / "pages" / "prose" / "6_sources.toml"
+CATALOGUE = Path(__file__).resolve().parents[3] / "chapters" / "prose" / "6_sources.toml"
 
 
 @functools.cache

@@ -35,38 +35,40 @@ class Chapter:
 
 CHAPTERS = (
     Chapter(
-        "pages/1_kernel_regression.py", "kernel-regression", "1 · Kernel regression", ":material/show_chart:",
+        "chapters/1_kernel_regression.py", "kernel-regression", "1 · Kernel regression",
+        ":material/show_chart:",
         "Average nearby y values with kernel weights. Move the lengthscale ℓ and watch the fit, its ±2σ band "
         "and the attention-weight heatmap change together.",
         previews.kernel_regression,
     ),
     Chapter(
-        "pages/2_masked_training.py", "masked-training", "2 · Masked training", ":material/model_training:",
+        "chapters/2_masked_training.py", "masked-training", "2 · Masked training",
+        ":material/model_training:",
         "Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
         "Compare with the exact leave-one-out optimum; train d2l's parametric pooling w = 1/ℓ as d2l does.",
         previews.masked_training,
     ),
     Chapter(
-        "pages/3_multihead.py", "multi-head", "3 · Multi-head kernel regression",
+        "chapters/3_multihead.py", "multi-head", "3 · Multi-head kernel regression",
         ":material/stacked_line_chart:",
         "Several kernels with their own lengthscales, mixed by learned weights uₕ: the heads of attention.",
         previews.multihead,
     ),
     Chapter(
-        "pages/4_attention.py", "dot-product-attention", "4 · Attention", ":material/center_focus_strong:",
+        "chapters/4_attention.py", "dot-product-attention", "4 · Attention", ":material/center_focus_strong:",
         "Replace the distance by a dot product of learned queries and keys: softmax(QKᵀ/√d)V is a kernel "
         "smoother with a learned kernel.",
         previews.attention,
     ),
     Chapter(
-        "pages/5_in_context.py", "in-context", "5 · In context", ":material/school:",
+        "chapters/5_in_context.py", "in-context", "5 · In context", ":material/school:",
         "Pretrain one attention layer on many small regression tasks: on a new task it predicts from the "
         "prompt alone, as Nadaraya–Watson with the window the family needs.",
         previews.in_context,
         uses_data=False,
     ),
 )
-SOURCES = Chapter("pages/6_sources.py", "sources", "Sources", ":material/menu_book:")
+SOURCES = Chapter("chapters/6_sources.py", "sources", "Sources", ":material/menu_book:")
 PAGE_URLS = {c.path: c.url for c in (*CHAPTERS, SOURCES)}
 OWN_DATA_URLS = frozenset(c.url for c in CHAPTERS if not c.uses_data)  # pages whose sidebar data is disabled
 

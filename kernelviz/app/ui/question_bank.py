@@ -1,6 +1,6 @@
 """The chapters' questions (``kernelviz/app/ui/questions.py``): each a prompt, a guess and a reveal whose
 numbers come from the backend, through the chapter's own cached calls, at the current data and controls.
-The words are in ``pages/prose/questions.md``."""
+The words are in ``chapters/prose/questions.md``."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ __all__ = [
     "show_table", "try_this",
 ]
 
-PROSE_DIR = Path(__file__).resolve().parents[3] / "pages" / "prose"
+PROSE_DIR = Path(__file__).resolve().parents[3] / "chapters" / "prose"
 _SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
 
@@ -81,7 +81,7 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
 
 @functools.cache
 def sections(chapter: str) -> dict[str, str]:
-    """The sections of ``pages/prose/<chapter>.md``: text after each ``<!-- name -->`` line."""
+    """The sections of ``chapters/prose/<chapter>.md``: text after each ``<!-- name -->`` line."""
     parts = _SECTION.split((PROSE_DIR / f"{chapter}.md").read_text(encoding="utf-8"))
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts), 2)}
 

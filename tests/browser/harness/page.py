@@ -133,8 +133,8 @@ def full_page_screenshot(page: Any, path: Path) -> Path:
 
 def app_pages() -> list[str]:
     """The pages the app should show, in the sidebar's order: "overview" (the default page at ``/``),
-    then the stem of each chapter file under pages/ (``1_kernel_regression``, …)."""
-    return ["overview"] + [f.stem for f in sorted((REPO_ROOT / "pages").glob("*.py"))]
+    then the stem of each chapter file under chapters/ (``1_kernel_regression``, …)."""
+    return ["overview"] + [f.stem for f in sorted((REPO_ROOT / "chapters").glob("*.py"))]
 
 
 def nav_links(page: Any) -> list[tuple[str, str]]:
