@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz.app import ui
-from kernelviz.app.ui import pages, presenter, scene_copy, server
+from kernelviz.app.ui import pages, presenter, scene_copy, server, style
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.runtime import devices
 from kernelviz.runtime import memory as _memory
@@ -27,6 +27,7 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="collapsed" if lesson else "auto",
 )
+style.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/style.py)
 
 
 # ---------------------------------------------------------------------------------------------------------

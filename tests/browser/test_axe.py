@@ -1,0 +1,81 @@
+"""axe-core (bundled in axe-playwright-python) on every page in Chromium: no serious or critical violation of
+the WCAG 2.1 A and AA rules, on every page at its defaults in the light and the dark theme, with the
+explanation of x* open, with a replay on, in a lesson scene, and in the copy-as-scene dialog."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from tests.browser.harness import RERUN_TIMEOUT_S, StreamlitServer, page_state
+
+RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+         "resultTypes": ["violations"]}
+STATES = {  # a page in a state the defaults do not show: (path and query, the button pressed there)
+    "chapter 1, x* explained": ("/kernel-regression?kr.explain=true&kr.x=1", None),
+    "chapter 2, replay on": ("/masked-training?masked.replay=true", None),
+    "chapter 4, replay on": ("/dot-product-attention?attn.replay=true", None),
+    "a lesson scene": ("/?lesson=from-kernel-regression-to-attention&scene=1", None),
+    "a lesson question, revealed": ("/?lesson=from-kernel-regression-to-attention&scene=3", "Reveal"),
+    "copy-as-scene dialog": ("/multi-head", "Copy this view as a lesson scene"),
+}
+
+
+def serious(page: Any) -> list[str]:
+    """axe-core's serious and critical WCAG 2.1 A/AA violations on the page, one line each."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page, options=RULES).response["violations"]
+    return [f"{v['id']} ({v['impact']}): {n['target']} {n.get('failureSummary', '')[:160]}"
+            for v in found if v["impact"] in ("serious", "critical") for n in v["nodes"]]
+
+
+VERDICT = "/Right\\.|Not this time\\.|Spot on\\.|Close\\.|Not quite\\./"
+
+
+def settled(page: Any, timeout: float = RERUN_TIMEOUT_S) -> None:
+    """Streamlit connected and idle, nothing stale and every chart drawn, for a second (a question scene has
+    no chart, which ``wait_until_drawn`` waits for)."""
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        s = page_state(page)
+        running = (s["connection"], s["script"], s["stale"], s["skeletons"])
+        idle = running == ("CONNECTED", "notRunning", 0, 0) and "undrawn" not in s["signature"]
+        quiet_since = (quiet_since or time.monotonic()) if idle else None
+        if quiet_since is not None and time.monotonic() - quiet_since > 1.0:
+            return
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"{page.url} never settled")
+
+
+def audit(browser: Any, url: str, scheme: str, press: str | None = None) -> list[str]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector('[data-testid="stMain"]', timeout=RERUN_TIMEOUT_S * 1e3)
+        settled(page)
+        if press is not None:
+            page.get_by_role("button", name=press).click()
+            page.wait_for_function(f"() => document.querySelector('[role=dialog]') || "
+                                   f"{VERDICT}.test(document.body.innerText)", timeout=RERUN_TIMEOUT_S * 1e3)
+            settled(page)
+        return serious(page)
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_has_no_serious_violation(warm_server: StreamlitServer, site_nav: list, browser: Any,
+                                             scheme: str) -> None:
+    found = {name: audit(browser, warm_server.url + path, scheme) for name, path in site_nav}
+    assert {name: v for name, v in found.items() if v} == {}
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_no_serious_violation_in_other_states(warm_server: StreamlitServer, browser: Any, state: str) -> None:
+    path, press = STATES[state]
+    assert audit(browser, warm_server.url + path, "light", press) == []
