@@ -38,6 +38,7 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
 """
 
+from kernelviz.app.figures.describe import ChartText, describe
 from kernelviz.app.figures.explain import mark_heads, mark_point, mark_row, weight_sizes
 from kernelviz.app.figures.fits import (
     PANEL_POINTS,
@@ -107,6 +108,7 @@ __all__ = [
     "COLORS",
     "HEAD_COLORS",
     "PANEL_POINTS",
+    "ChartText",
     "Curve",
     "add_kernel_replay",
     "add_layer_replay",
@@ -120,6 +122,7 @@ __all__ = [
     "compact",
     "coverage_figure",
     "data_trace",
+    "describe",
     "epoch_loss_figure",
     "error_by_size_figure",
     "even_indices",

@@ -60,8 +60,9 @@ SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames an
 def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
     """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
-    numbers go as float32 where that changes nothing visible (``kf.compact``). ``on_select``: called when
-    the reader clicks a point (or the background), the click in ``st.session_state[key]``.
+    numbers go as float32 where that changes nothing visible (``kf.compact``). Its text alternative,
+    ``kf.describe``, is the chart's accessible name: what it shows, from its own numbers. ``on_select``:
+    called when the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
@@ -75,7 +76,9 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
         most = height + (SLIDER_ROOM if fig.layout.sliders else 0)
         fig = kf.at_height(fig, min(fig.layout.height or most, most))
     config = kf.png_config(filename or key.replace(".", "-"))
-    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config,
+    # from the figure's own numbers, before compact rounds them; untitled charts are named by their key
+    alt = kf.describe(fig, fallback=key.rsplit(".", 1)[-1].replace("_", " ").capitalize()).alt
+    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
 
 

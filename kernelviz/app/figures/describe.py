@@ -1,0 +1,132 @@
+"""A chart's text alternative, written from the numbers the figure was drawn from: its name (the title) and
+what each curve, band, set of points, bar chart and heatmap shows now. ``ui.show`` passes it to
+``st.plotly_chart(alt=…)``, so a screen reader reads it in place of the chart, and it changes whenever the
+chart does.
+
+Each kind of trace says what a reader would look for: a curve its range and where it peaks, a band where it
+is widest, points how many there are, bars each value, a heatmap its size and its largest cell."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import numpy as np
+import plotly.graph_objects as go
+
+__all__ = ["ChartText", "describe"]
+
+MOST_TRACES = 8  # traces described one by one; the rest are counted
+
+
+class ChartText(NamedTuple):
+    """A chart's accessible name and the sentences that say what it shows."""
+
+    name: str
+    summary: str
+
+    @property
+    def alt(self) -> str:
+        return f"{self.name}. {self.summary}".strip()
+
+
+def _plain(text: object) -> str:
+    """Plotly's title markup (``<b>``, ``<sub>``, ``<br>``) as plain text."""
+    return " ".join(re.sub(r"<br\s*/?>", " ", re.sub(r"<(?!br)[^>]+>", "", str(text or ""))).split())
+
+
+def _g(v: float) -> str:
+    return f"{float(v):.3g}"
+
+
+def _finite(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of ``x`` and ``y`` where both are finite numbers."""
+    ys = np.asarray(y if y is not None else [], dtype=float).reshape(-1)
+    xs = np.asarray(x, dtype=float).reshape(-1) if x is not None else np.arange(ys.size, dtype=float)
+    n = min(xs.size, ys.size)
+    keep = np.isfinite(xs[:n]) & np.isfinite(ys[:n])
+    return xs[:n][keep], ys[:n][keep]
+
+
+def _band(name: str, x: np.ndarray, y: np.ndarray) -> str:
+    """A closed band (x forward, then back, perhaps back to its first point): where it is widest, as ± half
+    its width."""
+    if x.size % 2:
+        x, y = x[:-1], y[:-1]
+    m = x.size // 2
+    if m and np.allclose(x[:m], x[m:][::-1]):
+        half = np.abs(y[:m] - y[m:][::-1]) / 2.0
+        i = int(np.argmax(half))
+        return f"{name}: widest, ±{_g(half[i])}, near x = {_g(x[:m][i])}"
+    return f"{name}: shaded from x = {_g(x.min())} to {_g(x.max())}"
+
+
+def _xy(trace: go.Scatter, name: str) -> str:
+    x, y = _finite(trace.x, trace.y)
+    if x.size == 0:
+        return f"{name}: no values"
+    if trace.fill == "toself":
+        return _band(name, x, y)
+    if x.size == 1:
+        return f"{name}: at x = {_g(x[0])}, y = {_g(y[0])}"
+    if "lines" not in str(trace.mode or "lines"):
+        return f"{name}: {x.size} points, y from {_g(y.min())} to {_g(y.max())}"
+    top = int(np.argmax(y))
+    return (f"{name}: from x = {_g(x.min())} to {_g(x.max())}, y between {_g(y.min())} and {_g(y.max())}"
+            f" (highest at x = {_g(x[top])})")
+
+
+def _bar(trace: go.Bar, name: str) -> str:
+    labels = list(trace.x if trace.x is not None else range(len(trace.y)))
+    values = np.asarray(trace.y, dtype=float).reshape(-1)
+    return f"{name}: " + ", ".join(f"{_plain(k)} {_g(v)}" for k, v in zip(labels, values, strict=False))
+
+
+def _heatmap(trace: go.Heatmap, name: str) -> str:
+    z = np.asarray(trace.z, dtype=float)
+    if z.ndim != 2 or not np.isfinite(z).any():
+        return f"{name}: no values"
+    r, c = np.unravel_index(int(np.nanargmax(z)), z.shape)
+    rows = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
+    cols = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+    return (f"{name}: {z.shape[0]} rows by {z.shape[1]} columns; largest {_g(z[r, c])} at row "
+            f"{_label(rows[r])}, column {_label(cols[c])}")
+
+
+def _label(v: object) -> str:
+    """An axis value: a number to three digits, a category as it reads."""
+    try:
+        return _g(float(v))
+    except (TypeError, ValueError):
+        return _plain(v)
+
+
+def _trace(trace: object) -> str | None:
+    name = _plain(getattr(trace, "name", None)) or trace.type
+    if trace.visible is False:
+        return None
+    if isinstance(trace, go.Scatter):
+        return _xy(trace, name)
+    if isinstance(trace, go.Bar):
+        return _bar(trace, name)
+    if isinstance(trace, go.Heatmap):
+        return _heatmap(trace, name)
+    return None
+
+
+def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
+    """The text alternative of ``fig``: its title (or ``fallback``), its panels' titles, and one clause per
+    trace from the trace's own numbers (``MOST_TRACES`` at most, the rest counted)."""
+    name = _plain(fig.layout.title.text) or fallback
+    panels = [_plain(a.text) for a in fig.layout.annotations if _plain(a.text)]
+    said, alike = [], {}
+    for trace in fig.data:  # a name that comes back (a panel's fit, the other kernels) is said once
+        key = _plain(getattr(trace, "name", None)) or trace.type
+        alike[key] = alike.get(key, 0) + 1
+        if alike[key] == 1 and (clause := _trace(trace)):
+            said.append(clause)
+    parts = [f"{len(panels)} panels: {'; '.join(panels)}"] if len(panels) > 1 else []
+    parts += said[:MOST_TRACES]
+    if len(said) > MOST_TRACES:
+        parts.append(f"and {len(said) - MOST_TRACES} more")
+    return ChartText(name, ". ".join(parts) + ("." if parts else ""))

@@ -1,0 +1,84 @@
+"""A chart's text alternative (kernelviz/app/figures/describe.py, passed to st.plotly_chart as ``alt``) says
+what the chart shows from the figure's own numbers: tested against closed forms, and on chapter 1 against
+the backend's fit, before and after a move of ℓ."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from test_app import CHAPTERS, KR, ok, start
+
+import kernelviz as kv
+from kernelviz.app import figures as kf
+
+
+def test_a_curve_says_its_range_and_its_peak():
+    x = np.linspace(-3.0, 3.0, 61)
+    fig = go.Figure(go.Scatter(x=x, y=np.exp(-(x - 1.0) ** 2), name="bump", mode="lines"))
+    fig.update_layout(title="A bump")
+    text = kf.describe(fig)
+    assert text.name == "A bump"
+    assert "bump: from x = -3 to 3, y between 1.13e-07 and 1 (highest at x = 1)" in text.summary
+
+
+def test_a_band_says_where_it_is_widest():
+    x = np.linspace(0.0, 1.0, 11)
+    half = 0.1 + x * (1.0 - x)  # widest, 0.35, at x = 0.5
+    fig = go.Figure(kf.band_trace(x, np.sin(x) - half, np.sin(x) + half, "band", "#0072B2"))
+    assert "band: widest, ±0.35, near x = 0.5" in kf.describe(fig).summary
+
+
+def test_a_heatmap_says_its_size_and_its_largest_cell():
+    z = np.zeros((3, 4))
+    z[2, 1] = 0.8
+    fig = go.Figure(go.Heatmap(z=z, x=[10, 20, 30, 40], y=[-1, 0, 1], name="weights"))
+    assert "weights: 3 rows by 4 columns; largest 0.8 at row 1, column 20" in kf.describe(fig).summary
+
+
+def test_bars_points_and_a_repeated_name_are_said_once_each():
+    fig = go.Figure([go.Bar(x=["head 1", "head 2"], y=[1.09, -0.36], name="u"),
+                     go.Scatter(x=[0.0, 1.0, 2.0], y=[3.0, 1.0, 2.0], mode="markers", name="data"),
+                     go.Scatter(x=[0.0, 1.0, 2.0], y=[9.0, 9.0, 9.0], mode="markers", name="data"),
+                     go.Scatter(x=[0.5], y=[0.25], mode="markers", name="optimum")])
+    summary = kf.describe(fig, fallback="Mixing").alt
+    assert summary.startswith("Mixing. u: head 1 1.09, head 2 -0.36. data: 3 points, y from 1 to 3.")
+    assert summary.count("data:") == 1 and "optimum: at x = 0.5, y = 0.25" in summary
+
+
+def _fit_alt(at) -> str:
+    (alt,) = [c.proto.alt for c in at.get("plotly_chart") if "kernel regression m(x)" in c.proto.alt]
+    return alt
+
+
+def _fit_range(alt: str) -> tuple[float, float]:
+    found = re.search(r"kernel regression m\(x\): from x = \S+ to \S+, y between (\S+) and (\S+) ", alt)
+    return float(found.group(1)), float(found.group(2))
+
+
+@pytest.mark.parametrize("ell", ["0.178", "0.562"])
+def test_chapter_1s_fit_is_described_by_the_backends_numbers(ell):
+    at = start(KR, {"kr.lengthscale": ell})
+    ok(at)
+    ds = at.session_state["kv._data"].ds
+    mean = kv.nadaraya_watson(ds.grid(256), ds.x, ds.y, float(ell), "gaussian").mean
+    low, high = _fit_range(_fit_alt(at))
+    assert (low, high) == (float(f"{mean.min():.3g}"), float(f"{mean.max():.3g}"))
+    assert f"ℓ = {ell}" in _fit_alt(at)
+
+
+def test_moving_the_lengthscale_changes_the_description():
+    at = start(KR)
+    before = _fit_alt(at)
+    at.select_slider(key="kr.lengthscale").set_value(0.562).run()
+    ok(at)
+    assert _fit_alt(at) != before and "ℓ = 0.562" in _fit_alt(at)
+
+
+def test_every_chart_on_every_page_has_a_text_alternative():
+    for page in [*CHAPTERS, "chapters/6_sources.py"]:
+        at = start(page)
+        charts = at.get("plotly_chart")
+        assert charts and all(len(c.proto.alt) > 20 for c in charts), page
