@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz.app import ui
-from kernelviz.app.ui import pages, presenter, scene_copy, server, style
+from kernelviz.app.ui import access, pages, presenter, scene_copy, server
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.runtime import devices
 from kernelviz.runtime import memory as _memory
@@ -27,7 +27,7 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="collapsed" if lesson else "auto",
 )
-style.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/style.py)
+access.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/access.py)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -115,6 +115,7 @@ page = st.navigation([HOME, *PAGES.values()])
 def run_page() -> None:
     """The page as it draws on its own: the shared data sidebar, its messages, then the page."""
     data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
+    access.numbers_switch()
     ui.data_messages(data)
     page.run()
 

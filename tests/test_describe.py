@@ -82,3 +82,26 @@ def test_every_chart_on_every_page_has_a_text_alternative():
         at = start(page)
         charts = at.get("plotly_chart")
         assert charts and all(len(c.proto.alt) > 20 for c in charts), page
+
+
+def test_the_numbers_switch_puts_each_charts_numbers_under_it():
+    at = start(KR)
+    assert not any(c.value.startswith("The numbers of the chart above") for c in at.caption)
+    at.toggle(key="a11y.numbers").set_value(True).run()
+    ok(at)
+    captions = [c.value for c in at.caption if c.value.startswith("The numbers of the chart above")]
+    assert "The numbers of the chart above: curves" in captions
+    ds = at.session_state["kv._data"].ds
+    mean = kv.nadaraya_watson(ds.grid(256), ds.x, ds.y, 0.178, "gaussian").mean
+    table = next(m.value for m in at.markdown if m.value.startswith("| x |") and "regression m" in m.value)
+    first_row = table.splitlines()[2].split("|")
+    header = [h.strip().replace("\\", "") for h in table.splitlines()[0].split("|")]
+    assert float(first_row[header.index("kernel regression m(x)")]) == float(f"{mean[0]:.3g}")
+
+
+def test_a_tables_rows_are_spread_over_the_chart():
+    x = np.linspace(0.0, 1.0, 256)
+    fig = go.Figure([go.Scatter(x=x, y=x**2, name="a", mode="lines"), go.Scatter(x=x, y=x, name="b")])
+    ((caption, table),) = kf.chart_tables(fig)
+    assert caption == "curves" and list(table) == ["x", "a", "b"] and len(table["x"]) == 25
+    assert (table["x"][0], table["x"][-1], table["a"][-1], table["b"][12]) == (0.0, 1.0, 1.0, 0.502)

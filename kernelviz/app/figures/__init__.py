@@ -38,7 +38,7 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
 """
 
-from kernelviz.app.figures.describe import ChartText, describe
+from kernelviz.app.figures.describe import ChartText, chart_tables, describe
 from kernelviz.app.figures.explain import mark_heads, mark_point, mark_row, weight_sizes
 from kernelviz.app.figures.fits import (
     PANEL_POINTS,
@@ -119,6 +119,7 @@ __all__ = [
     "at_height",
     "band_polygon",
     "band_trace",
+    "chart_tables",
     "compact",
     "coverage_figure",
     "data_trace",

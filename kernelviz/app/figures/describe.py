@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["ChartText", "describe"]
+__all__ = ["ROWS", "ChartText", "chart_tables", "describe"]
 
 MOST_TRACES = 8  # traces described one by one; the rest are counted
 
@@ -130,3 +130,62 @@ def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
     if len(said) > MOST_TRACES:
         parts.append(f"and {len(said) - MOST_TRACES} more")
     return ChartText(name, ". ".join(parts) + ("." if parts else ""))
+
+
+ROWS = 25  # rows of a chart's table at most, evenly spread over its points
+
+
+def _rows(n: int) -> np.ndarray:
+    return np.unique(np.linspace(0, n - 1, min(n, ROWS)).round().astype(int)) if n else np.arange(0)
+
+
+def _num(v: object) -> float | str:
+    """A value for a table: a number to three significant digits, a category as it reads."""
+    try:
+        return float(f"{float(v):.3g}")
+    except (TypeError, ValueError):
+        return _plain(v)
+
+
+def _column(values: np.ndarray) -> list[float | str]:
+    return [_num(v) for v in values[_rows(values.size)]]
+
+
+def _heatmap_table(trace: go.Heatmap) -> dict[str, list]:
+    """A heatmap row by row (at most ``ROWS`` rows): its largest cell and that cell's column."""
+    z = np.asarray(trace.z, dtype=float)
+    rows = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
+    cols = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+    pick = [i for i in _rows(z.shape[0]) if np.isfinite(z[i]).any()]
+    best = [int(np.nanargmax(z[i])) for i in pick]
+    return {"row": [_num(rows[i]) for i in pick],
+            "largest": [_num(z[i, j]) for i, j in zip(pick, best, strict=True)],
+            "at column": [_num(cols[j]) for j in best]}
+
+
+def chart_tables(fig: go.Figure) -> list[tuple[str, dict[str, list]]]:
+    """The numbers of ``fig`` as small tables, (caption, columns): the curves that share the first curve's
+    x, side by side; each set of points; each bar chart; and each heatmap row by row (its largest cell).
+    At most ``ROWS`` rows a table, evenly spread; a name that comes back (another panel's) is left out."""
+    tables: list[tuple[str, dict[str, list]]] = []
+    curves: dict[str, list] = {}
+    seen: set[str] = set()
+    for trace in fig.data:
+        name = _plain(getattr(trace, "name", None)) or trace.type
+        if name in seen or trace.visible is False:
+            continue
+        seen.add(name)
+        if isinstance(trace, go.Heatmap) and np.asarray(trace.z, dtype=float).ndim == 2:
+            tables.append((f"{name}, row by row", _heatmap_table(trace)))
+        elif isinstance(trace, go.Bar):
+            labels = list(trace.x if trace.x is not None else range(len(trace.y)))
+            tables.append((name, {"": [_plain(k) for k in labels], name: [_num(v) for v in trace.y]}))
+        elif isinstance(trace, go.Scatter) and trace.fill != "toself":
+            x, y = _finite(trace.x, trace.y)
+            shares_x = curves.get("x", _column(x)) == _column(x)
+            if "lines" in str(trace.mode or "lines") and x.size > 1 and shares_x:
+                curves["x"] = _column(x)
+                curves[name] = _column(y)
+            elif x.size:
+                tables.append((name, {"x": _column(x), "y": _column(y)}))
+    return ([("curves", curves)] if curves else []) + tables

@@ -17,7 +17,7 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
-from kernelviz.app.ui import stage
+from kernelviz.app.ui import access, stage
 
 __all__ = [
     "busy", "chapter_header", "md_escape", "prose", "say", "sections", "show", "show_code", "show_fast_path",
@@ -78,8 +78,12 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     config = kf.png_config(filename or key.replace(".", "-"))
     # from the figure's own numbers, before compact rounds them; untitled charts are named by their key
     alt = kf.describe(fig, fallback=key.rsplit(".", 1)[-1].replace("_", " ").capitalize()).alt
+    tables = kf.chart_tables(fig) if access.numbers_wanted() else []
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
+    for caption, table in tables:
+        box.caption(f"The numbers of the chart above: {caption}")
+        box.markdown(markdown_table(table))
 
 
 @functools.cache

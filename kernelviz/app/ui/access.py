@@ -1,5 +1,6 @@
-"""The app's own CSS, in one place: what WCAG 2.1 AA asks of text contrast and of scrollable regions that
-Streamlit's theme does not give (``tests/browser/test_axe.py`` runs axe-core on every page to check it).
+"""What WCAG 2.1 AA asks that Streamlit does not give, in one place: the app's CSS for contrast and for
+scrollable regions (``tests/browser/test_axe.py`` runs axe-core on every page to check it), and the
+sidebar's switch that puts each chart's numbers under it as tables (``text.show`` draws them).
 
 * Captions: Streamlit draws them at 60 % of the text colour, 4.2:1 on white (AA asks 4.5:1); at 80 % they
   read 8:1 on the light theme's white and more on the dark theme's background.
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["CSS", "apply"]
+__all__ = ["CSS", "NUMBERS", "apply", "numbers_switch", "numbers_wanted"]
+
+NUMBERS = "a11y.numbers"  # the switch's widget key
 
 CSS = """<style>
 [data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
@@ -25,3 +28,15 @@ CSS = """<style>
 def apply() -> None:
     """Put the CSS on the page (once per run, from app.py)."""
     st.markdown(CSS, unsafe_allow_html=True)
+
+
+def numbers_switch() -> None:
+    """In the sidebar: show every chart's numbers as tables under it (what a screen reader's user asks for
+    first, and a way to read exact values off any chart)."""
+    st.sidebar.toggle("Show the numbers under every chart", key=NUMBERS,
+                      help="Under each chart, its curves, points, bars and heatmap rows as small tables, "
+                      "from the same numbers the chart is drawn from.")
+
+
+def numbers_wanted() -> bool:
+    return bool(st.session_state.get(NUMBERS))
