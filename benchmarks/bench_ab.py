@@ -30,8 +30,8 @@ from tests.measure import wait_until_idle
 
 
 def open_version(browser, server: harness.StreamlitServer, path: str):
-    """The version's page at ``path``, after its home page (a fresh server's first link into a chapter
-    shows a notice), drawn, with Plotly's drawing calls counted."""
+    """The version's page at ``path``, after its home page (versions from before chapters/ showed a notice
+    on a fresh server's first link into a chapter), drawn, with Plotly's drawing calls counted."""
     page = browser.new_context(viewport=harness.VIEWPORT).new_page()
     for at in ("/", path):
         page.goto(server.url + at)
