@@ -105,3 +105,11 @@ def test_a_tables_rows_are_spread_over_the_chart():
     ((caption, table),) = kf.chart_tables(fig)
     assert caption == "curves" and list(table) == ["x", "a", "b"] and len(table["x"]) == 25
     assert (table["x"][0], table["x"][-1], table["a"][-1], table["b"][12]) == (0.0, 1.0, 1.0, 0.502)
+
+
+def test_a_band_beside_the_true_mean_says_how_much_of_the_truth_it_holds():
+    x = np.linspace(0.0, 1.0, 101)
+    truth = np.where(x < 0.8, 0.0, 1.0)  # inside the band [-0.5, 0.5] below x = 0.8: 80 of 101 points
+    fig = go.Figure([kf.band_trace(x, x * 0 - 0.5, x * 0 + 0.5, "estimated band", "#0072B2"),
+                     go.Scatter(x=x, y=truth, name="true mean f(x)", mode="lines")])
+    assert "the true mean lies inside estimated band at 79% of its x" in kf.describe(fig).summary

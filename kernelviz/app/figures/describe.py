@@ -4,7 +4,8 @@ what each curve, band, set of points, bar chart and heatmap shows now. ``ui.show
 chart does.
 
 Each kind of trace says what a reader would look for: a curve its range and where it peaks, a band where it
-is widest, points how many there are, bars each value, a heatmap its size and its largest cell."""
+is widest, points how many there are, bars each value, a heatmap its size and its largest cell; and where a
+chart draws the true mean beside a band, at what share of the band's x the truth lies inside it."""
 
 from __future__ import annotations
 
@@ -114,6 +115,32 @@ def _trace(trace: object) -> str | None:
     return None
 
 
+def _inside(fig: go.Figure) -> list[str]:
+    """For each band and each true mean drawn on the band's own x: at what share of those x the true mean
+    lies inside the band."""
+    said = []
+    bands = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill == "toself"
+             and "true" not in _plain(t.name)]  # the true band holds the true mean by its making
+    truths = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill != "toself"
+              and "true mean" in _plain(t.name)]
+    for band in bands:
+        bx, by = _finite(band.x, band.y)
+        if bx.size % 2:
+            bx, by = bx[:-1], by[:-1]
+        m = bx.size // 2
+        if not m or not np.allclose(bx[:m], bx[m:][::-1]):
+            continue
+        lo, hi = np.minimum(by[:m], by[m:][::-1]), np.maximum(by[:m], by[m:][::-1])
+        for truth in truths[:1]:
+            tx, ty = _finite(truth.x, truth.y)
+            if tx.size < 2:
+                continue
+            at = np.interp(bx[:m], tx, ty)
+            share = float(np.mean((lo <= at) & (at <= hi)))
+            said.append(f"the true mean lies inside {_plain(band.name)} at {share:.0%} of its x")
+    return said
+
+
 def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
     """The text alternative of ``fig``: its title (or ``fallback``), its panels' titles, and one clause per
     trace from the trace's own numbers (``MOST_TRACES`` at most, the rest counted)."""
@@ -126,7 +153,7 @@ def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
         if alike[key] == 1 and (clause := _trace(trace)):
             said.append(clause)
     parts = [f"{len(panels)} panels: {'; '.join(panels)}"] if len(panels) > 1 else []
-    parts += said[:MOST_TRACES]
+    parts += said[:MOST_TRACES] + _inside(fig)
     if len(said) > MOST_TRACES:
         parts.append(f"and {len(said) - MOST_TRACES} more")
     return ChartText(name, ". ".join(parts) + ("." if parts else ""))
