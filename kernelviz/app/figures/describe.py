@@ -49,17 +49,25 @@ def _finite(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
     return xs[:n][keep], ys[:n][keep]
 
 
-def _band(name: str, x: np.ndarray, y: np.ndarray) -> str:
-    """A closed band (x forward, then back, perhaps back to its first point): where it is widest, as ± half
-    its width."""
+def _edges(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """A closed band (x forward, then back, perhaps back to its first point) as (x, lower, upper); None for
+    any other shape."""
     if x.size % 2:
         x, y = x[:-1], y[:-1]
     m = x.size // 2
-    if m and np.allclose(x[:m], x[m:][::-1]):
-        half = np.abs(y[:m] - y[m:][::-1]) / 2.0
-        i = int(np.argmax(half))
-        return f"{name}: widest, ±{_g(half[i])}, near x = {_g(x[:m][i])}"
-    return f"{name}: shaded from x = {_g(x.min())} to {_g(x.max())}"
+    if not m or not np.allclose(x[:m], x[m:][::-1]):
+        return None
+    return x[:m], np.minimum(y[:m], y[m:][::-1]), np.maximum(y[:m], y[m:][::-1])
+
+
+def _band(name: str, x: np.ndarray, y: np.ndarray) -> str:
+    """A band: where it is widest, as ± half its width."""
+    edges = _edges(x, y)
+    if edges is None:
+        return f"{name}: shaded from x = {_g(x.min())} to {_g(x.max())}"
+    bx, lo, hi = edges
+    i = int(np.argmax(hi - lo))
+    return f"{name}: widest, ±{_g((hi[i] - lo[i]) / 2.0)}, near x = {_g(bx[i])}"
 
 
 def _xy(trace: go.Scatter, name: str) -> str:
@@ -88,10 +96,16 @@ def _heatmap(trace: go.Heatmap, name: str) -> str:
     if z.ndim != 2 or not np.isfinite(z).any():
         return f"{name}: no values"
     r, c = np.unravel_index(int(np.nanargmax(z)), z.shape)
-    rows = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
-    cols = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+    rows, cols = _axes(trace, z)
     return (f"{name}: {z.shape[0]} rows by {z.shape[1]} columns; largest {_g(z[r, c])} at row "
             f"{_label(rows[r])}, column {_label(cols[c])}")
+
+
+def _axes(trace: go.Heatmap, z: np.ndarray) -> tuple[list, list]:
+    """A heatmap's row and column values (its y and x; their indices where it has none)."""
+    rows = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
+    cols = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+    return rows, cols
 
 
 def _label(v: object) -> str:
@@ -116,26 +130,19 @@ def _trace(trace: object) -> str | None:
 
 
 def _inside(fig: go.Figure) -> list[str]:
-    """For each band and each true mean drawn on the band's own x: at what share of those x the true mean
-    lies inside the band."""
+    """For each band other than the true one: at what share of its x the (first) true mean drawn lies
+    inside it."""
     said = []
     bands = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill == "toself"
              and "true" not in _plain(t.name)]  # the true band holds the true mean by its making
     truths = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill != "toself"
               and "true mean" in _plain(t.name)]
-    for band in bands:
-        bx, by = _finite(band.x, band.y)
-        if bx.size % 2:
-            bx, by = bx[:-1], by[:-1]
-        m = bx.size // 2
-        if not m or not np.allclose(bx[:m], bx[m:][::-1]):
-            continue
-        lo, hi = np.minimum(by[:m], by[m:][::-1]), np.maximum(by[:m], by[m:][::-1])
-        for truth in truths[:1]:
-            tx, ty = _finite(truth.x, truth.y)
-            if tx.size < 2:
-                continue
-            at = np.interp(bx[:m], tx, ty)
+    tx, ty = _finite(truths[0].x, truths[0].y) if truths else (np.zeros(0), np.zeros(0))
+    for band in bands if tx.size > 1 else []:
+        edges = _edges(*_finite(band.x, band.y))
+        if edges is not None:
+            bx, lo, hi = edges
+            at = np.interp(bx, tx, ty)
             share = float(np.mean((lo <= at) & (at <= hi)))
             said.append(f"the true mean lies inside {_plain(band.name)} at {share:.0%} of its x")
     return said
@@ -181,8 +188,7 @@ def _column(values: np.ndarray) -> list[float | str]:
 def _heatmap_table(trace: go.Heatmap) -> dict[str, list]:
     """A heatmap row by row (at most ``ROWS`` rows): its largest cell and that cell's column."""
     z = np.asarray(trace.z, dtype=float)
-    rows = list(trace.y) if trace.y is not None else list(range(z.shape[0]))
-    cols = list(trace.x) if trace.x is not None else list(range(z.shape[1]))
+    rows, cols = _axes(trace, z)
     pick = [i for i in _rows(z.shape[0]) if np.isfinite(z[i]).any()]
     best = [int(np.nanargmax(z[i])) for i in pick]
     return {"row": [_num(rows[i]) for i in pick],
