@@ -102,7 +102,7 @@ def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: f
         y=ys,
         name=name,
         mode="markers",
-        marker={"color": rgba(COLORS["data"], 0.75), "size": size if xs.shape[0] <= 2000 else 3},
+        marker={"color": COLORS["data"], "size": size if xs.shape[0] <= 2000 else 3},
         hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
     )
 

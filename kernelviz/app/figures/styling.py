@@ -18,26 +18,28 @@ from plotly.subplots import make_subplots
 
 from kernelviz.app.figures.log_axes import log_props
 
-# Okabe–Ito colours: distinguishable with colour-blindness, readable on white and on Streamlit's dark theme.
+# Okabe–Ito colours, the light ones (orange, sky blue, yellow) darkened to the same hue until a line stands
+# 3:1 against white as well as against the dark theme's background (WCAG 1.4.11), and the yellow head replaced
+# by grey; they stay apart for deuteranopia and protanopia (``tests/test_palette.py`` checks both).
 COLORS: dict[str, str] = {
     "data": "#8C8C8C",
-    "truth": "#D55E00",
+    "truth": "#A54900",
     "fit": "#0072B2",
     "average": "#CC79A7",
     "knn": "#009E73",
-    "optimum": "#E69F00",
+    "optimum": "#C28600",
     "trajectory": "#009E73",
-    "loss": "#56B4E9",
+    "loss": "#1D98DD",
     "before": "#8C8C8C",
 }
 HEAD_COLORS: tuple[str, ...] = (
     "#0072B2",
-    "#E69F00",
+    "#C28600",
     "#009E73",
     "#CC79A7",
-    "#56B4E9",
-    "#D55E00",
-    "#F0E442",
+    "#1D98DD",
+    "#A54900",
+    "#6F6F6F",
     "#8C564B",
 )
 HEATMAP_SCALE = "Viridis"

@@ -234,7 +234,6 @@ def _mark_optimum_level(fig: go.Figure, optimum: float) -> go.Figure:
         showarrow=False,
         xanchor="right",
         yanchor="bottom",
-        font={"color": COLORS["optimum"]},
     )
     return fig
 
