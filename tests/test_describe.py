@@ -38,6 +38,46 @@ def test_a_heatmap_says_its_size_and_its_largest_cell():
     assert "weights: 3 rows by 4 columns; largest 0.8 at row 1, column 20" in kf.describe(fig).summary
 
 
+def _triangle_weights() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weights of a triangular kernel of half-width 4 on keys 0…19, one row per query 0…19."""
+    keys = np.arange(20.0)
+    w = np.clip(1.0 - np.abs(keys[:, None] - keys[None, :]) / 4.0, 0.0, None)
+    return w / w.sum(axis=1, keepdims=True), keys, keys
+
+
+def test_a_row_of_weights_says_how_few_keys_hold_most_of_it():
+    # row x = 10: weights ¼, ½, ¾, 1, ¾, ½, ¼ (÷ 4) on keys 7…13; the largest five (1, ¾, ¾, ½, ½) hold
+    # 87.5 % and the largest three 62.5 %, so five keys, 8 to 12, are the fewest that hold 80 %
+    w, q, k = _triangle_weights()
+    summary = kf.describe(kf.heatmap_figure(w, q, k)).summary
+    assert "attention weights: 20 queries by 20 keys; row x = 10: 80% of its weight on 5 of the 20 keys, " \
+           "from 8 to 12." in summary
+
+
+def test_the_row_described_is_the_one_x_star_marks():
+    w, q, k = _triangle_weights()
+    summary = kf.describe(kf.mark_row(kf.heatmap_figure(w, q, k), 1, q)).summary
+    # row x = 1: weights ¾, 1, ¾, ½, ¼ (÷ 3.25) on keys 0…4; the largest three hold 77 %, four 92 %
+    assert "row x = 1: 80% of its weight on 4 of the 20 keys, from 0 to 3" in summary
+
+
+def test_each_head_and_each_panel_is_described_by_its_name():
+    w, q, k = _triangle_weights()
+    sharp = np.eye(20)
+    heads = kf.describe(kf.head_heatmaps_figure(np.stack([w, sharp]), q, k, ["wide", "sharp"])).summary
+    assert "wide: 20 queries by 20 keys; row x = 10: 80% of its weight on 5" in heads
+    assert "sharp: 20 queries by 20 keys; row x = 10: 80% of its weight on 1 of the 20 keys, from 10 to 10" \
+        in heads
+    pair = kf.describe(kf.heatmap_pair_figure(w, sharp, q, k, ("before", "after"))).summary
+    assert "before: 20 queries" in pair and "after: 20 queries" in pair
+
+
+def test_an_empty_row_of_weights_says_so():
+    w, q, k = _triangle_weights()
+    w[10] = 0.0
+    assert "row x = 10 has no weight (no key in its window)" in kf.describe(kf.heatmap_figure(w, q, k)).summary
+
+
 def test_bars_points_and_a_repeated_name_are_said_once_each():
     fig = go.Figure([go.Bar(x=["head 1", "head 2"], y=[1.09, -0.36], name="u"),
                      go.Scatter(x=[0.0, 1.0, 2.0], y=[3.0, 1.0, 2.0], mode="markers", name="data"),

@@ -4,8 +4,10 @@ what each curve, band, set of points, bar chart and heatmap shows now. ``ui.show
 chart does.
 
 Each kind of trace says what a reader would look for: a curve its range and where it peaks, a band where it
-is widest, points how many there are, bars each value, a heatmap its size and its largest cell; and where a
-chart draws the true mean beside a band, at what share of the band's x the truth lies inside it."""
+is widest, points how many there are, bars each value, a heatmap its size and its largest cell, a heatmap of
+attention weights how many keys hold most of one query's weight, and where (the row x* marks, or the middle
+one); and where a chart draws the true mean beside a band, at what share of the band's x the truth lies
+inside it."""
 
 from __future__ import annotations
 
@@ -15,9 +17,13 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
+from kernelviz.app.figures.explain import ROW
+from kernelviz.app.figures.heatmaps import WEIGHTS
+
 __all__ = ["ROWS", "ChartText", "chart_tables", "describe"]
 
 MOST_TRACES = 8  # traces described one by one; the rest are counted
+SHARE = 0.8  # a row of attention weights is described by the fewest keys that hold this share of it
 
 
 class ChartText(NamedTuple):
@@ -91,14 +97,39 @@ def _bar(trace: go.Bar, name: str) -> str:
     return f"{name}: " + ", ".join(f"{_plain(k)} {_g(v)}" for k, v in zip(labels, values, strict=False))
 
 
-def _heatmap(trace: go.Heatmap, name: str) -> str:
+def _heatmap(trace: go.Heatmap, name: str, at: float | None) -> str:
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
         return f"{name}: no values"
-    r, c = np.unravel_index(int(np.nanargmax(z)), z.shape)
     rows, cols = _axes(trace, z)
+    if trace.meta == WEIGHTS:
+        return f"{name}: {z.shape[0]} queries by {z.shape[1]} keys; " + _weight_row(z, rows, cols, at)
+    r, c = np.unravel_index(int(np.nanargmax(z)), z.shape)
     return (f"{name}: {z.shape[0]} rows by {z.shape[1]} columns; largest {_g(z[r, c])} at row "
             f"{_label(rows[r])}, column {_label(cols[c])}")
+
+
+def _weight_row(z: np.ndarray, rows: list, cols: list, at: float | None) -> str:
+    """Row ``at`` of a weights heatmap (the middle row when None): the fewest keys that hold ``SHARE`` of
+    its weight, how many and from where to where (of the keys drawn, when a large matrix is thinned)."""
+    q, k = np.asarray(rows, dtype=float), np.asarray(cols, dtype=float)
+    i = int(np.nanargmin(np.abs(q - at))) if at is not None else q.size // 2
+    w = np.nan_to_num(z[i], nan=0.0).clip(min=0.0)
+    if w.sum() <= 0:
+        return f"row x = {_g(q[i])} has no weight (no key in its window)"
+    order = np.argsort(w)[::-1]
+    m = min(int(np.searchsorted(np.cumsum(w[order]) / w.sum(), SHARE - 1e-12)) + 1, w.size)
+    held = k[order[:m]]
+    return (f"row x = {_g(q[i])}: {SHARE:.0%} of its weight on {m} of the {k.size} keys, "
+            f"from {_g(held.min())} to {_g(held.max())}")
+
+
+def _marked_row(fig: go.Figure) -> float | None:
+    """The query of the row outlined on a heatmap (``explain.mark_row``), if one is."""
+    for shape in fig.layout.shapes:
+        if shape.type == "rect" and shape.line.color == ROW and shape.y0 is not None:
+            return (float(shape.y0) + float(shape.y1)) / 2.0
+    return None
 
 
 def _axes(trace: go.Heatmap, z: np.ndarray) -> tuple[list, list]:
@@ -116,7 +147,7 @@ def _label(v: object) -> str:
         return _plain(v)
 
 
-def _trace(trace: object) -> str | None:
+def _trace(trace: object, at: float | None = None) -> str | None:
     name = _plain(getattr(trace, "name", None)) or trace.type
     if trace.visible is False:
         return None
@@ -125,7 +156,7 @@ def _trace(trace: object) -> str | None:
     if isinstance(trace, go.Bar):
         return _bar(trace, name)
     if isinstance(trace, go.Heatmap):
-        return _heatmap(trace, name)
+        return _heatmap(trace, name, at)
     return None
 
 
@@ -153,11 +184,11 @@ def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
     trace from the trace's own numbers (``MOST_TRACES`` at most, the rest counted)."""
     name = _plain(fig.layout.title.text) or fallback
     panels = [_plain(a.text) for a in fig.layout.annotations if _plain(a.text)]
-    said, alike = [], {}
+    said, alike, at = [], {}, _marked_row(fig)
     for trace in fig.data:  # a name that comes back (a panel's fit, the other kernels) is said once
         key = _plain(getattr(trace, "name", None)) or trace.type
         alike[key] = alike.get(key, 0) + 1
-        if alike[key] == 1 and (clause := _trace(trace)):
+        if alike[key] == 1 and (clause := _trace(trace, at)):
             said.append(clause)
     parts = [f"{len(panels)} panels: {'; '.join(panels)}"] if len(panels) > 1 else []
     parts += said[:MOST_TRACES] + _inside(fig)

@@ -38,21 +38,28 @@ def _expect_shape(what: str, a: np.ndarray, expected: tuple[int | str, ...]) -> 
         raise ValueError(f"{what} have shape {a.shape}, expected ({', '.join(map(str, expected))})")
 
 
+WEIGHTS = "weights"  # the ``meta`` of a heatmap whose rows are attention weights (``describe`` reads it)
+
+
 def _heatmap(
     weights: np.ndarray,
     queries: np.ndarray,
     keys: np.ndarray,
     coloraxis: str = "coloraxis",
     hover: str = _WEIGHT_HOVER,
+    name: str = "attention weights",
 ) -> go.Heatmap:
-    """One heatmap trace; the cells travel as float32 (half the bytes of float64 to the browser, far more
-    precision than a colour or a three-digit hover shows)."""
+    """One heatmap of attention weights, a query per row, named ``name`` (a panel's title) and marked as
+    weights for its text alternative; the cells travel as float32 (half the bytes of float64 to the
+    browser, far more precision than a colour or a three-digit hover shows)."""
     return go.Heatmap(
         z=np.asarray(weights, dtype=np.float32),
         x=keys,
         y=queries,
         coloraxis=coloraxis,
         hovertemplate=hover,
+        name=name,
+        meta=WEIGHTS,
     )
 
 
@@ -138,7 +145,8 @@ def heatmap_pair_figure(
     for w in (a, b):
         _expect_shape("weights", w, (q.shape[0], k.shape[0]))
     (za, zb), qs, ks = thin_heatmap(np.stack([a, b]), q, k, max_rows, max_cols)
-    fig = _two_panels([[_heatmap(za, qs, ks)], [_heatmap(zb, qs, ks)]], titles, horizontal_spacing=0.05)
+    panels = [[_heatmap(z, qs, ks, name=title)] for z, title in zip((za, zb), titles, strict=True)]
+    fig = _two_panels(panels, titles, horizontal_spacing=0.05)
     top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
     coloraxis = _color_axis(0.0, top, colorbar=_colorbar("wᵢ(x)"))
     return _finish_two_panels(fig, coloraxis, "keys xᵢ (sorted)", "queries x (sorted)", height)
@@ -159,7 +167,7 @@ def _add_head_panels(
     for h, name in enumerate(names):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
         hover = f"{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}<extra></extra>"
-        fig.add_trace(_heatmap(weights[h], queries, keys, axis, hover), row=h // cols + 1, col=h % cols + 1)
+        fig.add_trace(_heatmap(weights[h], queries, keys, axis, hover, name), row=h // cols + 1, col=h % cols + 1)
         layout[axis] = _color_axis(0.0, float(np.nanmax(weights[h], initial=0.0)), showscale=False)
     titles = fig.layout.to_plotly_json().get("annotations", [])
     for h, ann in enumerate(titles[: len(names)]):
@@ -278,7 +286,7 @@ def self_cross_figure(
     zb, qb, kb = thin_heatmap(b, g, xd, max_rows, max_cols)
     # each panel its own query axis: the grid reaches past the data, and a shared axis would leave the
     # self-attention picture shorter than the cross-attention one
-    panels = [[_heatmap(za, qa, ka)], [_heatmap(zb, qb, kb)]]
+    panels = [[_heatmap(za, qa, ka, name=titles[0])], [_heatmap(zb, qb, kb, name=titles[1])]]
     fig = _two_panels(panels, titles, horizontal_spacing=0.08, shared_yaxes=False)
     shown = np.concatenate([za.ravel(), zb.ravel()])
     shown = shown[np.isfinite(shown)]
