@@ -75,7 +75,8 @@ def test_each_head_and_each_panel_is_described_by_its_name():
 def test_an_empty_row_of_weights_says_so():
     w, q, k = _triangle_weights()
     w[10] = 0.0
-    assert "row x = 10 has no weight (no key in its window)" in kf.describe(kf.heatmap_figure(w, q, k)).summary
+    summary = kf.describe(kf.heatmap_figure(w, q, k)).summary
+    assert "row x = 10 has no weight (no key in its window)" in summary
 
 
 def test_bars_points_and_a_repeated_name_are_said_once_each():

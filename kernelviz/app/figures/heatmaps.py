@@ -167,7 +167,8 @@ def _add_head_panels(
     for h, name in enumerate(names):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
         hover = f"{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}<extra></extra>"
-        fig.add_trace(_heatmap(weights[h], queries, keys, axis, hover, name), row=h // cols + 1, col=h % cols + 1)
+        panel = _heatmap(weights[h], queries, keys, axis, hover, name)
+        fig.add_trace(panel, row=h // cols + 1, col=h % cols + 1)
         layout[axis] = _color_axis(0.0, float(np.nanmax(weights[h], initial=0.0)), showscale=False)
     titles = fig.layout.to_plotly_json().get("annotations", [])
     for h, ann in enumerate(titles[: len(names)]):
