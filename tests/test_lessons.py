@@ -10,6 +10,7 @@ import tomllib
 import pytest
 from test_app import charts, ok, start
 
+from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui import lesson_files, scene_copy
 from kernelviz.app.ui.lesson_files import chapter_charts, lesson_names, load_lesson
 from kernelviz.app.ui.pages import CHAPTERS
@@ -57,6 +58,11 @@ def test_every_scene_plays_with_its_charts_and_no_problem(name, number):
         assert any(m.value.startswith(PANELS[key]) for m in at.markdown), key
     if scene.question:
         assert any(b.key == f"q.{scene.question}.reveal" for b in at.button)
+    if set(scene.charts) - PANELS.keys():  # each chart's text alternative, read out under the charts
+        (words,) = [e for e in at.expander if e.label == "The charts in words"]
+        said = " ".join(m.value for m in words.markdown)
+        for chart in at.get("plotly_chart"):
+            assert md_escape(chart.proto.alt) in said
     assert dict(at.query_params) in ({"lesson": [name], "scene": [str(number)]},
                                      {"lesson": name, "scene": str(number)})  # the URL names the lesson
 

@@ -8,6 +8,11 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   them to 2.4:1; they keep the text colour (the widgets themselves still look and act disabled).
 * Display formulas: KaTeX's struts stick out of their box by a few pixels, so each formula was a scrolling
   region (``overflow-x: auto``) that no key could reach; a little padding holds the struts.
+* Touch screens (``pointer: coarse``): every button, choice, checkbox and the sidebar's and menu's buttons
+  are at least 44 × 44 px, and a slider's 12 px thumb takes touches 16 px around it (an invisible margin).
+* Phones (a touch screen at most 640 px wide): Plotly's toolbar, which a tap shows over the chart's title,
+  is not drawn (Streamlit's own full-screen button stays), and chart titles are set at 12 px so that they
+  fit the width.
 """
 
 from __future__ import annotations
@@ -22,6 +27,20 @@ CSS = """<style>
 [data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
 [data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] * { color: inherit !important; }
 .katex-display { padding: 0 0.3em 0.5em; }
+@media (pointer: coarse) {
+  [data-testid^="stBaseButton-"], [data-testid="stButtonGroup"] button,
+  [data-testid="stExpandSidebarButton"], [data-testid="stMainMenu"] button,
+  [data-testid="stNumberInputStepUp"], [data-testid="stNumberInputStepDown"] {
+    min-height: 44px; min-width: 44px; }
+  [data-testid="stCheckbox"] label, [data-testid="stNumberInputContainer"],
+  [data-testid="stSelectbox"] [data-baseweb="select"] > div { min-height: 44px; align-items: center; }
+  [data-testid="stSlider"] [data-rac]:has(> div > input[type="range"])::after {
+    content: ""; position: absolute; inset: -16px; }
+}
+@media (pointer: coarse) and (max-width: 640px) {
+  .js-plotly-plot .modebar-container { display: none !important; }
+  .js-plotly-plot .gtitle { font-size: 12px !important; }
+}
 </style>"""
 
 

@@ -132,7 +132,15 @@ def _stage(scene: Scene) -> stage.Stage:
         boxes = st.columns(len(pair)) if len(pair) > 1 else [st.container()]
         slots.update((key, box.container()) for key, box in zip(pair, boxes, strict=True))
     room = stage.QUESTION_ROOM if scene.question else 0
-    return stage.Stage(slots, status, chart_height=stage.CHART_HEIGHT - room)
+    return stage.Stage(slots, status, words=st.container(), chart_height=stage.CHART_HEIGHT - room)
+
+
+def _in_words(the_stage: stage.Stage) -> None:
+    """Under the charts, closed: each chart's text alternative, for a teacher to read out and for a student
+    with a screen reader to find in reading order."""
+    if the_stage.described:
+        with the_stage.words, st.expander("The charts in words", icon=":material/description:"):
+            st.markdown("\n".join(f"- {md_escape(text)}" for text in the_stage.described.values()))
 
 
 def _found_in_first_run(scene: Scene) -> list[str]:
@@ -176,6 +184,7 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
     if first:
         st.session_state[_FOUND] = _found_in_first_run(scene)
         st.session_state[_SHOWN] = (found.name, k)
+    _in_words(the_stage)
     for name, asked in the_stage.asked.items():
         with the_stage.slots[name], st.container(key=questions.box_key(name)):
             questions.draw(name, *asked)

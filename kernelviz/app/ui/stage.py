@@ -32,12 +32,15 @@ class Stage:
     """The visible slots of a scene: one container per chart key (and one for its question), one for status
     lines; ``drawn`` collects the keys of the charts the page drew into them, ``asked`` the question the page
     asked, to be drawn by the presenter once the page has run (outside the page's fragments, so that an
-    answer reruns the whole scene). ``chart_height``: the height of its charts, smaller under a question so
+    answer reruns the whole scene), ``described`` each chart's text alternative, which the presenter shows
+    under the charts (``words``). ``chart_height``: the height of its charts, smaller under a question so
     that a chart still ends on a projector's first screen."""
 
     slots: dict[str, Any]
     status: Any
+    words: Any = None
     drawn: set[str] = field(default_factory=set)
+    described: dict[str, str] = field(default_factory=dict)
     asked: dict[str, tuple] = field(default_factory=dict)
     chart_height: int = CHART_HEIGHT
 

@@ -78,6 +78,8 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     config = kf.png_config(filename or key.replace(".", "-"))
     # from the figure's own numbers, before compact rounds them; untitled charts are named by their key
     alt = kf.describe(fig, fallback=key.rsplit(".", 1)[-1].replace("_", " ").capitalize()).alt
+    if (scene := stage.active()) is not None:
+        scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
