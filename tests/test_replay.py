@@ -79,6 +79,23 @@ def test_the_layer_replay_frames_and_their_last_frame(layer):
     assert fig.frames[10].layout.title.text == title
 
 
+def test_a_replay_never_moves_by_itself_and_never_glides(layer):
+    # prefers-reduced-motion: nothing plays until Play is pressed (no frame runs on load), a step of the
+    # slider jumps to its frame, and no frame is tweened into the next
+    ds, fit, view, path = layer
+    heads = [f"head {h + 1}" for h in range(fit.heads)]
+    fig = kf.add_layer_replay(kf.heads_fit_figure(ds.x, ds.y, view.grid, view.head_outputs, view.mean,
+                                                  view.std, heads, mixture_name="f", band_name="band"),
+                              path, "f", heads, "band")
+    slider, (menu,) = fig.layout.sliders[0], fig.layout.updatemenus
+    assert slider.active == len(fig.frames) - 1 and menu.showactive is False and menu.type == "buttons"
+    options = [step.args[1] for step in slider.steps] + [button.args[1] for button in menu.buttons]
+    assert all(option["transition"]["duration"] == 0 for option in options)
+    assert {button.label for button in menu.buttons} == {"Play", "Pause"}
+    legend_top, controls_top = fig.layout.legend.y, slider.y
+    assert legend_top is None or legend_top > 0 or legend_top < controls_top  # a legend below: under them
+
+
 def test_the_kernel_replay_draws_both_panels_on_the_thinned_grid(layer):
     _, _, view, path = layer
     fig = kf.add_kernel_replay(kf.score_transpose_figure(view.log_kernel[1], view.kgrid), path, 1)
