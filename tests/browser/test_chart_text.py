@@ -70,4 +70,6 @@ def test_a_lesson_scene_names_its_charts(warm_server: StreamlitServer, page: Any
     wait_until_drawn(page, timeout=FIRST_LOAD_TIMEOUT_S)
     names = figures(page)
     assert any("kernel regression m(x)" in n for n in names)
-    assert any(n.startswith("Attention weights") and "largest" in n for n in names)
+    row = re.compile(r"row x = (\S+): 80% of its weight on \d+ of the \d+ keys, from \S+ to \S+")
+    (heatmap,) = [n for n in names if n.startswith("Attention weights")]
+    assert abs(float(row.search(heatmap).group(1)) - 1.0) < 0.15  # the drawn row nearest x* = 1, outlined
