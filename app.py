@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz.app import ui
-from kernelviz.app.ui import access, pages, presenter, scene_copy, server
+from kernelviz.app.ui import access, join, pages, presenter, scene_copy, server
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.runtime import devices
 from kernelviz.runtime import memory as _memory
@@ -21,11 +21,12 @@ from kernelviz.runtime import memory as _memory
 devices.set_up_server()
 
 lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/presenter.py)
+joining = join.requested()  # ?join=CODE: a student in a class session, on a phone (ui/join.py)
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",
     page_icon=str(Path(__file__).parent / "docs" / "favicon.png"),  # a local file: no icon fetched from a CDN
     layout="wide",
-    initial_sidebar_state="collapsed" if lesson else "auto",
+    initial_sidebar_state="collapsed" if lesson or joining is not None else "auto",
 )
 access.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/access.py)
 
@@ -109,7 +110,7 @@ def lessons() -> None:
 
 PAGES = {c.path: pages.page(c.path, title=c.title, icon=c.icon) for c in (*CHAPTERS, pages.SOURCES)}
 HOME = st.Page(home, title="Overview", icon=":material/home:", default=True)
-page = st.navigation([HOME, *PAGES.values()])
+page = st.navigation([HOME, *PAGES.values()], position="hidden" if joining is not None else "sidebar")
 
 
 def run_page() -> None:
@@ -120,7 +121,11 @@ def run_page() -> None:
     page.run()
 
 
-with server.Runs.running():
+def run_view() -> None:
+    """This run's view: a student's class session, a lesson's scene, or a page."""
+    if joining is not None:  # a student's phone: no chapter runs, nothing is compiled for it
+        join.page(joining)
+        return
     server.warm_up()  # its thread starts its compilations after this run (see server.Runs)
     ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
     if lesson is not None:
@@ -131,4 +136,8 @@ with server.Runs.running():
         run_page()
         scene_copy.copy_button(page.url_path)
     ui.sync_url()
+
+
+with server.Runs.running():
+    run_view()
 _memory.release_native_heap()  # XLA's temporaries of this run, freed but still held by the C heap

@@ -38,6 +38,7 @@ Adding a builder for a new chapter: take arrays, put the traces in with ``line_t
 ``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
 """
 
+from kernelviz.app.figures.classroom import class_answers_figure
 from kernelviz.app.figures.describe import ChartText, chart_tables, describe
 from kernelviz.app.figures.explain import mark_heads, mark_point, mark_row, weight_sizes
 from kernelviz.app.figures.fits import (
@@ -120,6 +121,7 @@ __all__ = [
     "band_polygon",
     "band_trace",
     "chart_tables",
+    "class_answers_figure",
     "compact",
     "coverage_figure",
     "data_trace",

@@ -31,7 +31,7 @@ _ENTERED = "kv._entered"  # True in the first run on a page after another page (
 _SCENE = "kv._scene"  # a lesson scene's control values, in the scene's first run (else None)
 _SCENE_PROBLEMS = "kv._scene_problems"  # what the controls of that run did not accept
 _PRESENTING = "kv._presenting"  # a lesson is playing: the URL names it, not the controls
-LESSON_PARAMS = frozenset({"lesson", "scene"})  # the URL of a lesson playing
+LESSON_PARAMS = frozenset({"lesson", "scene", "class", "key"})  # a lesson playing (and its class session)
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}

@@ -14,11 +14,13 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import streamlit as st
 
+from kernelviz.app.classroom.records import Showing
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import controls, questions, stage
+from kernelviz.app.ui import classroom, controls, questions, stage
 from kernelviz.app.ui.lesson_files import Lesson, Scene, lesson_names, lesson_path, load_lesson
 from kernelviz.app.ui.questions import QUESTION_CHAPTERS
 
@@ -162,11 +164,13 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
     k = min(max(request.scene, 1), max(len(found.scenes), 1))
     scene = found.scenes[k - 1] if found.scenes else None
     if scene is not None and scene.chapter is not None and page.url_path != scene.chapter.url:
-        st.switch_page(pages[scene.chapter.path], query_params={"lesson": found.name, "scene": str(k)})
+        st.switch_page(pages[scene.chapter.path],
+                       query_params={"lesson": found.name, "scene": str(k), **classroom.params()})
     controls.present(True)
     st.markdown(CSS, unsafe_allow_html=True)
     with st.container(key="kv-stage"):
         explore = _header(found, k) if scene is not None else st.empty()
+        boxes = _Boxes(explore, st.container())
         the_stage = _stage(scene) if scene is not None else None
         problems = st.container()
     if scene is None or the_stage is None or scene.chapter is None:
@@ -184,17 +188,36 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
     if first:
         st.session_state[_FOUND] = _found_in_first_run(scene)
         st.session_state[_SHOWN] = (found.name, k)
-    _in_words(the_stage)
-    for name, asked in the_stage.asked.items():
-        with the_stage.slots[name], st.container(key=questions.box_key(name)):
-            questions.draw(name, *asked)
+    _after_run(found, k, the_stage, boxes)
     missing = [f"{key} is not drawn on this page at these values" for key in the_stage.slots
                if key not in the_stage.drawn]
     _problems(problems, found, k, st.session_state.get(_FOUND, []) + missing)
+
+
+class _Boxes(NamedTuple):
+    """The header's slots filled once the chapter has run: "Explore this", and the class session's bar."""
+
+    explore: object
+    klass: object
+
+
+def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> None:
+    """Once the chapter has run: its charts in words, the class session's bar (following this scene), the
+    scene's question (the class's, while a class session runs) and "Explore this"."""
+    _in_words(the_stage)
+    scene = found.scenes[k - 1]
+    asked = [classroom.as_question(name, *rest[:2]) for name, rest in the_stage.asked.items()]
+    session = classroom.bar(boxes.klass, found.name, Showing(k, scene.title, asked[0] if asked else None))
+    for name, (prompt, guess, reveal) in the_stage.asked.items():
+        with the_stage.slots[name], st.container(key=questions.box_key(name)):
+            if session is not None and session.question is not None:
+                classroom.stage_question(classroom.teacher(), session, prompt, reveal)
+            else:
+                questions.draw(name, prompt, guess, reveal)
     values = {key: controls.to_url(v) for key, v in controls.rendered_values().items()}
-    explore.button("Explore this", key="lesson.explore", icon=":material/open_in_new:", on_click=_explore,
-                   args=(values,), width="stretch",
-                   help="Leave the lesson: this chapter, with every control, at this scene's values.")
+    boxes.explore.button("Explore this", key="lesson.explore", icon=":material/open_in_new:",
+                         on_click=_explore, args=(values,), width="stretch",
+                         help="Leave the lesson: this chapter, with every control, at this scene's values.")
 
 
 def _problems(box: object, found: Lesson, k: int, more: list[str]) -> None:

@@ -32,7 +32,7 @@ def _g(v: float) -> str:
 
 def _judged(guess: object, answer: object, why: str) -> Reveal:
     """The reveal of a question with one right choice: right or not, and why."""
-    return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why)
+    return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why, answer)
 
 
 class FitAt(NamedTuple):
@@ -64,9 +64,10 @@ def wide_window(data: Data) -> None:
         off = abs(float(guess) - at.mean)
         share = off / (float(y.max() - y.min()) or 1.0)
         verdict = "Spot on." if share <= 0.05 else "Close." if share <= 0.15 else "Not quite."
-        why = prose(P, "wide_window.why", answer=_g(at.mean), guess=_g(float(guess)), off=_g(off),
-                    share=f"{share:.0%}", ell=_g(ell), ratio=f"{at.ratio:.2f}", mean=_g(at.y_mean))
-        return Reveal(share <= 0.15, verdict, why)
+        yours = prose(P, "wide_window.yours", guess=_g(float(guess)), off=_g(off), share=f"{share:.0%}")
+        why = prose(P, "wide_window.why", answer=_g(at.mean), ell=_g(ell), ratio=f"{at.ratio:.2f}",
+                    mean=_g(at.y_mean))
+        return Reveal(share <= 0.15, verdict, why, at.mean, yours)
 
     ask("kr.wide_window", prose(P, "wide_window.prompt", ell=_g(ell), x=_g(x)),
         Guess(lo=float(y.min()), hi=float(y.max())), reveal)

@@ -46,18 +46,27 @@ class Guess:
             names = dict(zip(self.options, self.labels or map(str, self.options), strict=True))
             return st.segmented_control("Your guess", self.options, format_func=names.get, key=key,
                                         on_change=on_change)
+        lo, hi, step = self.notches()
+        return st.slider("Your guess", min_value=lo, max_value=hi, step=step,
+                         value=round((lo + hi) / 2 / step) * step, key=key, on_change=on_change)
+
+    def notches(self) -> tuple[float, float, float]:
+        """A number's slider: from, to and step (about a hundredth of the range, one significant digit)."""
         step = float(f"{(self.hi - self.lo) / 100:.1g}") or 0.01
         lo, hi = math.floor(self.lo / step) * step, math.ceil(self.hi / step) * step
-        return st.slider("Your guess", min_value=round(lo, 6), max_value=round(hi, 6), step=step,
-                         value=round((lo + hi) / 2 / step) * step, key=key, on_change=on_change)
+        return round(lo, 6), round(hi, 6), step
 
 
 class Reveal(NamedTuple):
-    """What the page says once the student has guessed: the verdict (how close), the answer and why."""
+    """What the page says once the student has guessed: the verdict (how close), what it says of this guess
+    (``yours``), and the answer with why (``why``, the same for every guess); ``answer`` is the backend's
+    answer itself (a number, or the right option), which a class session draws beside the class's."""
 
     right: bool
     verdict: str
     why: str
+    answer: object = None
+    yours: str = ""
 
 
 def _key(name: str, part: str) -> str:
@@ -113,4 +122,5 @@ def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal
         return
     with st.spinner("Computing the answer…", show_time=True):
         answer = reveal(value)
-    (st.success if answer.right else st.info)(f"**{md_escape(answer.verdict)}** {answer.why}")
+    said = " ".join(part for part in (f"**{md_escape(answer.verdict)}**", answer.yours, answer.why) if part)
+    (st.success if answer.right else st.info)(said)

@@ -1,0 +1,62 @@
+"""The class's answers to a question, beside the backend's answer: a histogram for a number, a bar per
+choice for a choice; a student's own answer is marked on theirs."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.styling import COLORS, style
+
+__all__ = ["BINS", "class_answers_figure"]
+
+BINS = 20  # a number's range is cut into this many bins
+
+
+def _choices(values: Sequence, options: Sequence, labels: Sequence[str], answer: object,
+             mine: object) -> list[go.Bar]:
+    counts = [sum(v == o for v in values) for o in options]
+    colors = [COLORS["fit"] if o == answer else COLORS["data"] for o in options]
+    outline = [3 if mine is not None and o == mine else 0 for o in options]
+    return [go.Bar(x=list(labels), y=counts, name="answers", marker={"color": colors,
+                   "line": {"width": outline, "color": COLORS["truth"]}},
+                   hovertemplate="%{x}: %{y} answers<extra></extra>")]
+
+
+def _numbers(values: Sequence[float], lo: float, hi: float) -> list[go.Bar]:
+    edges = np.linspace(lo, hi, BINS + 1)
+    counts, _ = np.histogram(np.clip(np.asarray(values, dtype=float), lo, hi), bins=edges)
+    mids = (edges[:-1] + edges[1:]) / 2
+    return [go.Bar(x=mids, y=counts, width=float(edges[1] - edges[0]) * 0.9, name="answers",
+                   marker={"color": COLORS["data"]},
+                   hovertemplate="%{x:.3g}: %{y} answers<extra></extra>")]
+
+
+def _mark(fig: go.Figure, x: float, name: str, color: str, dash: str) -> None:
+    """A vertical line at ``x`` drawn as a trace (so that the legend and the text alternative name it)."""
+    top = max([max(t.y, default=0) for t in fig.data] + [1])
+    fig.add_trace(go.Scatter(x=[x, x], y=[0, top * 1.05], mode="lines", name=name,
+                             line={"color": color, "width": 3, "dash": dash}, hoverinfo="skip"))
+
+
+def class_answers_figure(values: Sequence, answer: object, *, options: Sequence = (),
+                         labels: Sequence[str] = (), lo: float = 0.0, hi: float = 1.0,
+                         mine: object = None, height: int = 300) -> go.Figure:
+    """The class's ``values``: a bar per option (the right one, ``answer``, in the fit's colour; ``mine``
+    outlined), or a histogram of ``BINS`` bins from ``lo`` to ``hi`` with the computed ``answer`` and
+    ``mine`` as vertical lines."""
+    n = len(values)
+    title = f"The class's answers ({n} answer{'' if n == 1 else 's'})"
+    counts = {"rangemode": "tozero", "tick0": 0, "dtick": max(1, math.ceil(n / 5))}  # whole answers
+    if options:
+        fig = go.Figure(_choices(values, options, labels or [str(o) for o in options], answer, mine))
+        return style(fig, x_title="", y_title="answers", title=title, height=height, showlegend=False,
+                     y_axes=counts)
+    fig = go.Figure(_numbers(values, lo, hi))
+    _mark(fig, float(answer), f"computed answer {float(answer):.3g}", COLORS["fit"], "solid")
+    if mine is not None:
+        _mark(fig, float(mine), f"your answer {float(mine):.3g}", COLORS["truth"], "dash")
+    return style(fig, x_title="answer", y_title="answers", title=title, height=height, y_axes=counts)
