@@ -4,10 +4,13 @@ app does. What importing and calling kernelviz does to a caller's own settings i
 (``tests/test_import_effects.py``), and by the quickstart notebook (``tests/test_notebook.py``)."""
 
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from services import postgres_bin, start_postgres, stop_postgres
 
 from kernelviz.app.ui import ahead, class_db
 from kernelviz.runtime import jax_setup
@@ -26,3 +29,22 @@ def nothing_prepared_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.M
     browser tests' servers keep it, and ``tests/test_ahead.py`` tests it directly."""
     if request.node.get_closest_marker("browser") is None:
         monkeypatch.setenv(ahead.ENV, "0")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A Postgres server's URL: ``KERNELVIZ_TEST_POSTGRES``'s (CI starts one for both legs), or a cluster
+    started for this test run from Debian's postgresql; skipped without either, failed so under CI=true."""
+    if os.environ.get("KERNELVIZ_TEST_POSTGRES"):
+        yield os.environ["KERNELVIZ_TEST_POSTGRES"]
+        return
+    if postgres_bin() is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("CI tests on Postgres: install postgresql or set KERNELVIZ_TEST_POSTGRES")
+        pytest.skip("no Postgres: apt-get install -y postgresql, or set KERNELVIZ_TEST_POSTGRES")
+    folder = Path(tempfile.mkdtemp(prefix="kv-pg-"))  # not under pytest's folder: the postgres user reads it
+    try:
+        yield start_postgres(folder)
+    finally:
+        stop_postgres(folder)
+        shutil.rmtree(folder, ignore_errors=True)

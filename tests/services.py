@@ -1,4 +1,5 @@
-"""Real services for the tests, from Debian's packages, on loopback ports: a throwaway Postgres cluster.
+"""Real services for the tests, from Debian's packages, on loopback ports: a throwaway Postgres cluster, and
+nginx in front of replicas of the app with ``deploy/nginx.conf``.
 
 ``KERNELVIZ_TEST_POSTGRES`` names a server to use (CI starts one for both its legs with
 ``python -m tests.services postgres start DIR``); without it, a test that asks for Postgres starts its own
@@ -10,13 +11,22 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
 
-__all__ = ["postgres_bin", "start_postgres", "stop_postgres"]
+__all__ = [
+    "REPLICA_HEADER", "fresh_database", "nginx_config", "postgres_bin", "start_nginx", "start_postgres",
+    "stop_postgres",
+]
+
+REPO = Path(__file__).resolve().parents[1]
+REPLICA_HEADER = "X-Kernelviz-Replica"  # the tests' nginx names the replica that answered (not in deploy/)
 
 
 def postgres_bin() -> Path | None:
@@ -55,12 +65,58 @@ def start_postgres(folder: Path, port: int | None = None) -> str:
     return f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
 
 
+def fresh_database(server: str) -> str:
+    """A new, empty database on the Postgres at ``server`` (a URL): its URL."""
+    import sqlalchemy as sa
+
+    name = "kv_" + uuid.uuid4().hex[:12]
+    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as db:
+        db.execute(sa.text(f"CREATE DATABASE {name}"))
+    admin.dispose()
+    return sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+
+
 def stop_postgres(folder: Path) -> None:
     """Stop the cluster in ``folder`` (nothing if none runs there)."""
     programs = postgres_bin()
     if programs is not None and (folder / "data").exists():
         subprocess.run(_as_postgres([programs / "pg_ctl", "-D", folder / "data", "-m", "fast", "stop"]),
                        check=False, capture_output=True)
+
+
+def nginx_config(replicas: list[str], port: int) -> str:
+    """``deploy/nginx.conf`` with its upstream servers replaced by ``replicas`` (``host:port``), listening on
+    127.0.0.1:``port``, and naming in ``REPLICA_HEADER`` the replica that answered each request."""
+    text = (REPO / "deploy" / "nginx.conf").read_text()
+    text, found = re.subn(r"(?m)^[ \t]*server app\d+:8501;\n", "", text)
+    assert found, "deploy/nginx.conf names no app server"
+    servers = "".join(f"        server {r};\n" for r in replicas)
+    text = text.replace("hash $kv_replica consistent;\n", "hash $kv_replica consistent;\n" + servers)
+    text = text.replace("listen 8080;", f"listen 127.0.0.1:{port};")
+    named = f"proxy_buffering off;\n            add_header {REPLICA_HEADER} $upstream_addr always;"
+    return text.replace("proxy_buffering off;", named)
+
+
+def start_nginx(folder: Path, replicas: list[str]) -> tuple[subprocess.Popen, str]:
+    """Debian's nginx (``apt-get install -y nginx``) in front of ``replicas``, its files in ``folder``:
+    returns the process (terminate it to stop) and its address."""
+    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+        raise RuntimeError("nginx is not installed: apt-get install -y nginx")
+    port = _free_port()
+    (folder / "logs").mkdir(parents=True, exist_ok=True)
+    conf = folder / "nginx.conf"
+    conf.write_text(nginx_config(replicas, port))
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    settings = f"daemon off; pid {folder / 'nginx.pid'}; error_log {folder / 'logs' / 'error.log'};"
+    proc = subprocess.Popen([binary, "-p", str(folder), "-c", str(conf), "-g", settings])
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, f"http://127.0.0.1:{port}"
+        time.sleep(0.1)
+    proc.terminate()
+    raise RuntimeError(f"nginx did not start: {(folder / 'logs' / 'error.log').read_text()}")
 
 
 if __name__ == "__main__":  # python -m tests.services postgres start|stop DIR

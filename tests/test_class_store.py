@@ -4,16 +4,11 @@ input with its message, expiry, and survival of a new engine (a restarted server
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import tempfile
-import uuid
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from services import postgres_bin, start_postgres, stop_postgres
+from services import fresh_database
 
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import Answer, ClassError, Question, Showing
@@ -23,36 +18,12 @@ CHOICE = Question("mh.largest_mixing", "Which head?", options=(1, 2, 3),
                   labels=("head 1", "head 2", "head 3"))
 
 
-@pytest.fixture(scope="module")
-def postgres(tmp_path_factory) -> str:
-    """A Postgres server's URL: ``KERNELVIZ_TEST_POSTGRES``'s, or a cluster started for these tests."""
-    if os.environ.get("KERNELVIZ_TEST_POSTGRES"):
-        yield os.environ["KERNELVIZ_TEST_POSTGRES"]
-        return
-    if postgres_bin() is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("CI tests the store on Postgres: install postgresql or set KERNELVIZ_TEST_POSTGRES")
-        pytest.skip("no Postgres: apt-get install -y postgresql, or set KERNELVIZ_TEST_POSTGRES")
-    folder = Path(tempfile.mkdtemp(prefix="kv-pg-"))  # not under pytest's folder: the postgres user reads it
-    try:
-        yield start_postgres(folder)
-    finally:
-        stop_postgres(folder)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def url(request, tmp_path) -> str:
     """A new, empty database: a SQLite file, or a database of its own on the Postgres server."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'class.sqlite3'}"
-    server = request.getfixturevalue("postgres")
-    name = "kv_" + uuid.uuid4().hex[:10]
-    admin = sa.create_engine(server, isolation_level="AUTOCOMMIT")
-    with admin.connect() as db:
-        db.execute(sa.text(f"CREATE DATABASE {name}"))
-    admin.dispose()
-    return sa.engine.make_url(server).set(database=name).render_as_string(hide_password=False)
+    return fresh_database(request.getfixturevalue("postgres"))
 
 
 @pytest.fixture

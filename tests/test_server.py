@@ -59,7 +59,8 @@ def test_runs_of_different_sessions_take_turns_and_a_fragment_inside_its_page_ru
 def test_a_fragments_rerun_is_a_run(monkeypatch):
     from kernelviz.app.ui import server
 
-    monkeypatch.setattr(server.st, "fragment", lambda body: body)  # the rerun itself, with no session
+    every = []  # the fragment's run_every, as st.fragment got it
+    monkeypatch.setattr(server.st, "fragment", lambda body, run_every=None: every.append(run_every) or body)
     seen = []
 
     @server.fragment
@@ -67,8 +68,12 @@ def test_a_fragments_rerun_is_a_run(monkeypatch):
         seen.append(Runs.busy(quiet=0.0))
         return x + 1
 
-    assert section(1) == 2
-    assert seen == [True]
+    @server.fragment(run_every=2.0)
+    def polled() -> None:
+        seen.append(Runs.busy(quiet=0.0))
+
+    assert section(1) == 2 and polled() is None
+    assert seen == [True, True] and every == [None, 2.0]
 
 
 def test_every_fragment_of_the_app_is_counted():

@@ -21,7 +21,7 @@ from kernelviz.app import figures as kf
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import Answer, ClassError, Question, Session, Showing
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import class_db, text
+from kernelviz.app.ui import class_db, server, text
 from kernelviz.app.ui.questions import Guess, Reveal
 
 __all__ = [
@@ -145,7 +145,7 @@ def _reveal_now(held: Teacher, session: Session, reveal: Callable[[object], Reve
                         Answer(answer, q.label(answer), found.why, tuple(map(_plain, right))))
 
 
-@st.fragment(run_every=COUNT_EVERY_S)
+@server.fragment(run_every=COUNT_EVERY_S)
 def _count(code: str, round_: int) -> None:
     """How many have answered, read again every ``COUNT_EVERY_S`` s."""
     st.metric("Answers so far", len(store.answers(class_db.engine(), code, round_)))

@@ -16,7 +16,7 @@ import streamlit as st
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import ClassError, Question, Session
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import class_db, classroom
+from kernelviz.app.ui import class_db, classroom, server
 
 __all__ = ["JOIN_TRIES", "POLL_S", "page", "requested"]
 
@@ -93,7 +93,7 @@ def _find(code: str) -> Session | None:
         return None
 
 
-@st.fragment(run_every=POLL_S)
+@server.fragment(run_every=POLL_S)
 def _follow(code: str, seen: tuple) -> None:
     """Read the session again; when the teacher has moved on (another scene, a reveal, the end), draw the
     whole view anew."""

@@ -125,15 +125,18 @@ def warm_up() -> threading.Thread:
     return thread
 
 
-def fragment(body: F) -> F:
-    """``st.fragment``, its reruns counted and taking turns with every other run (``Runs.running``)."""
+def fragment(body: F | None = None, *, run_every: float | None = None) -> F | Callable[[F], F]:
+    """``st.fragment`` (rerun every ``run_every`` s when given), its reruns counted and taking turns with
+    every other run (``Runs.running``)."""
+    if body is None:
+        return functools.partial(fragment, run_every=run_every)
 
     @functools.wraps(body)
     def run(*args: Any, **kwargs: Any) -> Any:
         with Runs.running():
             return body(*args, **kwargs)
 
-    return st.fragment(run)
+    return st.fragment(run, run_every=run_every)
 
 
 def rerun_page() -> None:
