@@ -4,12 +4,11 @@ explanation of x* open, with a replay on, in a lesson scene, and in the copy-as-
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from tests.browser.harness import RERUN_TIMEOUT_S, StreamlitServer, page_state
+from tests.browser.harness import RERUN_TIMEOUT_S, StreamlitServer, settled
 
 RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
          "resultTypes": ["violations"]}
@@ -33,22 +32,6 @@ def serious(page: Any) -> list[str]:
 
 
 VERDICT = "/Right\\.|Not this time\\.|Spot on\\.|Close\\.|Not quite\\./"
-
-
-def settled(page: Any, timeout: float = RERUN_TIMEOUT_S) -> None:
-    """Streamlit connected and idle, nothing stale and every chart drawn, for a second (a question scene has
-    no chart, which ``wait_until_drawn`` waits for)."""
-    deadline = time.monotonic() + timeout
-    quiet_since = None
-    while time.monotonic() < deadline:
-        s = page_state(page)
-        running = (s["connection"], s["script"], s["stale"], s["skeletons"])
-        idle = running == ("CONNECTED", "notRunning", 0, 0) and "undrawn" not in s["signature"]
-        quiet_since = (quiet_since or time.monotonic()) if idle else None
-        if quiet_since is not None and time.monotonic() - quiet_since > 1.0:
-            return
-        page.wait_for_timeout(100)
-    raise TimeoutError(f"{page.url} never settled")
 
 
 def audit(browser: Any, url: str, scheme: str, press: str | None = None) -> list[str]:

@@ -14,34 +14,19 @@ from typing import Any
 import pytest
 
 import kernelviz as kv
-from tests.browser.harness import RERUN_TIMEOUT_S, StreamlitServer, start_streamlit
-from tests.browser.test_axe import serious, settled
+from tests.browser.harness import (
+    PHONE,
+    RERUN_TIMEOUT_S,
+    StreamlitServer,
+    answer_question,
+    settled,
+    start_class,
+    start_streamlit,
+)
+from tests.browser.test_axe import serious
 from tests.browser.test_chart_text import figures
-from tests.browser.test_phone import MEASURE_JS, PHONE, TARGETS
+from tests.browser.test_phone import MEASURE_JS, TARGETS
 from tests.test_questions import nadaraya_watson_at
-
-SCENE = "/?lesson=from-kernel-regression-to-attention&scene=3"  # the wide-window question
-
-
-def answer_question(phone: Any, presses: int, key: str) -> None:
-    """On a phone: move the guess slider ``presses`` times by ``key``, Send, and wait for the receipt."""
-    thumb = phone.get_by_role("slider", name="Your answer")
-    thumb.focus()
-    for _ in range(presses):
-        phone.keyboard.press(key)
-    settled(phone)
-    phone.get_by_role("button", name="Send").click()
-    phone.get_by_text("Answer recorded").wait_for(timeout=RERUN_TIMEOUT_S * 1e3)
-
-
-def start_class(stage: Any, url: str) -> str:
-    """On the teacher's page: open the question scene at server ``url``, start a class session, and return
-    its join code."""
-    stage.goto(url + SCENE)
-    settled(stage)
-    stage.get_by_role("button", name="Start a class session").click()
-    settled(stage)
-    return re.search(r"class code ([A-Z]{5})", stage.inner_text("body")).group(1)
 
 
 def test_a_teacher_and_two_phones_run_a_question(warm_server: StreamlitServer, browser: Any) -> None:

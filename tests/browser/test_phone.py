@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import StreamlitServer
-from tests.browser.test_axe import settled
+from tests.browser.harness import PHONE, StreamlitServer, settled
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
 VIEWS = {
     "a lesson scene with charts": "/?lesson=ten-minutes&scene=1",
     "a lesson question": "/?lesson=from-kernel-regression-to-attention&scene=3",

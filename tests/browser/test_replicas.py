@@ -14,10 +14,14 @@ from typing import Any
 
 import pytest
 
-from tests.browser.harness import RERUN_TIMEOUT_S, start_streamlit
-from tests.browser.test_axe import settled
-from tests.browser.test_class_session import answer_question, start_class
-from tests.browser.test_phone import PHONE
+from tests.browser.harness import (
+    PHONE,
+    RERUN_TIMEOUT_S,
+    answer_question,
+    settled,
+    start_class,
+    start_streamlit,
+)
 from tests.services import REPLICA_HEADER, fresh_database, start_nginx
 
 

@@ -31,7 +31,7 @@ __all__ = [
 
 KEY = "kv.class"  # session_state: the Teacher of the session this browser started
 REVEAL = "kv.class.reveal"  # session_state: the round whose answer the teacher asked to reveal
-COUNT_EVERY_S = 2.0  # the stage's count of answers is read again this often while a question is open
+COUNT_EVERY_S = 1.0  # the stage's count of answers is read again this often while a question is open
 
 
 class Teacher(NamedTuple):

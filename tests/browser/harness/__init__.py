@@ -10,8 +10,9 @@ for a page to be drawn and read it. The browser tests (``tests/browser/``) and t
 
 One module per concern: ``server`` (start and stop ``streamlit run``), ``chromium`` (launch it, and whether
 the browser tests can run here), ``probes`` (the JavaScript evaluated in the page), ``page`` (waiting,
-errors, screenshots, the sidebar's pages), ``controls`` (sliders and select boxes) and ``memory`` (the
-resident memory of a process tree). Everything is also importable from the package itself.
+errors, screenshots, the sidebar's pages), ``controls`` (sliders and select boxes), ``memory`` (the
+resident memory of a process tree) and ``classroom`` (a class session's stage and phones). Everything is
+also importable from the package itself.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .chromium import (
     in_ci,
     launch_chromium,
 )
+from .classroom import PHONE, SCENE, answer_question, start_class
 from .controls import (
     QUESTION,
     choose_option,
@@ -55,6 +57,7 @@ from .page import (
     nav_links,
     nav_path,
     page_state,
+    settled,
     wait_for_repaint,
     wait_until_drawn,
 )
@@ -78,16 +81,19 @@ __all__ = [
     "GROWN_MARGINS_JS",
     "IDLE_AND_CHANGED_JS",
     "PAGE_STATE_JS",
+    "PHONE",
     "QUESTION",
     "REFERENCE_PATHS",
     "REPO_ROOT",
     "RERUN_TIMEOUT_S",
+    "SCENE",
     "SCREENSHOT_DIR",
     "VIEWPORT",
     "WIDGETS_JS",
     "AppExceptionError",
     "BrowserErrors",
     "StreamlitServer",
+    "answer_question",
     "app_pages",
     "browser_unavailable_reason",
     "choose_option",
@@ -104,12 +110,14 @@ __all__ = [
     "page_state",
     "process_tree_rss",
     "select_options",
+    "settled",
     "slider_by_label",
     "slider_key_towards_middle",
     "slider_label",
     "slider_value",
     "slider_values",
     "sliders",
+    "start_class",
     "start_streamlit",
     "wait_for_repaint",
     "wait_until_drawn",

@@ -154,3 +154,18 @@ def nav_path(page: Any, label_part: str) -> str:
             return path
     raise LookupError(f"no page {label_part!r} in the sidebar: {nav_links(page)}")
 
+
+def settled(page: Any, timeout: float = RERUN_TIMEOUT_S) -> None:
+    """Streamlit connected and idle, nothing stale and every chart drawn, for a second (a question scene has
+    no chart, which ``wait_until_drawn`` waits for)."""
+    deadline = time.monotonic() + timeout
+    quiet_since = None
+    while time.monotonic() < deadline:
+        s = page_state(page)
+        running = (s["connection"], s["script"], s["stale"], s["skeletons"])
+        idle = running == ("CONNECTED", "notRunning", 0, 0) and "undrawn" not in s["signature"]
+        quiet_since = (quiet_since or time.monotonic()) if idle else None
+        if quiet_since is not None and time.monotonic() - quiet_since > 1.0:
+            return
+        page.wait_for_timeout(100)
+    raise TimeoutError(f"{page.url} never settled")
