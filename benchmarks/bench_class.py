@@ -27,12 +27,13 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import signal
 import statistics
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -40,52 +41,18 @@ from benchmarks.class_client import Student, attend
 from tests.browser.harness import (
     PHONE,
     answer_question,
-    descendants,
     launch_chromium,
     process_tree_rss,
     settled,
     start_class,
     start_streamlit,
 )
+from tests.measure import cpu_seconds, peak_rss, wait_until_idle
 from tests.services import fresh_database, start_nginx, start_postgres, stop_postgres
 
 COUNT_WITHIN_S = 2.0  # the stage shows every answer this soon after the last one
 MEMORY_MB = 690  # Cloud's smallest container
 WAIT_S = 20.0  # how long the class waits (polling) while the server's CPU is read
-
-
-def cpu_seconds(pid: int) -> float:
-    """User and system CPU time of ``pid`` and its descendants, in seconds (from /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for p in (pid, *descendants(pid)):
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except OSError:
-            pass
-    return total / tick
-
-
-@contextmanager
-def peak_memory(pids: list[int]) -> Any:
-    """Samples the resident memory of each server's tree every 0.2 s; yields a dict pid → peak bytes."""
-    peak = dict.fromkeys(pids, 0)
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            for pid in pids:
-                peak[pid] = max(peak[pid], process_tree_rss(pid))
-            stop.wait(0.2)
-
-    thread = threading.Thread(target=sample, daemon=True)
-    thread.start()
-    try:
-        yield peak
-    finally:
-        stop.set()
-        thread.join()
 
 
 def timed_click(page: Any, name: str) -> float:
@@ -149,14 +116,19 @@ def stage_count_seen(stage: Any, n: int, timeout: float = 30.0) -> float:
     return time.monotonic()
 
 
-def real_phones(browser: Any, url: str, code: str, n: int) -> list[float]:
-    """``n`` Chromium phones join and answer as a student would (slider, Send); when each saw its receipt
-    (time.monotonic())."""
-    acked = []
-    for k in range(n):
-        phone = browser.new_context(**PHONE).new_page()
+def join_phones(browser: Any, url: str, code: str, n: int) -> list[Any]:
+    """``n`` Chromium phones open the join link."""
+    phones = [browser.new_context(**PHONE).new_page() for _ in range(n)]
+    for phone in phones:
         phone.goto(f"{url}/?join={code}")
         settled(phone)
+    return phones
+
+
+def answer_on(phones: list[Any]) -> list[float]:
+    """Each phone answers as a student would (slider, Send); when each saw its receipt (time.monotonic())."""
+    acked = []
+    for k, phone in enumerate(phones):
         answer_question(phone, 3 + 4 * k, "ArrowRight")
         acked.append(time.monotonic())
     return acked
@@ -182,10 +154,11 @@ def class_run(stage: Any, browser: Any, urls: list[str], code: str, args: argpar
     from kernelviz.app.classroom import store
 
     round_ = store.find(engine, code).round
+    pages = join_phones(browser, urls[0], code, args.phones)
     klass = Class(urls, code, args.students, args.within)
-    phones = real_phones(browser, urls[0], code, args.phones)
+    phones = answer_on(pages)
+    seen = stage_count_seen(stage, args.students + len(phones), timeout=120)
     klass.wait_acked()
-    seen = stage_count_seen(stage, len(klass.acked()) + len(phones))
     return klass, phones, seen, store.answers(engine, code, round_)
 
 
@@ -197,8 +170,8 @@ def waiting_cpu(pids: list[int]) -> float:
 
 
 def report_costs(peaks: dict, alone: float, busy: float, idle_cpu: float, class_cpu: float, n: int) -> None:
-    for pid, peak in peaks.items():
-        print(f"  peak memory of server {pid}: {peak / 2**20:.0f} MB (limit: {MEMORY_MB} MB)")
+    for pid, memory in peaks.items():
+        print(f"  peak memory of server {pid}: {memory['peak'] / 2**20:.0f} MB (limit: {MEMORY_MB} MB)")
     print(f"  teacher's Next: {busy:.2f} s with the class waiting, {alone:.2f} s with none: "
           f"{busy / alone:.2f}x (target: at most 1.5x)")
     per = (class_cpu - idle_cpu) / n / (WAIT_S / 60)
@@ -210,9 +183,12 @@ def session_part(name: str, browser: Any, servers: list, front: str, engine: Any
                  args: argparse.Namespace) -> None:
     """One class on ``servers`` reached through ``front``: join, answer, count, wait, Next."""
     pids = [s.pid for s in servers]
-    with peak_memory(pids) as peaks:
+    with ExitStack() as memory:
+        peaks = {pid: memory.enter_context(peak_rss(pid, 0.2, read=process_tree_rss)) for pid in pids}
         stage = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
         code = start_class(stage, front)
+        for pid in pids:  # the teacher opened the app before class: its warm-up's compilations are done
+            wait_until_idle(pid)
         alone = next_seconds(stage)
         idle_cpu = waiting_cpu(pids)
         klass, phones, seen, counted = class_run(stage, browser, [front], code, args, engine)
@@ -238,7 +214,7 @@ def part_one(browser: Any, args: argparse.Namespace, folder: Path) -> None:
 def part_replicas(browser: Any, args: argparse.Namespace, folder: Path) -> None:
     from kernelviz.app.classroom import store
 
-    pg = folder / "pg"
+    pg = Path(tempfile.mkdtemp(prefix="kv-pg-"))  # in /tmp itself: the postgres user reads it
     server = os.environ.get("KERNELVIZ_TEST_POSTGRES") or start_postgres(pg)
     database = fresh_database(server)
     replicas = [start_streamlit(env={"KERNELVIZ_CLASS_DB": database}) for _ in range(2)]
@@ -256,6 +232,7 @@ def part_replicas(browser: Any, args: argparse.Namespace, folder: Path) -> None:
         for replica in replicas:
             replica.stop()
         stop_postgres(pg)
+        shutil.rmtree(pg, ignore_errors=True)
 
 
 def _token(student: Student) -> str | None:

@@ -25,14 +25,15 @@ def rss_bytes(pid: int | str = "self") -> int:
 
 
 @contextmanager
-def peak_rss(pid: int | str = "self", interval: float = 0.002):
-    """Samples a process's RSS in a thread; yields a dict whose 'peak' and 'start' are filled in bytes."""
-    out = {"start": rss_bytes(pid), "peak": 0}
+def peak_rss(pid: int | str = "self", interval: float = 0.002, read: Callable[[int | str], int] = rss_bytes):
+    """Samples a process's RSS (``read``: by default its own; ``process_tree_rss`` for it and its children)
+    in a thread; yields a dict whose 'peak' and 'start' are filled in bytes."""
+    out = {"start": read(pid), "peak": 0}
     stop = threading.Event()
 
     def poll() -> None:
         while not stop.is_set():
-            out["peak"] = max(out["peak"], rss_bytes(pid))
+            out["peak"] = max(out["peak"], read(pid))
             time.sleep(interval)
 
     thread = threading.Thread(target=poll, daemon=True)
@@ -42,7 +43,7 @@ def peak_rss(pid: int | str = "self", interval: float = 0.002):
     finally:
         stop.set()
         thread.join()
-        out["peak"] = max(out["peak"], rss_bytes(pid))
+        out["peak"] = max(out["peak"], read(pid))
 
 
 def timings(fn: Callable[[], object], repeat: int) -> list[float]:

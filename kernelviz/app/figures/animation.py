@@ -10,14 +10,13 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.styling import LEGEND_DROP, _single, with_layout
+from kernelviz.app.figures.styling import _single, controls_at, with_layout
 
 __all__ = ["SCRUB_FRAME_MS", "Frame", "after_steps", "animated", "replay_frames", "showing", "trace_index"]
 
 SCRUB_FRAME_MS = 120  # how long each frame stays on screen when the animation plays
 BUTTONS_PX = 125  # the slider starts this far right of the plot's left edge, after Play and Pause
-CONTROLS_PX = 100  # px from the top of the slider and buttons to the legend under them
-ROOM_PX = 110  # px the figure grows by for them
+ROOM_PX = 110  # px a figure grows by for its slider and buttons
 
 
 class Frame(NamedTuple):
@@ -54,7 +53,7 @@ def animated(fig: go.Figure, frames: Sequence[Frame], *, active: int, prefix: st
     pause = {"mode": "immediate", "frame": {"duration": 0, "redraw": False}, "transition": {"duration": 0}}
     plain = [{"name": f.name, "data": f.data, "traces": f.traces,
               "layout": {} if f.title is None else {"title": {"text": f.title}}} for f in frames]
-    y, below = _controls_at(fig)
+    y, below = controls_at(fig)
     return with_layout(fig, {
         "sliders": [{"active": active, "steps": steps, "x": 0.0, "len": 1.0, "y": y, "yanchor": "top",
                      "currentvalue": {"prefix": prefix, "font": {"size": 13}},
@@ -67,17 +66,6 @@ def animated(fig: go.Figure, frames: Sequence[Frame], *, active: int, prefix: st
         "margin": {"b": (fig.layout.margin.b or 50) + ROOM_PX},
         **below,
     }, frames=plain)
-
-
-def _controls_at(fig: go.Figure) -> tuple[float, dict]:
-    """Where the slider and buttons go (a fraction of the plot's height, under its x axis's title) and, for
-    a legend below the plot, where it moves to: under them, so that a legend that wraps to several rows on
-    a phone runs down into the room they leave rather than over them."""
-    m = fig.layout.margin
-    plot_px = max((fig.layout.height or 420) - (m.t or 0) - (m.b or 50), 1)
-    y = -LEGEND_DROP / plot_px
-    below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
-    return y, ({"legend": {"y": y - CONTROLS_PX / plot_px}} if below else {})
 
 
 def showing(fig: go.Figure, frame: Frame) -> go.Figure:

@@ -238,11 +238,31 @@ def legend_below(height: int, top: int = TITLED_MARGIN["t"], bottom: int = TITLE
     return -LEGEND_DROP / max(height - top - bottom, 1)
 
 
+CONTROLS_PX = 100  # px from the top of an animation's slider and buttons to the legend under them
+
+
+def controls_at(fig: go.Figure) -> tuple[float, dict]:
+    """Where the slider and buttons go (a fraction of the plot's height, under its x axis's title) and, for
+    a legend below the plot, where it moves to: under them, so that a legend that wraps to several rows on
+    a phone runs down into the room they leave rather than over them."""
+    m = fig.layout.margin
+    plot_px = max((fig.layout.height or 420) - (m.t or 0) - (m.b or 50), 1)
+    y = -LEGEND_DROP / plot_px
+    below = fig.layout.legend.y is not None and fig.layout.legend.y < 0
+    return y, ({"legend": {"y": y - CONTROLS_PX / plot_px}} if below else {})
+
+
 def at_height(fig: go.Figure, height: int) -> go.Figure:
     """A copy of ``fig`` ``height`` px tall; a legend ``style`` put below a titled plot (anchored at its top)
-    keeps its ``LEGEND_DROP`` under the plot at the new height (``legend_below``)."""
+    keeps its ``LEGEND_DROP`` under the plot at the new height (``legend_below``), and an animation's slider
+    and buttons stay right under the x axis's title, the legend under them (``controls_at``)."""
     out = go.Figure(fig).update_layout(height=height)
-    if out.layout.title.text and out.layout.legend.yanchor == "top":
+    if out.layout.sliders:
+        y, below = controls_at(out)
+        out.update_layout(**below)
+        out.update_layout(sliders=[{"y": y}] * len(out.layout.sliders),
+                          updatemenus=[{"y": y}] * len(out.layout.updatemenus))
+    elif out.layout.title.text and out.layout.legend.yanchor == "top":
         margin = out.layout.margin
         out.update_layout(legend_y=legend_below(height, margin.t or 0, margin.b or 0))
     return out

@@ -1,7 +1,7 @@
-"""A class session on the presenter's stage: "Start a class session" gives a join code, a link and its QR
-code; the session follows the teacher's scene; a scene's question is answered by the class on their phones
-(``kernelviz/app/ui/join.py``), the stage counts the answers live, and "Reveal" draws the class's answers
-beside the answer the backend computes at the scene's values.
+"""A class session on the presenter's stage: "Class session" (beside Next) starts one, with a join code, a
+link and its QR code; the session follows the teacher's scene; a scene's question is answered by the class
+on their phones (``kernelviz/app/ui/join.py``), the stage counts the answers live, and "Reveal" draws the
+class's answers beside the answer the backend computes at the scene's values.
 
 The teacher's key is kept in their session and their address (``?lesson=…&class=CODE&key=KEY``), so that a
 reload keeps the session; the store checks it for every act of the teacher.
@@ -104,21 +104,25 @@ def as_question(name: str, prompt: str, guess: Guess) -> Question:
     return Question(name, prompt, lo=lo, hi=hi, step=step)
 
 
+START_HELP = ("Start a class session: students join on their phones with a code and answer the lesson's "
+              "questions; the stage shows the spread of their answers, then the computed one.")
+
+
 def bar(box: object, lesson: str, showing: Showing) -> Session | None:
-    """Under the scene's header: "Start a class session", or the running session (which follows
-    ``showing``) with its code, its link and "End"; returns the session."""
+    """In the scene's header: "Class session" (which starts one), or the running session (which follows
+    ``showing``) as a button named by its code that opens its link, QR code and "End"; returns it."""
     held = teacher()
     if held is None:
-        box.button("Start a class session", key="class.start", icon=":material/groups:", on_click=_start,
-                   args=(lesson, showing), help="Students join on their phones with a code and answer the "
-                   "lesson's questions; the stage shows the spread of their answers, then the computed one.")
+        box.button("Class session", key="class.start", icon=":material/groups:", on_click=_start,
+                   args=(lesson, showing), width="stretch", help=START_HELP)
         return None
     session = store.follow(class_db.engine(), held.code, held.key, showing)
     url = join_url(held.code)
-    words, end = box.columns([6.0, 1.0], vertical_alignment="center")
-    words.markdown(f"Class session **{held.code}**: students join at [{url}]({url})")
-    end.button("End", key="class.end", icon=":material/logout:", on_click=_close, args=(held,),
-               help="End the class session: no more answers (the answers are kept until it expires).")
+    with box.popover(f"Class {held.code}", icon=":material/groups:", width="stretch"):
+        st.markdown(f"Students join at [{url}]({url}), class code **{held.code}**.")
+        st.image(_qr(url), width=170)
+        st.button("End the class session", key="class.end", icon=":material/logout:", on_click=_close,
+                  args=(held,), help="No more answers; the answers are kept until the session expires.")
     return session
 
 

@@ -101,11 +101,18 @@ def _explore(values: dict[str, str]) -> None:
     st.query_params.from_dict(values)
 
 
-def _header(found: Lesson, k: int) -> object:
-    """The lesson's name, the scene counter, Previous / Next with their keys; returns the slot of
-    "Explore this", drawn once the chapter has run."""
+class _Boxes(NamedTuple):
+    """The header's slots filled once the chapter has run: "Explore this", and the class session's bar."""
+
+    explore: object
+    klass: object
+
+
+def _header(found: Lesson, k: int) -> _Boxes:
+    """The lesson's name, the scene counter, Previous / Next with their keys; returns the slots of
+    "Explore this" and of the class session, drawn once the chapter has run."""
     n = len(found.scenes)
-    left, prev, nxt, explore = st.columns([5.0, 1.4, 1.4, 1.6], vertical_alignment="center")
+    left, prev, nxt, explore, klass = st.columns([3.4, 1.5, 1.3, 1.7, 1.7], vertical_alignment="center")
     left.markdown(f"**{md_escape(found.title)}** · scene {k} of {n}")
     prev.button("Previous", key="lesson.prev", icon=":material/arrow_back:", on_click=_go, args=(k - 1,),
                 disabled=k <= 1, shortcut="Left", width="stretch")
@@ -116,7 +123,7 @@ def _header(found: Lesson, k: int) -> object:
                   shortcut="PageUp")
         st.button("Next scene", key="lesson.pagedown", on_click=_go, args=(k + 1,), disabled=k >= n,
                   shortcut="PageDown")
-    return explore.empty()
+    return _Boxes(explore.empty(), klass.container())
 
 
 def _stage(scene: Scene) -> stage.Stage:
@@ -169,8 +176,7 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
     controls.present(True)
     st.markdown(CSS, unsafe_allow_html=True)
     with st.container(key="kv-stage"):
-        explore = _header(found, k) if scene is not None else st.empty()
-        boxes = _Boxes(explore, st.container())
+        boxes = _header(found, k) if scene is not None else None
         the_stage = _stage(scene) if scene is not None else None
         problems = st.container()
     if scene is None or the_stage is None or scene.chapter is None:
@@ -192,13 +198,6 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
     missing = [f"{key} is not drawn on this page at these values" for key in the_stage.slots
                if key not in the_stage.drawn]
     _problems(problems, found, k, st.session_state.get(_FOUND, []) + missing)
-
-
-class _Boxes(NamedTuple):
-    """The header's slots filled once the chapter has run: "Explore this", and the class session's bar."""
-
-    explore: object
-    klass: object
 
 
 def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> None:

@@ -28,6 +28,6 @@ def start_class(stage: Any, url: str) -> str:
     its join code."""
     stage.goto(url + SCENE)
     settled(stage)
-    stage.get_by_role("button", name="Start a class session").click()
+    stage.get_by_role("button", name="Class session").click()
     settled(stage)
     return re.search(r"class code ([A-Z]{5})", stage.inner_text("body")).group(1)
