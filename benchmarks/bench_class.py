@@ -104,7 +104,7 @@ class Class:
             time.sleep(0.1)
 
     def stop(self) -> None:
-        if self._loop is not None:
+        if self._loop is not None and not self._loop.is_closed():  # closed: every student's server is gone
             self._loop.call_soon_threadsafe(self._stop.set)
         self._thread.join(timeout=30)
 

@@ -21,8 +21,8 @@ import uuid
 from pathlib import Path
 
 __all__ = [
-    "REPLICA_HEADER", "fresh_database", "nginx_config", "postgres_bin", "start_nginx", "start_postgres",
-    "stop_postgres",
+    "REPLICA_HEADER", "fresh_database", "nginx_bin", "nginx_config", "postgres_bin", "start_nginx",
+    "start_postgres", "stop_postgres",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,16 +98,21 @@ def nginx_config(replicas: list[str], port: int) -> str:
     return text.replace("proxy_buffering off;", named)
 
 
+def nginx_bin() -> str | None:
+    """Debian's nginx, if installed."""
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
 def start_nginx(folder: Path, replicas: list[str]) -> tuple[subprocess.Popen, str]:
     """Debian's nginx (``apt-get install -y nginx``) in front of ``replicas``, its files in ``folder``:
     returns the process (terminate it to stop) and its address."""
-    if shutil.which("nginx") is None and not Path("/usr/sbin/nginx").exists():
+    binary = nginx_bin()
+    if binary is None:
         raise RuntimeError("nginx is not installed: apt-get install -y nginx")
     port = _free_port()
     (folder / "logs").mkdir(parents=True, exist_ok=True)
     conf = folder / "nginx.conf"
     conf.write_text(nginx_config(replicas, port))
-    binary = shutil.which("nginx") or "/usr/sbin/nginx"
     settings = f"daemon off; pid {folder / 'nginx.pid'}; error_log {folder / 'logs' / 'error.log'};"
     proc = subprocess.Popen([binary, "-p", str(folder), "-c", str(conf), "-g", settings])
     for _ in range(100):
