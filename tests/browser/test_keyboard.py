@@ -1,6 +1,7 @@
 """A replay with the keyboard alone: "Open at step" (a number input, reached by Tab like every control) moves
-the replayed chart to any step kept by training, and the chart's accessible name says which step it shows.
-(Plotly's own Play / Pause and frame slider under the chart are SVG, out of the keyboard's reach.)"""
+the replayed chart to any step kept by training, and the chart's accessible name says which step it shows;
+Plotly's Play and Pause under the chart are buttons in the tab order that Enter and Space press
+(``kernelviz/app/ui/access.py``). Plotly's frame slider stays out of the keyboard's reach."""
 
 from __future__ import annotations
 
@@ -33,3 +34,29 @@ def test_a_replay_steps_with_the_keyboard_alone(warm_server: StreamlitServer, pa
         page.wait_for_timeout(300)
     wait_for_repaint(page, before)
     assert replay_title(page).startswith("After 2 steps")
+
+
+def _shown_title(page: Any) -> str:
+    """The replayed fit's title as drawn now (a frame of the animation sets it)."""
+    return page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                         ".map(t => t.textContent)"
+                         ".find(t => t.startsWith('At the start') || t.startsWith('After ')) || ''")
+
+
+def test_play_and_pause_are_buttons_a_key_presses(warm_server: StreamlitServer, page: Any) -> None:
+    page.goto(warm_server.url + "/masked-training?masked.replay=true&masked.step=0")
+    wait_until_drawn(page, timeout=FIRST_LOAD_TIMEOUT_S)
+    play = page.locator('g.updatemenu-button[aria-label="Play the replay"]').first  # the fit's (the CV curve
+    pause = page.locator('g.updatemenu-button[aria-label="Pause the replay"]').first  # has a replay too)
+    assert play.get_attribute("tabindex") == "0" and play.get_attribute("role") == "button"
+    assert _shown_title(page).startswith("At the start")
+    play.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]"
+                           ".some(t => /^After \\d+ steps/.test(t.textContent))", timeout=10_000)
+    pause.focus()
+    page.keyboard.press("Space")
+    page.wait_for_timeout(400)
+    paused = _shown_title(page)
+    page.wait_for_timeout(800)
+    assert _shown_title(page) == paused  # Pause held it

@@ -10,6 +10,9 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   region (``overflow-x: auto``) that no key could reach; a little padding holds the struts.
 * Touch screens (``pointer: coarse``): every button, choice, checkbox and the sidebar's and menu's buttons
   are at least 44 × 44 px, and a slider's 12 px thumb takes touches 16 px around it (an invisible margin).
+* Replays by keyboard: Plotly draws a replay's Play and Pause as SVG that no key reaches. A small script
+  (``KEYS``, run once a page by ``st.html``) makes each a button in the tab order, with a name, a focus
+  ring and Enter or Space to press it; the steps themselves have *Open at step*.
 * Phones (a touch screen at most 640 px wide): Plotly's toolbar, which a tap shows over the chart's title,
   is not drawn (Streamlit's own full-screen button stays), and chart titles are set at 12 px so that they
   fit the width.
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["CSS", "NUMBERS", "apply", "numbers_switch", "numbers_wanted"]
+__all__ = ["CSS", "KEYS", "NUMBERS", "apply", "numbers_switch", "numbers_wanted"]
 
 NUMBERS = "a11y.numbers"  # the switch's widget key
 
@@ -37,6 +40,8 @@ CSS = """<style>
   [data-testid="stSlider"] [data-rac]:has(> div > input[type="range"])::after {
     content: ""; position: absolute; inset: -16px; }
 }
+[data-testid="stLayoutWrapper"]:has(> .st-key-kv-keys), .st-key-kv-keys { display: none; }
+.js-plotly-plot g.updatemenu-button:focus { outline: 3px solid #0072B2; outline-offset: 2px; }
 @media (pointer: coarse) and (max-width: 640px) {
   .js-plotly-plot .modebar-container { display: none !important; }
   .js-plotly-plot .gtitle { font-size: 12px !important; }
@@ -44,9 +49,34 @@ CSS = """<style>
 </style>"""
 
 
+KEYS = """<script>
+(() => {
+  if (window.kvReplayKeys) return;  // once a page: the observer below sees every chart drawn later
+  window.kvReplayKeys = true;
+  const press = (button, event) => {
+    if (event.key !== "Enter" && event.key !== " ") return;
+    event.preventDefault();
+    button.dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  };
+  const reach = () => document.querySelectorAll(".js-plotly-plot g.updatemenu-button:not([tabindex])")
+    .forEach(button => {
+      button.setAttribute("tabindex", "0");
+      button.setAttribute("role", "button");
+      button.setAttribute("aria-label", `${button.textContent.trim()} the replay`);
+      button.addEventListener("keydown", event => press(button, event));
+    });
+  new MutationObserver(reach).observe(document.body, {childList: true, subtree: true});
+  reach();
+})();
+</script>"""
+
+
 def apply() -> None:
-    """Put the CSS on the page (once per run, from app.py)."""
+    """Put the CSS on the page, and the script that lets keys reach Plotly's Play and Pause (once per run,
+    from app.py)."""
     st.markdown(CSS, unsafe_allow_html=True)
+    with st.container(key="kv-keys"):  # hidden: it takes no room on the page
+        st.html(KEYS, unsafe_allow_javascript=True)
 
 
 def numbers_switch() -> None:
