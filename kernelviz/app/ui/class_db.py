@@ -41,11 +41,13 @@ def _configured() -> bool:
 
 
 def engine() -> sa.Engine:
-    """The database's engine, its tables created on first use."""
+    """The database's engine, its tables created on first use, when the sessions past their time are
+    deleted with their answers (again each time a teacher starts one)."""
     url = os.environ.get(ENV)
     kwargs = {"url": url} if url else {} if _configured() else {"url": sqlite_default()}
     found = st.connection(CONNECTION, type="sql", **kwargs).engine
     if id(found) not in _READY:
         store.create_schema(found)
+        store.expire(found)
         _READY.add(id(found))
     return found
