@@ -83,6 +83,8 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
     box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
+    if fig.layout.updatemenus:  # Play and Pause: made buttons a key presses
+        access.replay_keys(box, key)
     for caption, table in tables:
         box.caption(f"The numbers of the chart above: {caption}")
         box.markdown(markdown_table(table))
