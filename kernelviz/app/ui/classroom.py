@@ -191,9 +191,11 @@ def show_result(session: Session, values: list, key: str, mine: object = None) -
     st.markdown(f"The computed answer: **{md_escape(a.label)}**. {a.why}")
 
 
-def stage_question(held: Teacher, session: Session, prompt: str, reveal: Callable[[object], Reveal]) -> None:
-    """A scene's question while a class session runs: the class answers, not the teacher. Open, it shows
-    how to join and how many have answered; revealed, the class's answers and the computed answer."""
+def stage_question(session: Session, prompt: str, reveal: Callable[[object], Reveal]) -> None:
+    """A scene's question while a class session runs (``bar`` has checked the teacher's key in this run):
+    the class answers, not the teacher. Open, it shows how to join and how many have answered; revealed,
+    the class's answers and the computed answer."""
+    held = st.session_state[KEY]
     st.markdown(f"**Predict, then reveal.** {prompt}")
     if session.answer is None and st.session_state.get(REVEAL) == session.round:
         session = _reveal_now(held, session, reveal)

@@ -210,7 +210,7 @@ def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> 
     for name, (prompt, guess, reveal) in the_stage.asked.items():
         with the_stage.slots[name], st.container(key=questions.box_key(name)):
             if session is not None and session.question is not None:
-                classroom.stage_question(classroom.teacher(), session, prompt, reveal)
+                classroom.stage_question(session, prompt, reveal)
             else:
                 questions.draw(name, prompt, guess, reveal)
     values = {key: controls.to_url(v) for key, v in controls.rendered_values().items()}
