@@ -21,7 +21,10 @@ from kernelviz.app.ui import class_db, classroom, server
 __all__ = ["JOIN_TRIES", "POLL_S", "page", "requested"]
 
 POLL_S = 2.0  # the view reads its session again this often
-JOIN_TRIES, JOIN_WINDOW_S = 10, 60.0  # wrong codes from one client at most, per minute
+# Wrong codes from one address at most, per minute and server. A class behind one NAT shares an address: 30
+# typos a minute before it waits. Guessing any of ten open sessions' codes (of 3.2 million) at that rate
+# takes a week.
+JOIN_TRIES, JOIN_WINDOW_S = 30, 60.0
 ME = "kv.join.me"  # session_state: this student's token
 SAID = "kv.join.said"  # session_state: (round, message) of the last answer sent, or of its refusal
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
