@@ -43,6 +43,7 @@ def test_a_teacher_and_two_phones_run_a_question(warm_server: StreamlitServer, b
         answer_question(phone, presses, key)
     stage.wait_for_function("() => /Answers so far\\s*2/.test(document.body.innerText)",
                             timeout=RERUN_TIMEOUT_S * 1e3)  # the live count, without a click
+    assert serious(stage) == []  # the join panel: its QR code, link and count
     stage.get_by_role("button", name="Reveal the class's answers").click()
     stage.get_by_text("The computed answer:").wait_for(timeout=RERUN_TIMEOUT_S * 1e3)
     settled(stage)

@@ -9,6 +9,7 @@ reload keeps the session; the store checks it for every act of the teacher.
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Callable
 from typing import NamedTuple
@@ -89,10 +90,13 @@ def join_url(code: str) -> str:
     return f"{here.scheme}://{here.netloc}/?join={code}"
 
 
-def _qr(url: str) -> bytes:
+def _qr(url: str) -> str:
+    """The QR code of ``url`` as an image with a text alternative (st.image gives an image none)."""
     out = io.BytesIO()
     segno.make(url, error="m").save(out, kind="png", scale=6, border=2, dark="#1B2430")
-    return out.getvalue()
+    data = base64.b64encode(out.getvalue()).decode()
+    return f'<img src="data:image/png;base64,{data}" width="170" alt="QR code of the join link, {url}">'
+
 
 
 def as_question(name: str, prompt: str, guess: Guess) -> Question:
@@ -120,7 +124,7 @@ def bar(box: object, lesson: str, showing: Showing) -> Session | None:
     url = join_url(held.code)
     with box.popover(f"Class {held.code}", icon=":material/groups:", width="stretch"):
         st.markdown(f"Students join at [{url}]({url}), class code **{held.code}**.")
-        st.image(_qr(url), width=170)
+        st.markdown(_qr(url), unsafe_allow_html=True)
         st.button("End the class session", key="class.end", icon=":material/logout:", on_click=_close,
                   args=(held,), help="No more answers; the answers are kept until the session expires.")
     return session
@@ -159,7 +163,7 @@ def _waiting(held: Teacher, session: Session) -> None:
     """While the question is open: the QR code and link to join, the live count, and Reveal."""
     url = join_url(held.code)
     code_box, words = st.columns([1.0, 3.0], vertical_alignment="center")
-    code_box.image(_qr(url), width=170)
+    code_box.markdown(_qr(url), unsafe_allow_html=True)
     words.markdown(f"Answer on your phone: scan the code or open **{url}** (class code **{held.code}**)")
     with words:
         _count(held.code, session.round)
