@@ -103,6 +103,12 @@ class Session:
     expires: float
 
     @property
+    def moment(self) -> tuple[int, int, bool, bool]:
+        """Where the class is: its scene and round, whether the answer is out, whether it has ended (a
+        student's view draws itself anew when this changes)."""
+        return self.scene, self.round, self.answer is not None, self.closed
+
+    @property
     def open_question(self) -> Question | None:
         """The question the class may answer now: asked, not yet revealed, the session not closed."""
         return None if self.closed or self.answer is not None else self.question

@@ -27,7 +27,7 @@ from kernelviz.app.ui.questions import Guess, Reveal
 
 __all__ = [
     "COUNT_EVERY_S", "Teacher", "as_question", "bar", "join_url", "params", "show_result", "stage_question",
-    "summary", "teacher",
+    "summary",
 ]
 
 KEY = "kv.class"  # session_state: the Teacher of the session this browser started
@@ -42,21 +42,22 @@ class Teacher(NamedTuple):
     key: str
 
 
-def teacher() -> Teacher | None:
-    """This browser's class session, from its session or its address; None if there is none (or the one in
-    the address is unknown, expired or not this key's)."""
+def _following(showing: Showing) -> tuple[Teacher, Session] | None:
+    """This browser's class session (from its session or its address), following ``showing``: the store
+    checks the key as it follows. None if there is none, or the one in the address is unknown, expired or
+    not this key's."""
     held = st.session_state.get(KEY)
     if held is None and "class" in st.query_params and "key" in st.query_params:
         held = Teacher(st.query_params["class"], st.query_params["key"])
     if held is None:
         return None
     try:
-        store.teacher(class_db.engine(), held.code, held.key)
+        session = store.follow(class_db.engine(), held.code, held.key, showing)
     except ClassError:
         _forget()
         return None
     st.session_state[KEY] = held
-    return held
+    return held, session
 
 
 def params() -> dict[str, str]:
@@ -115,12 +116,12 @@ START_HELP = ("Start a class session: students join on their phones with a code 
 def bar(box: object, lesson: str, showing: Showing) -> Session | None:
     """In the scene's header: "Class session" (which starts one), or the running session (which follows
     ``showing``) as a button named by its code that opens its link, QR code and "End"; returns it."""
-    held = teacher()
-    if held is None:
+    following = _following(showing)
+    if following is None:
         box.button("Class session", key="class.start", icon=":material/groups:", on_click=_start,
                    args=(lesson, showing), width="stretch", help=START_HELP)
         return None
-    session = store.follow(class_db.engine(), held.code, held.key, showing)
+    held, session = following
     url = join_url(held.code)
     with box.popover(f"Class {held.code}", icon=":material/groups:", width="stretch"):
         st.markdown(f"Students join at [{url}]({url}), class code **{held.code}**.")
@@ -144,10 +145,10 @@ def _reveal_now(held: Teacher, session: Session, reveal: Callable[[object], Reve
     from now on the students see it."""
     q = session.question
     values = list(store.answers(class_db.engine(), held.code, session.round).values())
-    some = values[0] if values else q.options[0] if q.options else (q.lo + q.hi) / 2
     with text.busy("Computing the answer…"):
-        found = reveal(some)
-        right = tuple({v for v in values if reveal(v).right})
+        judged = {v: reveal(v) for v in dict.fromkeys(values)}  # each distinct answer judged once
+        found = judged[values[0]] if values else reveal(q.options[0] if q.options else (q.lo + q.hi) / 2)
+    right = tuple(v for v, verdict in judged.items() if verdict.right)
     answer = _plain(found.answer)
     return store.reveal(class_db.engine(), held.code, held.key,
                         Answer(answer, q.label(answer), found.why, tuple(map(_plain, right))))

@@ -104,7 +104,7 @@ def _follow(code: str, seen: tuple) -> None:
         now = store.find(class_db.engine(), code)
     except ClassError:
         st.rerun(scope="app")
-    if (now.scene, now.round, now.answer is not None, now.closed) != seen:
+    if now.moment != seen:
         st.rerun(scope="app")
 
 
@@ -145,7 +145,7 @@ def page(code: str) -> None:
     if session is None:
         return
     me = _me()
-    _follow(session.code, (session.scene, session.round, session.answer is not None, session.closed))
+    _follow(session.code, session.moment)
     st.caption(f"Class {session.code} · scene {session.scene}")
     st.header(session.title, anchor=False)
     if session.closed:
