@@ -19,6 +19,7 @@ it.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -38,7 +39,7 @@ from kernelviz.app import defaults
 from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
 from kernelviz.models import heads as kv_heads
-from kernelviz.models import incontext, training
+from kernelviz.models import holdout_fast, incontext, training
 from kernelviz.models.attention import layer_output
 from kernelviz.models.attention.training import _train, layer_start
 from kernelviz.models.heads import SEEDS_MAX
@@ -238,37 +239,54 @@ def continued_presses(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
               f"{fresh * 1e3:.1f} ms, continued {cont * 1e3:.1f} ms ({fresh / cont:.1f}x); {load()}")
 
 
-def holdout_one_split(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
-    """Hold-out 1's split, argmin of the keys, against hold-out 2's, their sort: ``args.steps`` splits of 256
-    slots in one compiled loop (the post's keys, ``post.step_keys``), each way, same run; then kv.fit on the
-    post's data with one head and with 8 at hold-out 1 for scale."""
+def split_forms(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
+    """``holdout_split_fast`` (what training runs) against ``holdout_split`` (the formula the pages show),
+    same run: ``args.steps`` splits of 256 slots in one compiled loop (the post's keys) at hold-out 1 and 75,
+    then kv.fit on the post's data, 8 heads, at hold-out 1, 10 and 75, each form in a program of its own
+    (a copy of the training loop's function traced while ``holdout_fast.holdout_split_fast`` is that form),
+    in turns."""
     mask = np.arange(TRAIN_MAX_POINTS) < TRAIN_MAX_POINTS
+    forms = {"fast": holdout_fast.holdout_split_fast, "formula": holdout_split}
 
-    @jax.jit
-    def splits(key, holdout):
-        keys = post.step_keys(key, args.steps)
+    def splits_of(split):
+        @jax.jit
+        def splits(key, holdout):
+            keys = post.step_keys(key, args.steps)
 
-        def body(step, acc):
-            order, avail = holdout_split(keys[step], mask, holdout)
-            return acc + order[0] + jnp.sum(avail, dtype=jnp.int32)
-        return jax.lax.fori_loop(0, args.steps, body, jnp.int32(0))
+            def body(step, acc):
+                order, avail = split(keys[step], mask, holdout)
+                return acc + order[0] + jnp.sum(avail, dtype=order.dtype)
+            return jax.lax.fori_loop(0, args.steps, body, jnp.zeros((), jnp.int64))
+        return splits
 
-    def loop(holdout: int):
-        return lambda: splits(post.prng_key(1), np.int32(holdout)).block_until_ready()
-
-    argmin, sort = loop(1), loop(2)
-    argmin(), sort()  # compile both
-    t_argmin, t_sort = median_time(argmin, args.repeats), median_time(sort, args.repeats)
-    fits = []
-    for h in (1, HEADS):
-        def fit(h=h):
-            kv.fit(x, y, heads=h, holdout=1, steps=args.steps, learning_rate=0.2, seed=0, multihead=True)
-        fit()
-        fits.append(median_time(fit, args.repeats))
-    print(f"\nhold-out sets, {args.steps:,} steps of {mask.size} slots: hold-out 1 by argmin "
-          f"{t_argmin * 1e3:.1f} ms, hold-out 2 by sort {t_sort * 1e3:.1f} ms ({t_sort / t_argmin:.1f}x); "
-          f"kv.fit at hold-out 1 (argmin): 1 head {fits[0] * 1e3:.1f} ms, {HEADS} heads "
-          f"{fits[1] * 1e3:.1f} ms; {load()}")
+    print(f"\nhold-out sets, {args.steps:,} splits of {mask.size} slots (fast form against the formula):")
+    compiled = {f: splits_of(forms[f]) for f in forms}
+    for h in (1, 75):
+        runs = {f: functools.partial(lambda c, k: c(post.prng_key(1), k).block_until_ready(), compiled[f],
+                                     np.int32(h)) for f in forms}
+        [r() for r in runs.values()]
+        fast, formula = (median_time(runs[f], args.repeats) for f in forms)
+        print(f"  hold-out {h:>3}: {fast * 1e3:6.1f} ms against {formula * 1e3:6.1f} ms "
+              f"({formula / fast:.1f}x)")
+    original = kv_heads._adam_run
+    programs = {f: lean_jit(types.FunctionType(original._fun.__code__, original._fun.__globals__),
+                            static_argnames=("arithmetic",)) for f in forms}
+    times: dict[str, dict[int, list[float]]] = {f: {h: [] for h in (1, 10, 75)} for f in forms}
+    try:
+        for _ in range(max(1, args.repeats) + 1):  # the first round traces and compiles each form
+            for f in forms:
+                holdout_fast.holdout_split_fast, kv_heads._adam_run = forms[f], programs[f]
+                for h, seen in times[f].items():
+                    t = time.perf_counter()
+                    kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=len(seen), multihead=True)
+                    seen.append(time.perf_counter() - t)
+    finally:
+        holdout_fast.holdout_split_fast, kv_heads._adam_run = forms["fast"], original
+    print(f"kv.fit, {HEADS} heads, {args.steps:,} steps (fast form against the formula):")
+    for h in times["fast"]:
+        fast, formula = (statistics.median(times[f][h][1:]) for f in forms)
+        print(f"  hold-out {h:>3}: {fast * 1e3:6.1f} ms against {formula * 1e3:6.1f} ms "
+              f"({formula / fast:.2f}x); {load()}")
 
 
 def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
@@ -365,7 +383,7 @@ def main() -> None:
     speed_devices(x, y, args)
     post_arithmetic(x, y, args)
     continued_presses(x, y, args)
-    holdout_one_split(x, y, args)
+    split_forms(x, y, args)
     attention_devices(x, y, args)
     snapshot_cost(x, y, args)
     after_warmup(x, y, args)

@@ -9,9 +9,14 @@ from kernelviz.app.ui import cache, cache_d2l, cache_scrub, explain, question_ba
 from kernelviz.app.views import explain as views_explain
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
-from kernelviz.models import smoothing
+from kernelviz.models import loo, smoothing
 
 CH = "1_kernel_regression"
+CONSISTENCY_RAN = ui.Ran(
+    "For each n, d2l's data of n points with this noise seed; ℓ*(n) is the ℓ of least CV(ℓ), found by "
+    "`kernelviz.models.loo.loo_lengthscale` (a grid of log ℓ, then Newton steps, in one compiled program); "
+    "the error is the fit's (`kernelviz.runtime.serve` ran it) against f on d2l's 50 test inputs."
+)
 
 
 def d2l_pooling(data: ui.Data) -> None:
@@ -33,7 +38,7 @@ def d2l_pooling(data: ui.Data) -> None:
                 key="kr.d2l_heatmap", filename="kernelviz-d2l-heatmap")
     st.caption(ui.prose(CH, "d2l_caption", n=f"{data.n:,}", rows=heat.weights.shape[0],
                         cols=heat.weights.shape[1], note=heat.note))
-    ui.show_code(views.d2l_pooling)
+    ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, ran=ui.SERVED)
     d2l_consistency(data, view)
 
 
@@ -59,7 +64,8 @@ def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
                 key="kr.d2l_consistency", filename="kernelviz-d2l-consistency")
     with right:
         ui.say(CH, "d2l_consistency_result", seed=seed, **consistency_words(sweep))
-    ui.show_code(views.d2l_consistency, label="The code of the sweep")
+    ui.show_code(loo.curve_model, loo.loo_loss, smoothing.nadaraya_watson_model, ran=CONSISTENCY_RAN,
+                 label="The code of the sweep")
 
 def consistency_words(sweep: views.Consistency) -> dict[str, str]:
     """The numbers of d2l's exercise 1 and the verdicts they support (``sweep.biased``, ``converges``)."""
@@ -192,7 +198,8 @@ st.caption(
 left, right = st.columns([3, 2])
 left.latex(ui.prose(CH, "formula"))
 right.latex(K.latex + (r"\quad\text{on } |u| \le 1,\ 0 \text{ outside}" if K.compact else ""))
-ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, smoothing.path_model, served=True)
+ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, smoothing.path_model,
+             ran=ui.streamed_if(data.n))
 ui.data_summary(data)
 question_bank.wide_window(data)
 
@@ -202,7 +209,7 @@ if empty > 0:
 if baselines:
     ui.say(CH, "baselines")
     st.latex(ui.prose(CH, "baselines_formula"))
-    ui.show_code(smoothing.knn_model, smoothing.knn_scores, served=True,
+    ui.show_code(smoothing.knn_model, smoothing.knn_scores, ran=ui.SERVED,
                  label="The code of the k-NN baseline")
 
 st.subheader("The band and the weights")
@@ -221,14 +228,14 @@ with left:
     row = f"The outlined row is the query nearest x* = {point.x:.4g}." if point is not None else ""
     extra = " ".join(t for t in (ui.prose(CH, "heatmap_empty") if empty > 0 else "", heat.note, row) if t)
     st.caption(ui.prose(CH, "heatmap_caption", extra=extra))
-    ui.show_code(views.weights_heatmap, smoothing.nadaraya_watson_model, kernel_scores)
+    ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, ran=ui.SERVED)
 with right:
     u, shapes = cache.kernel_shapes()
     ui.show(
         kf.kernel_shape_figure(u, shapes, K.label), key="kr.kernel_shape", filename="kernelviz-kernel-shapes"
     )
     st.caption(ui.prose(CH, "shape_caption", kernel=K.label))
-    ui.show_code(kernel_values, label="The code of the kernel shapes")
+    ui.show_code(kernel_values, ran=ui.CALLED, label="The code of the kernel shapes")
 
 if ds.name == "d2l":
     d2l_pooling(data)
@@ -254,7 +261,7 @@ if ds.name != "blog":
     st.caption(
         ui.prose(CH, "panels_scaled", span=f"{hi - lo:.3g}", scale=f"{(hi - lo) / defaults.POST_SPAN:.3g}")
     )
-ui.show_code(defaults.post_lengthscale, smoothing.nadaraya_watson_model, served=True)
+ui.show_code(smoothing.nadaraya_watson_model, ran=ui.SERVED)
 
 st.subheader("Conventions")
 ui.say(CH, "conventions")

@@ -18,6 +18,10 @@ from kernelviz.models import heads, loo, parametric, training
 from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
 
 CH = "2_masked_training"
+SEEDS_RAN = ui.Ran(
+    f"{ui.TRAINED.line} The seeds run one after another inside that one program, each with its own hold-out "
+    "sets."
+)
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
 SQRT2, LEARNING_RATES = defaults.SQRT2, defaults.LEARNING_RATES
 SEED_MAX = 99  # the seed slider of d2l's w₀
@@ -137,8 +141,8 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     st.caption(ui.prose(CH, "fit_caption"))
     if cache.empty_share(data, view.learned, kernel) > 0:
         st.caption(ui.prose(CH, "fit_gaps"))
-    ui.show_code(heads.model, holdout_objective, training.run)
-    ui.show_fast_path(pooling.scalar_heads, pooling.pooled_heads)
+    ui.show_code(heads.model, holdout_objective, training.update,
+                 ran=ui.trained_fast(pooling.scalar_heads, pooling.pooled_heads))
     return replay
 
 
@@ -158,7 +162,7 @@ def loss_and_loo(view: views.MaskedView, kernel: str, replay: ui.MaskedReplay | 
         ui.show(fig, key="masked.loo", filename="kernelviz-loo-curve")
         gap = ui.prose(CH, "loo_gap", kernel=get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
-        ui.show_code(loo.curve_model, loo.loo_loss, kv.loo_lengthscale, served=True,
+        ui.show_code(loo.curve_model, loo.loo_loss, ran=ui.Ran(f"{ui.SERVED.line} {ui.SEARCHED.line}"),
                      label="The code of the leave-one-out curve")
 
 
@@ -190,7 +194,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     differ = [p for p in panels if f"{SQRT2 * p.lengthscale:.2f}" != f"{SQRT2 * p.softmax_lengthscale:.2f}"]
     if differ:
         ui.say(CH, "post_softmax", holdouts=", ".join(str(p.holdout) for p in differ))
-    ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, holdout_split)
+    ui.show_code(heads.post_model, heads.model, pooling.masked_softmax, holdout_split, ran=ui.POST_TRAINED)
 
 
 @ui.fragment
@@ -216,7 +220,8 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
     capped = ui.prose(CH, "seeds_capped", sizes=sizes, n=f"{len(data.train):,}") if spread.capped else ""
     st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=seed,
                         last=seed + n_seeds - 1))
-    ui.show_code(kv.fit_seeds, label="The code of the seed spread")
+    ui.show_code(heads.model, holdout_objective, training.update, ran=SEEDS_RAN,
+                 label="The code of the seed spread")
 
 
 @ui.fragment
@@ -350,7 +355,7 @@ def kotlin_validation(view: vt.ParametricView, validation: np.ndarray | None, ep
     ui.say(CH, "kotlin_validation_result", epochs=epochs, first=f"{validation[0]:.4g}",
            last=f"{validation[-1]:.4g}", best=f"{validation[best]:.4g}", best_epoch=best + 1,
            train_first=f"{view.epoch_losses[0]:.4g}", train_last=f"{view.epoch_losses[-1]:.4g}")
-    ui.show_code(parametric.validation_errors)
+    ui.show_code(parametric.validation_errors, ran=ui.CALLED)
 
 
 def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: int,
@@ -381,7 +386,7 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
         kotlin_validation(view, validation, epochs)
         ui.say(CH, "kotlin_why")
         ui.say(CH, "kotlin_here", epochs=epochs, w=f"{view.w:.3g}", own=f"{view.self_weight:.0%}")
-    ui.show_code(parametric.parametric_loss, training.run)
+    ui.show_code(parametric.parametric_loss, parametric.batch_rows, training.update, ran=ui.TRAINED)
 
 
 data = ui.current_data()

@@ -101,7 +101,8 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
-    ui.show_code(heads.model, training.run, smoothing.heads_model, pooling.mix)
+    ui.show_code(heads.model, holdout_objective, training.update, smoothing.heads_model, pooling.mix,
+                 ran=ui.TRAINED_THEN_SERVED)
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
@@ -120,7 +121,7 @@ def learned(result: FitResult) -> None:
     st.subheader("What the heads learned")
     ui.show_table(vt.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
-    ui.show_code(heads.model, pooling.mix)
+    ui.show_code(heads.model, pooling.mix, ran=ui.TRAINED)
 
 
 @ui.fragment
@@ -142,7 +143,7 @@ def heads_pictures(result: FitResult, view: views.HeadsView, point: views_explai
                         panels=len(result.lengthscales))
         ui.show(fig, key="mh.heatmaps", filename="kernelviz-head-heatmaps")
         st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
-        ui.show_code(views.heads_view, smoothing.heads_model, pooling.multihead, pooling.mix)
+        ui.show_code(smoothing.heads_model, pooling.multihead, pooling.mix, ran=ui.SERVED)
     else:
         loss_picture(result)
 
@@ -152,7 +153,7 @@ def loss_picture(result: FitResult) -> None:
     search = " " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""
     caption = ui.prose(CHAPTER, "loss_caption") + search
     ui.loss_chart(result.losses, "mh.loss", "kernelviz-multihead-loss", caption)
-    ui.show_code(holdout_objective, training.run)
+    ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 
 @ui.fragment
@@ -175,7 +176,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     if data.subsampled:
         st.caption(ui.prose(CHAPTER, "panels_subsample", shown=f"{len(data.train):,}", n=f"{data.n:,}"))
     ui.show_code(heads.post_model, heads.model, heads.initial_lengthscales, holdout_split,
-                 training.run, smoothing.heads_model, pooling.mix)
+                 training.update, smoothing.heads_model, pooling.mix, ran=ui.POST_TRAINED)
     ui.say(CHAPTER, "post_numbers")
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)
     st.markdown(post_match(panels, at_post=data.key == ("blog", *native_sample("blog"))

@@ -22,6 +22,15 @@ from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
 
 CHAPTER = "4_attention"
+COMPARISON_RAN = ui.Ran(
+    "Each model is an attention layer (the smoother and chapter 3's heads through `gaussian_layer`), run by "
+    "`kernelviz.runtime.serve`: at every point with that point's own key hidden, for the leave-one-out "
+    "error, and on a grid across the data, for the error against the true mean and the band."
+)
+KERNEL_RAN = ui.Ran(
+    "`dot_scores` of every pair of grid points, compiled once in float64 (`jax.jit`); log K_h adds to each "
+    "row the constant c_h(x) = (A₀₁ − A₁₀) x̃ + (A₀₂ − A₂₀) x̃², which no weight sees."
+)
 A = defaults.ATTENTION
 STARTS = {"gaussian": "Gaussian heads around ℓ*", "post": "the blog post's spread", "random": "random maps"}
 
@@ -51,7 +60,8 @@ def gaussian_section(data: ui.Data) -> None:
     ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
     ui.say(CHAPTER, "check_maps")
     ui.show_table(vt.maps_table(check))
-    ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, views.gaussian_check)
+    ui.show_code(attention.gaussian_attention_params, attention.gaussian_layer, attention.layer_model,
+                 attention.attention_layer, ran=ui.SERVED)
 
 
 def layer_controls(train: kv.Dataset) -> vt.Settings:
@@ -152,8 +162,8 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
                 on_select=explain.on_pick("attn.fit", "attn.", data))
     if point is not None:
         explain.layer_panel(point, names, data.ds.x, key="attn.formula")
-    ui.show_code(attention.attention_layer, attention.dot_scores, attention.layer_output, training.run)
-    ui.show_fast_path(pooling.summed_heads, pooling.pooled_sum)
+    ui.show_code(attention.layer_output, attention.dot_scores, holdout_objective, training.update,
+                 ran=ui.trained_fast(pooling.summed_heads, pooling.pooled_sum))
     return point, (path, opened)
 
 
@@ -164,7 +174,8 @@ def layer_scores(data: ui.Data, s: vt.Settings) -> None:
     ui.say(CHAPTER, "compare")
     ui.show_table(vt.comparison_table(comp))
     st.markdown(vt.comparison_sentence(comp))
-    ui.show_code(cache_attention.comparison, attention.attention_loo_error, attention.attention_layer)
+    ui.show_code(attention.gaussian_layer, attention.layer_model, attention.attention_layer,
+                 ran=COMPARISON_RAN)
 
 
 def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
@@ -175,7 +186,7 @@ def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
     ui.say(CHAPTER, "notes_check", heads=f"{heads:.0e}", joined=f"{joined:.0e}")
     ui.show_code(kv.self_attention, selfattention.softmax_attention, selfattention.attention_weights,
                  multihead_self_attention, as_self_attention,
-                 label="The notes' SelfAttention and multi-head attention, in JAX")
+                 ran=ui.CALLED, label="The notes' SelfAttention and multi-head attention, in JAX")
 
 
 @ui.fragment
@@ -229,7 +240,7 @@ def joining_heads(view: views.AttentionView) -> None:
     st.latex(ui.prose(CHAPTER, "wo_formula"))
     ui.show(kf.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
     st.caption(ui.prose(CHAPTER, "wo_caption"))
-    ui.show_code(attention.attention_layer)
+    ui.show_code(attention.attention_layer, ran=ui.SERVED)
 
 
 def learned_kernel(view: views.AttentionView, h: int, replay: tuple[LayerPath | None, int]) -> None:
@@ -242,7 +253,7 @@ def learned_kernel(view: views.AttentionView, h: int, replay: tuple[LayerPath | 
         fig = kf.add_kernel_replay(fig, path, h, opened)
         st.caption(ui.prose(CHAPTER, "kernel_replay", head=h + 1))
     ui.show(fig, key="attn.kernel", filename="kernelviz-learned-kernel")
-    ui.show_code(attention.dot_scores, attention.attention_kernel)
+    ui.show_code(attention.dot_scores, attention.score_matrices, ran=KERNEL_RAN)
 
 
 def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
@@ -251,7 +262,7 @@ def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
     ui.show(kf.sequence_figure(view, h, x_title), key="attn.sequence",
             filename="kernelviz-self-attention-sequence")
     st.caption(ui.prose(CHAPTER, "sequence_caption", head=h + 1, note=view.self_.note))
-    ui.show_code(attention.attention_predict, attention.attention_values)
+    ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 
 
 def self_cross(view: views.AttentionView, h: int) -> None:
@@ -260,13 +271,13 @@ def self_cross(view: views.AttentionView, h: int) -> None:
     ui.show(kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
                                  view.cross.queries), key="attn.selfcross", filename="kernelviz-self-cross")
     st.caption(ui.prose(CHAPTER, "selfcross_caption", head=h + 1, note=view.cross.note))
-    ui.show_code(attention.layer_model, attention.attention_layer, served=True)
+    ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 
 
 def loss_picture(fit: AttentionFit) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
     ui.loss_chart(fit.losses, "attn.loss", "kernelviz-attention-loss", ui.prose(CHAPTER, "loss_caption"))
-    ui.show_code(holdout_objective, training.run)
+    ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 
 @ui.fragment

@@ -17,6 +17,15 @@ from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext import gradient as icg
 
 CHAPTER = "5_in_context"
+ERROR_RAN = ui.Ran(
+    "The layer's mean of (f̂(x_q) − f(x_q))² over the queries of fresh tasks drawn with a fixed seed, each "
+    "task's context read as keys and values, in one compiled program."
+)
+SWEEP_RAN = ui.Ran(
+    "For each setting of the table: one pretraining (the step above, run by "
+    "`kernelviz.models.training.run`), its learned window, and the best fixed ℓ on fresh tasks of that "
+    "setting."
+)
 FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
 KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
 TASKS_MAX = 999
@@ -113,7 +122,7 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
             key="icl.lengthscales", filename="kernelviz-in-context-lengthscales")
     st.caption(ui.prose(CHAPTER, "error_curve"))
     ui.show_code(incontext_eval.learned_window, incontext_eval.learned_kernel,
-                 incontext_eval.best_fixed_lengthscale)
+                 incontext_eval.best_fixed_lengthscale, ran=ui.CALLED)
     return best
 
 
@@ -135,7 +144,7 @@ def task_section(s: vi.Settings) -> None:
     ui.show(kf.in_context_weights_figure(t.weights, t.queries, t.x, t.mixing), key="icl.heatmap",
             filename="kernelviz-in-context-weights")
     st.caption(ui.prose(CHAPTER, "heatmap_caption"))
-    ui.show_code(incontext.prediction_model, incontext.head_scores, served=True)
+    ui.show_code(incontext.prediction_model, incontext.head_scores, ran=ui.SERVED)
 
 
 def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> None:
@@ -156,7 +165,7 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
         compare_kinds(s, err)
     else:
         st.info(ui.prose(CHAPTER, "compare_off", other=other.kind), icon=":material/info:")
-    ui.show_code(incontext.linear_weights, incontext_eval.in_context_error)
+    ui.show_code(incontext.layer_output, incontext.linear_weights, ran=ERROR_RAN)
 
 
 def compare_kinds(s: vi.Settings, err: float) -> None:
@@ -176,9 +185,9 @@ def loss_section(fit: incontext.Pretrained) -> None:
     st.subheader("Pretraining loss")
     ui.loss_chart(fit.losses, "icl.loss", "kernelviz-in-context-loss", ui.prose(CHAPTER, "loss_caption"),
                   y_title="query mean squared error")
-    ui.show_code(incontext.layer_output, incontext.pretraining_loss, training.run)
-    ui.show_fast_path(icg.loss_by_heads, icg.heads_forward, icg.score_gradients, icg.head_weights,
-                      note=HEADS_NOTE)
+    ui.show_code(incontext.layer_output, incontext.pretraining_loss, training.update,
+                 ran=ui.TRAINED._replace(fast=(icg.loss_by_heads, icg.heads_forward, icg.score_gradients,
+                                               icg.head_weights), note=HEADS_NOTE))
 
 
 def sweep_section(s: vi.Settings) -> None:
@@ -206,7 +215,8 @@ def sweep_section(s: vi.Settings) -> None:
                                        [r.best_lengthscale for r in by_s], "label noise σ", s.noise),
                 key="icl.sweep_noise", filename="kernelviz-window-against-noise")
     st.caption(ui.prose(CHAPTER, "sweep_caption"))
-    ui.show_code(incontext_eval.window_sweep)
+    ui.show_code(incontext.pretraining_loss, training.update, incontext_eval.learned_window,
+                 incontext_eval.best_fixed_lengthscale, ran=SWEEP_RAN)
 
 
 ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))

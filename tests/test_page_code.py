@@ -1,7 +1,8 @@
-""""The code that ran" under each chart is the model: every function a page shows there has at most 20
-lines of statements, and none of the serving in it (padding to buckets, casts, float32, custom gradients),
-which the adapter (``kernelviz.runtime.serve``) and the core operations do. The exceptions are named, each
-with the reason the cast is the formula itself."""
+""""The code that ran" under each chart is the model: every function a page shows there is a model, loss or
+training step of ``kernelviz.core`` or ``kernelviz.models`` (never an orchestrator, a cache or a dispatcher
+of the app), has at most 20 lines of statements, and none of the serving in it (padding to buckets, casts,
+float32, branches on sizes, bit tricks, custom gradients), which the adapter (``kernelviz.runtime.serve``),
+the training loop and the core operations do. Every expander says how its code was run (``ran=``)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "chapters").glob("[1-5]_*.py"))  # the five chapters
-SERVING = re.compile(r"(?<![.\w])(pad|bucket)\(|\.astype\(|float32|custom_vjp")
-CASTS_ARE_THE_FORMULA = {
-    "post_model": "the blog post computed in float32, and chapters 2 and 3 reprint its runs",
-    "holdout_split": "the post's random permutation, an integer sort of its 32-bit keys",
-    "layer_output": "chapter 5's prompts are float32; the linear layer's sum is returned in their dtype",
-}
+SERVING = re.compile(r"(?<![.\w])(pad|bucket)\(|\.astype\(|float32|custom_vjp|lax\.cond|uint64|<<")
+HOMES = ("kernelviz.core.", "kernelviz.models.")
+
+
+def show_code_calls(page: Path) -> Iterator[ast.Call]:
+    """Every ``ui.show_code(...)`` call of ``page``."""
+    for node in ast.walk(ast.parse(page.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "show_code":
+            yield node
 
 
 def shown(page: Path) -> Iterator[tuple[str, Callable]]:
@@ -32,10 +36,9 @@ def shown(page: Path) -> Iterator[tuple[str, Callable]]:
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             exec(compile(ast.Module([node], []), str(page), "exec"), names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "show_code":
-            for arg in node.args:
-                yield ast.unparse(arg), eval(compile(ast.Expression(arg), str(page), "eval"), names)
+    for node in show_code_calls(page):
+        for arg in node.args:
+            yield ast.unparse(arg), eval(compile(ast.Expression(arg), str(page), "eval"), names)
 
 
 def statements(fn: Callable) -> tuple[int, str]:
@@ -52,11 +55,21 @@ def statements(fn: Callable) -> tuple[int, str]:
 def test_the_code_under_the_charts_is_the_model(page: Path):
     found = list(shown(page))
     assert found, page
-    too_long, serving = {}, {}
+    too_long, serving, elsewhere = {}, {}, {}
     for expression, fn in found:
         count, code = statements(fn)
         if count > 20:
             too_long[expression] = count
-        if SERVING.search(code) and fn.__name__ not in CASTS_ARE_THE_FORMULA:
+        if SERVING.search(code):
             serving[expression] = SERVING.findall(code)
-    assert too_long == {} and serving == {}
+        module = inspect.unwrap(fn).__module__ + "."
+        if not module.startswith(HOMES):
+            elsewhere[expression] = module
+    assert too_long == {} and serving == {} and elsewhere == {}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_every_expander_says_how_its_code_ran(page: Path):
+    calls = list(show_code_calls(page))
+    assert calls, page
+    assert all(any(k.arg == "ran" for k in call.keywords) for call in calls)

@@ -29,6 +29,7 @@ from kernelviz.models.holdout import (
     holdout_range,
     holdout_split,
 )
+from kernelviz.models.holdout_fast import holdout_split_fast
 from kernelviz.models.smoothing import HEADS_MAX, kernel_scores
 from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.shapes import bucket, pad
@@ -94,7 +95,8 @@ def test_numpy_reference_has_an_empty_window_case():
 # Hold-out sets, the loss and its gradient
 # ---------------------------------------------------------------------------------------------------------
 
-_split = jax.jit(holdout_split)
+SPLITS = {"formula": jax.jit(holdout_split), "fast": jax.jit(holdout_split_fast)}
+each_split = pytest.mark.parametrize("form", list(SPLITS))
 
 
 def _step_key(seed: int, step: int) -> np.ndarray:
@@ -121,6 +123,17 @@ def _objective(params, xp, yp, mask, holdout, seed, kernel, chunked=True, with_g
                              fast)
 
 
+def test_the_fast_split_holds_out_what_the_formula_holds_out():
+    """``holdout_split_fast`` (what training runs) against ``holdout_split`` (the formula shown): the same
+    held-out points in the same order and the same keys left available, for many keys, sizes and k."""
+    for n, size, k in ((3, 4, 1), (40, 64, 1), (40, 64, 5), (150, 256, 1), (150, 256, 75), (256, 256, 254)):
+        mask = np.arange(size) < n
+        for step in range(20):
+            key = _step_key(n + k, step)
+            (o1, a1), (o2, a2) = ((np.asarray(a) for a in SPLITS[f](key, mask, k)) for f in SPLITS)
+            assert np.array_equal(o1[:k], o2[:k]) and np.array_equal(a1, a2)
+
+
 @jax.jit(static_argnames=("chunked", "with_grad", "fast"))
 def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_grad, fast):
     h = jnp.sum(params[1] != 5.0)
@@ -133,21 +146,23 @@ def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_
     return objective(params, 0)
 
 
-def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them():
+@each_split
+def test_holdout_split_draws_distinct_real_points_and_masks_exactly_them(form):
     for holdout in (1, 3, 5, 38):
         *_, mask = _data()
-        order, avail = (np.asarray(a) for a in _split(_step_key(holdout, 0), mask, holdout))
+        order, avail = (np.asarray(a) for a in SPLITS[form](_step_key(holdout, 0), mask, holdout))
         held = order[:holdout]
         assert len(set(held.tolist())) == holdout and np.all(held < 40)
         assert set(np.flatnonzero(mask & ~avail).tolist()) == set(held.tolist())
 
 
-def test_holdout_split_is_a_uniform_random_order():
+@each_split
+def test_holdout_split_is_a_uniform_random_order(form):
     """Over many steps every real point is held out about equally often, padded slots never, and the
     order is a permutation of the slots (real points first)."""
     n, size, holdout, steps = 40, 64, 5, 4000
     mask = np.arange(size) < n
-    split = jax.vmap(_split, in_axes=(0, None, None))
+    split = jax.vmap(SPLITS[form], in_axes=(0, None, None))
     order, avail = split(post.step_keys(post.prng_key(7), steps), mask, holdout)
     order, avail = np.asarray(order), np.asarray(avail)
     assert np.all(np.sort(order, axis=1) == np.arange(size)) and np.all(order[:, :n] < n)
@@ -160,7 +175,8 @@ def test_holdout_split_is_a_uniform_random_order():
     assert np.mean(order[1:, 0] == order[:-1, 0]) < 0.1
 
 
-def test_holdout_split_is_the_posts_permutation():
+@each_split
+def test_holdout_split_is_the_posts_permutation(form):
     """Step t's hold-out set is ``random.permutation(subkey_t, arange(n))[:k]`` of JAX's original threefry
     (the post's), for any n in a padded array, by the sort (k > 1) and by the argmin (k = 1)."""
     with jax.threefry_partitionable(False):
@@ -169,7 +185,7 @@ def test_holdout_split_is_the_posts_permutation():
             for _ in range(3):
                 key, sub = jax.random.split(key)
                 perm = np.asarray(jax.random.permutation(sub, jnp.arange(n)))
-                split = _split(jax.random.key_data(sub), np.arange(size) < n, k)
+                split = SPLITS[form](jax.random.key_data(sub), np.arange(size) < n, k)
                 order, avail = (np.asarray(a) for a in split)
                 assert set(order[:k].tolist()) == set(perm[:k].tolist()) and order[0] == perm[0]
                 assert np.array_equal(np.flatnonzero(avail), np.sort(perm[k:]))
@@ -186,7 +202,7 @@ def _numpy_loss(x, y, order, avail, holdout, ells, u, kernel):
 def test_padded_heads_loss_equals_unpadded_numpy_reference(n, holdout):
     x, y, xp, yp, mask = _data(n, seed=holdout)
     ells, u = np.array([0.03, 0.1, 0.4]), np.array([0.7, -0.2, 0.5])
-    order, avail = (np.asarray(a) for a in _split(_step_key(holdout, 0), mask, holdout))
+    order, avail = (np.asarray(a) for a in SPLITS["formula"](_step_key(holdout, 0), mask, holdout))
     for name in ("gaussian", "laplace", "cauchy"):
         loss, _ = _objective(_params(ells, u), xp, yp, mask, holdout, holdout, kernel_index(name))
         ref = _numpy_loss(x, y, order, avail, holdout, ells, u, name)
@@ -234,7 +250,8 @@ def test_post_arithmetic_with_its_own_gradient_matches_the_plain_formula(kernel)
     params = (jnp.log(jnp.array([0.2, 0.5, 1.5], jnp.float32)), jnp.array([0.7, -0.2, 0.5], jnp.float32))
     k = kernel_index(kernel)
     g = jnp.asarray(rng.normal(size=12), jnp.float32)
-    fast, plain = heads.post_model(x, y, k), reference.plain_post_model(x, y, k)
+    fast = heads.predictor(x, y, k, arithmetic="post")  # post_model on the data in float32
+    plain = reference.plain_post_model(x, y, k)
     out, ref = fast(params, xq, available), plain(params, xq, available)
     np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-6)
     assert (float(out[-1]) == 0.0) == (float(ref[-1]) == 0.0)  # 0 where the kernel's tails underflow

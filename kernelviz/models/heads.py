@@ -33,7 +33,7 @@ from jax import Array
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.data import post
-from kernelviz.models import results, training
+from kernelviz.models import holdout_fast, results, training
 from kernelviz.models.holdout import holdout_objective, holdout_range
 from kernelviz.models.loo import loo_bounds
 from kernelviz.models.results import FitResult
@@ -100,15 +100,18 @@ def model(x: Array, y: Array, kernel: Array, *, sink: float | None = None,
 
 
 def post_model(x: Array, y: Array, kernel: Array) -> Predict:
-    """``model`` computed as the blog post computes it: float32, w_i = K_i / (Σ_j K_j + 1e-16)
-    (``pooling.masked_softmax`` with ``sink = log 1e-16``), so that a held-out point whose every kernel
-    value underflows predicts 0; log ℓ_h is not clipped."""
-    return model(x.astype(jnp.float32), y.astype(jnp.float32), kernel, sink=POST_SINK, limit=math.inf)
+    """``model`` computed as the blog post computes it: on float32 data (x, y), with
+    w_i = K_i / (Σ_j K_j + 1e-16) (``pooling.masked_softmax`` with ``sink = log 1e-16``), so that a
+    held-out point whose every kernel value underflows predicts 0; log ℓ_h is not clipped."""
+    return model(x, y, kernel, sink=POST_SINK, limit=math.inf)
 
 
 def predictor(x: Array, y: Array, kernel: Array, arithmetic: str = "kernelviz") -> Predict:
-    """``model`` ("kernelviz") or ``post_model`` ("post") on this data."""
-    return {"kernelviz": model, "post": post_model}[arithmetic](x, y, kernel)
+    """``model`` ("kernelviz") on this data, or ``post_model`` ("post") on it in float32, as the post
+    computed."""
+    if arithmetic == "post":
+        return post_model(jnp.asarray(x, jnp.float32), jnp.asarray(y, jnp.float32), kernel)
+    return model(x, y, kernel)
 
 
 class Runs(NamedTuple):
@@ -138,7 +141,8 @@ def _adam_run(runs: Runs, params0: tuple[Array, Array], trainable: tuple[Array, 
 
     def one(seed: tuple[Array, training.Start]) -> training.Trained:
         key, at = seed
-        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key)
+        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
+                                      split=holdout_fast.holdout_split_fast)
         return training.run(objective, params0, trainable, optimizer="adam",
                             learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
                             record=lambda p: jnp.exp(p[0]), start=at)
@@ -153,7 +157,7 @@ def _search_run(runs: Runs, candidates: tuple[Array, Array], sets: Array) -> tra
 
     def one(key: Array) -> training.Trained:
         objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
-                                      with_grad=False, chunks=(1, 0))
+                                      with_grad=False, chunks=(1, 0), split=holdout_fast.holdout_split_fast)
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
     return training.each_seed(one, runs.keys, runs.n_seeds)

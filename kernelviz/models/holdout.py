@@ -21,6 +21,7 @@ __all__ = [
     "HOLDOUT_BLOCK",
     "HOLDOUT_ROWS",
     "Predict",
+    "Split",
     "chunked_sum",
     "holdout_bucket",
     "holdout_chunks",
@@ -48,33 +49,15 @@ def holdout_split(key: Array, mask: Array, holdout: Array) -> tuple[Array, Array
     """One step's random hold-out set, drawn as the blog post draws it: (an order of the slots with the
     held-out points first, the keys left available).
 
-    The post holds out ``random.permutation(key, arange(n))[:holdout]``: ``arange(n)`` sorted (stably) by
-    32-bit random keys (``kernelviz.data.post.permutation_keys``, exact for any n ≤ ``mask``'s size, n the
-    real points, which come first). Here each slot's 64-bit sort key is its random key above its index, and
-    padded slots sort last; one sort of plain integers gives the post's permutation, and the points whose
-    key is above the ``holdout``-th are the ones left available.
-
-    Hold-out 1 (the sources' setting) needs no sort: the held-out slot is the argmin of the keys
-    (``lax.cond`` on ``holdout == 1``), the slot the sort would put first. Every entry of that order is the
-    held-out slot: the rows after the first, which carry weight 0 in the loss, repeat it.
+    The post holds out ``random.permutation(key, arange(n))[:holdout]``: ``arange(n)`` sorted, stably, by
+    32-bit random keys (``kernelviz.data.post.permutation_keys``), n the real points, which come first;
+    the padded slots go last. The points after the first ``holdout`` of that order stay available.
     """
     size = mask.shape[0]
-    index_bits = max(1, (size - 1).bit_length())
-    u64 = jnp.uint64
-    bits = post.permutation_keys(key, jnp.sum(mask), size).astype(u64)
-    index = jnp.arange(size, dtype=u64)
-    keys = jnp.where(mask, bits << u64(index_bits), u64(1) << u64(63)) | index
-
-    def by_sort(keys: Array) -> tuple[Array, Array]:
-        ordered = jnp.sort(keys)
-        return (ordered & u64((1 << index_bits) - 1)).astype(jnp.int32), ordered[holdout - 1]
-
-    def smallest(keys: Array) -> tuple[Array, Array]:
-        first = jnp.argmin(keys)
-        return jnp.full(size, first, jnp.int32), keys[first]
-
-    order, last = jax.lax.cond(holdout == 1, smallest, by_sort, keys)
-    return order, mask & (keys > last)
+    bits = post.permutation_keys(key, jnp.sum(mask), size)
+    order = jnp.lexsort((jnp.arange(size), bits, ~mask))  # real slots first, by key, ties by index
+    rank = jnp.zeros(size, order.dtype).at[order].set(jnp.arange(size, dtype=order.dtype))
+    return order, mask & (rank >= holdout)
 
 
 def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Array, zero: object,
@@ -111,14 +94,18 @@ def chunked_sum(fn: Callable[[Array, Array], object], order: Array, holdout: Arr
 Predict = Callable[[object, Array, Array], Array]
 
 
+Split = Callable[[Array, Array, Array], tuple[Array, Array]]
+
+
 def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
                       with_grad: bool = True, chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
-                      ) -> Callable[[object, Array], object]:
+                      split: Split = holdout_split) -> Callable[[object, Array], object]:
     """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
     (L alone with ``with_grad=False``).
 
     ``key`` (uint32[2]) is the run's key, split once per step as the post's ``train`` splits it
-    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``holdout_split``).
+    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``split``: ``holdout_split``,
+    or a faster form equal to it, ``kernelviz.models.holdout_fast``).
 
     ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
     gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
@@ -134,7 +121,7 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
     keys = post.step_keys(key, STEPS_MAX)
 
     def objective(params, step):
-        order, available = holdout_split(keys[step], mask, holdout)
+        order, available = split(keys[step], mask, holdout)
         zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params)) if with_grad else jnp.zeros(())
         return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, holdout, zero, *chunks)
 

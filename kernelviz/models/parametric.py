@@ -27,33 +27,44 @@ from kernelviz.models.heads import OUTSIDE, FitResult
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, paired, vector
 
-__all__ = ["batch_count", "fit_parametric", "parametric_loss", "validation_errors", "validation_losses"]
+__all__ = [
+    "batch_count",
+    "batch_rows",
+    "fit_parametric",
+    "parametric_loss",
+    "validation_errors",
+    "validation_losses",
+]
 
 W_LIMIT = 1e300  # |w| beyond this counts as diverged
 
 
-def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array,
-                    kernel: jax.Array, include_self: jax.Array, batch_size: jax.Array) -> jax.Array:
-    """The loss of training step ``step``: Σ_{i ∈ B} c ½(y_i − f(x_i))² over the step's batch B.
-
-    f(x_i) pools the values of the other real points (``include_self`` false, d2l) or of all of them
-    (true, the Kotlin port). ``batch_size`` 0 means the full batch with c = 1 (d2l's summed loss); a
-    batch size b takes the points b·s … b·s + b − 1 (s = step mod the number of batches, points in their
-    given order) with c = 1/|B| (DJL's L2Loss, the batch mean). Every row of the pairwise scores is
-    computed (at most a few hundred points), so one program serves every batch size.
-    """
-    size = x.shape[0]
-    index = jnp.arange(size)
-    n = jnp.sum(mask)
-    batched = batch_size > 0
-    width = jnp.maximum(batch_size, 1)
+def batch_rows(step: jax.Array, mask: jax.Array, batch_size: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Training step ``step``'s batch B as a mask of rows, and its factor c: every real point with c = 1
+    (``batch_size`` 0, d2l's summed loss), or the points b·s … b·s + b − 1 (b the batch size, s = step mod
+    the number of batches, points in their given order) with c = 1/|B| (DJL's L2Loss, the batch mean)."""
+    index, n = jnp.arange(mask.shape[0]), jnp.sum(mask)
+    batched, width = batch_size > 0, jnp.maximum(batch_size, 1)
     batch = step % jnp.where(batched, (n + width - 1) // width, 1)
     rows = mask & jnp.where(batched, index // width == batch, True)
-    scale = jnp.where(batched, 1.0 / jnp.maximum(jnp.sum(rows), 1), 1.0)
+    return rows, jnp.where(batched, 1.0 / jnp.maximum(jnp.sum(rows), 1), 1.0)
+
+
+def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array,
+                    kernel: jax.Array, include_self: jax.Array, batch_size: jax.Array) -> jax.Array:
+    """The loss of training step ``step``: Σ_{i ∈ B} c ½(y_i − f(x_i))² over the step's batch B
+    (``batch_rows``), f(x_i) = Σ_j softmax_j(log K((x_i − x_j) w)) y_j.
+
+    f(x_i) pools the values of the other real points (``include_self`` false, d2l) or of all of them
+    (true, the Kotlin port). Every row of the pairwise scores is computed (at most a few hundred points),
+    so one program serves every batch size.
+    """
+    rows, c = batch_rows(step, mask, batch_size)
+    index = jnp.arange(x.shape[0])
     available = mask[None, :] & (include_self | (index[:, None] != index[None, :]))
     scores = kernel_scores(x, x, 1.0 / w, kernel, OUTSIDE)  # w = 1/ℓ
     mean = pooling.pool(scores, y, available).mean
-    return scale * jnp.sum(jnp.where(rows, 0.5 * jnp.square(mean - y), 0.0))
+    return c * jnp.sum(jnp.where(rows, 0.5 * jnp.square(mean - y), 0.0))
 
 
 def _inverse(w):

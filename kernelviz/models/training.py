@@ -43,6 +43,7 @@ __all__ = [
     "Loop",
     "Prepared",
     "Start",
+    "Step",
     "Trained",
     "check_data",
     "diverged_message",
@@ -52,6 +53,7 @@ __all__ = [
     "search",
     "snapshot_steps",
     "snapshots_kept",
+    "update",
 ]
 
 STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
@@ -174,6 +176,28 @@ def _finite(tree: object, limit: float) -> Array:
     return ok
 
 
+class Step(NamedTuple):
+    """One training step's outcome: the ``loss`` before it, the (masked) ``grads``, the new ``params`` and
+    the optimizer's new state ``opt``."""
+
+    loss: Array
+    grads: object
+    params: object
+    opt: object
+
+
+def update(objective: Callable[[object, Array], tuple[Array, object]],
+           optimizer: optax.GradientTransformation, trainable: object, params: object, opt: object,
+           step: Array) -> Step:
+    """One step of masked training: the loss L and its gradient ∂L/∂θ on step ``step``'s hold-out set
+    (``objective``), the gradient of each frozen parameter set to 0 (``trainable``: 1 trains, 0 freezes),
+    then the optimizer's move θ ← θ + Δθ (Adam or SGD, ``optax``)."""
+    loss, grads = objective(params, step)
+    grads = jax.tree.map(jnp.multiply, grads, trainable)
+    moves, opt = optimizer.update(grads, opt, params)
+    return Step(loss, grads, optax.apply_updates(params, moves), opt)
+
+
 def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object, *,
         optimizer: str, learning_rate: Array, steps: Array, limit: float,
         record: Callable[[object], Array], snapshots: bool = False, start: Start | None = None) -> Trained:
@@ -192,15 +216,12 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
     opt = OPTIMIZERS[optimizer](learning_rate)
 
     def step(s: Loop) -> Loop:
-        loss, grads = objective(s.params, s.step)
-        grads = jax.tree.map(jnp.multiply, grads, trainable)
-        updates, opt_new = opt.update(grads, s.opt, s.params)
-        new = optax.apply_updates(s.params, updates)
-        good = jnp.isfinite(loss) & _finite(grads, jnp.inf) & _finite(new, limit)
-        keep = jax.tree.map(lambda a, b: jnp.where(good, a, b), (new, opt_new), (s.params, s.opt))
+        t = update(objective, opt, trainable, s.params, s.opt, s.step)
+        good = jnp.isfinite(t.loss) & _finite(t.grads, jnp.inf) & _finite(t.params, limit)
+        keep = jax.tree.map(lambda a, b: jnp.where(good, a, b), (t.params, t.opt), (s.params, s.opt))
         params, opt_state = keep
         return Loop(jnp.where(good, s.step + 1, s.step), good, params, opt_state,
-                    s.losses.at[s.step].set(jnp.where(good, loss, 0.0)),
+                    s.losses.at[s.step].set(jnp.where(good, t.loss, 0.0)),
                     s.trajectory.at[s.step + 1].set(jnp.where(good, record(params), 0.0)))
 
     first = _first(params0, opt.init(params0), record, start)

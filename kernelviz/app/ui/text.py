@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -18,10 +19,30 @@ import streamlit as st
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
 from kernelviz.app.ui import access, stage
+from kernelviz.core import pooling
+from kernelviz.models import holdout_fast, smoothing
 
 __all__ = [
-    "busy", "chapter_header", "md_escape", "prose", "say", "sections", "show", "show_code", "show_fast_path",
-    "show_table", "try_this",
+    "CALLED",
+    "POST_TRAINED",
+    "SEARCHED",
+    "SERVED",
+    "STREAMED",
+    "TRAINED",
+    "TRAINED_THEN_SERVED",
+    "Ran",
+    "busy",
+    "chapter_header",
+    "md_escape",
+    "prose",
+    "say",
+    "sections",
+    "show",
+    "show_code",
+    "show_table",
+    "streamed_if",
+    "trained_fast",
+    "try_this",
 ]
 
 PROSE_DIR = Path(__file__).resolve().parents[3] / "chapters" / "prose"
@@ -136,13 +157,49 @@ def loss_chart(losses: np.ndarray, key: str, filename: str, caption: str, y_titl
         st.info(NO_LOSS)
 
 
-SERVED = (
+class Ran(NamedTuple):
+    """How the code shown under a chart was run: one ``line`` for the reader, and the ``fast`` path that ran
+    in its place, if any (shown in a second expander with ``note``: the same formula, tested equal)."""
+
+    line: str
+    fast: tuple[Callable, ...] = ()
+    note: str = ""
+
+
+SERVED = Ran(
     "The model is written for one problem, as the formula above. `kernelviz.runtime.serve` ran it: it checks "
     "the data, pads them to a fixed size with a mask of the real points, compiles the model once in float64 "
     "and cuts the result back to your points."
 )
-
-
+TRAINED = Ran(
+    "`kernelviz.models.training.run` ran this step: once per training step, all steps in one compiled "
+    "program (a `lax.while_loop`), on the data padded to a fixed size with a mask, in float64; it stops at "
+    "the first step whose loss or parameters are not finite."
+)
+TRAINED_THEN_SERVED = Ran(
+    TRAINED.line + " The fit drawn from the trained parameters is the last model above, which "
+    "`kernelviz.runtime.serve` ran on the grid."
+)
+POST_TRAINED = Ran(
+    "`kernelviz.models.training.run` ran the post's step, each step's hold-out set drawn as the post draws "
+    "it (`holdout_split`), on the data in float32 as the post computed, all steps in one compiled program.",
+    fast=(holdout_fast.holdout_split_fast,),
+    note="Training draws each step's hold-out set by this form of `holdout_split`: no stable sort, and none "
+    "at all for hold-out 1; tested to hold out the same points in the same order.",
+)
+CALLED = Ran(
+    "Called as written, in float64, once for each setting of the controls; the page keeps the result."
+)
+SEARCHED = Ran(
+    "ℓ* is the ℓ of least CV(ℓ): `kernelviz.models.loo.loo_lengthscale` evaluates this CV on a grid of "
+    "log ℓ, then takes Newton steps on it, all in one compiled program, the pairs in blocks (the same sum)."
+)
+STREAMED = Ran(
+    SERVED.line + " With more than 4,096 points it ran the same formula over blocks of keys, merged exactly "
+    "(a running log-sum-exp), so that the n × q weights are never held at once.",
+    fast=(smoothing.nadaraya_watson_streamed, pooling.merge),
+    note="The streamed path: the key blocks' pooled sums are merged exactly; tested equal to the dense path.",
+)
 FAST_PATH = "How training runs fast"
 FAST_NOTE = (
     "The model above calls a core operation; this is how that operation runs when training: in float32, "
@@ -150,12 +207,15 @@ FAST_NOTE = (
 )
 
 
-def show_fast_path(*functions: Callable, note: str = FAST_NOTE) -> None:
-    """A second expander under ``show_code``'s: the fast path training took (``functions``), and why."""
-    with st.expander(FAST_PATH, icon=":material/speed:"):
-        st.caption(note)
-        for fn in functions:
-            st.code(_source(fn), language="python")
+def streamed_if(n: int) -> Ran:
+    """How ``smoothing.nadaraya_watson`` ran a fit from ``n`` keys without its weights: ``STREAMED`` above
+    ``smoothing.DENSE_MAX_KEYS`` keys, ``SERVED`` otherwise."""
+    return STREAMED if n > smoothing.DENSE_MAX_KEYS else SERVED
+
+
+def trained_fast(*functions: Callable) -> Ran:
+    """``TRAINED``, with the fast path training took in the place of the shown core operation."""
+    return TRAINED._replace(fast=functions, note=FAST_NOTE)
 
 
 @functools.lru_cache(maxsize=512)
@@ -165,15 +225,19 @@ def _source(fn: Callable) -> str:
     return inspect.getsource(inspect.unwrap(fn))
 
 
-def show_code(*functions: Callable, label: str = "The code that ran", served: bool = False) -> None:
-    """An expander with the source of ``functions``, read from the package itself: always the code that
-    produced the chart above it. ``served``: the functions are a model run by ``kernelviz.runtime.serve``,
-    which a line names."""
+def show_code(*functions: Callable, ran: Ran, label: str = "The code that ran") -> None:
+    """An expander with the source of ``functions`` (models, losses and training steps of
+    ``kernelviz.core`` and ``kernelviz.models``), read from the package itself, and one line saying how they
+    were run (``ran``); a second expander shows the fast path that ran in their place, if any."""
     with st.expander(label, icon=":material/code:"):
-        if served:
-            st.caption(SERVED)
+        st.caption(ran.line)
         for fn in functions:
             st.code(_source(fn), language="python")
+    if ran.fast:
+        with st.expander(FAST_PATH, icon=":material/speed:"):
+            st.caption(ran.note)
+            for fn in ran.fast:
+                st.code(_source(fn), language="python")
 
 
 def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:

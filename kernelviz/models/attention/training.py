@@ -19,7 +19,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz.data import post
-from kernelviz.models import training
+from kernelviz.models import holdout_fast, training
 from kernelviz.models.attention import (
     D_QK_MAX,
     D_V_MAX,
@@ -177,7 +177,8 @@ def _train(model: Callable[..., Array], run: LayerRun, snapshots: bool = True) -
         angle = jnp.pi * jnp.minimum(t, run.steps) / run.steps
         return run.learning_rate * (1 - run.decay * (1 - jnp.cos(angle)) / 2)
 
-    objective = holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key)
+    objective = holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key,
+                                  split=holdout_fast.holdout_split_fast)
     return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
                         limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0),
                         snapshots=snapshots)

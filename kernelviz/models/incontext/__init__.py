@@ -103,7 +103,7 @@ def layer_output(params: ICLParams, kind: int, queries: Array, x: Array, y: Arra
         return pooling.summed_heads(head_scores, maps, queries, x, available, y[:, None] * params.u[None, :])
     s = pooling.over_heads(head_scores, maps, queries, x)
     w = linear_weights(s, available, jnp.sum(available))
-    return jnp.einsum("hqn,n,h->q", w, y, params.u).astype(y.dtype)
+    return jnp.einsum("hqn,n,h->q", w, y, params.u)
 
 
 # ---------------------------------------------------------------------------------------------------------
