@@ -22,6 +22,13 @@ jax_setup.set_up()
 os.environ[class_db.ENV] = f"sqlite:///{Path(tempfile.mkdtemp(prefix='kv-class-')) / 'class.sqlite3'}"
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Workers for ``-n auto`` (pyproject's addopts): one more than the cores, at least 3 and at most 8. Most
+    of the suite's time is spent waiting (on a Streamlit server, on Chromium, on a fresh process), so a
+    two-core machine runs it fastest on three."""
+    return max(3, min(8, (os.cpu_count() or 1) + 1))
+
+
 @pytest.fixture(autouse=True)
 def nothing_prepared_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page tests run the app in this process: a slider they move would have the next notch prepared in
