@@ -11,8 +11,11 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz.app import ui
-from kernelviz.app.ui import access, join, pages, presenter, scene_copy, server
+from kernelviz.app.ui import pages, server
+from kernelviz.app.ui.classroom import join
+from kernelviz.app.ui.lesson import presenter, scene_copy
 from kernelviz.app.ui.pages import CHAPTERS
+from kernelviz.app.ui.widgets import access
 from kernelviz.runtime import devices
 from kernelviz.runtime import memory as _memory
 
@@ -20,15 +23,15 @@ from kernelviz.runtime import memory as _memory
 # process; a device the installed JAX leaves off is logged with what it costs: kernelviz/runtime/devices.py).
 devices.set_up_server()
 
-lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/presenter.py)
-joining = join.requested()  # ?join=CODE: a student in a class session, on a phone (ui/join.py)
+lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/lesson/)
+joining = join.requested()  # ?join=CODE: a student in a class session, on a phone (ui/classroom/join.py)
 st.set_page_config(
     page_title="kernelviz: from kernel regression to attention",
     page_icon=str(Path(__file__).parent / "docs" / "favicon.png"),  # a local file: no icon fetched from a CDN
     layout="wide",
     initial_sidebar_state="collapsed" if lesson or joining is not None else "auto",
 )
-access.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/access.py)
+access.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/widgets/access.py)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -85,7 +88,7 @@ def chapter_cards(data: ui.Data) -> None:
                 st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
                 st.caption(ch.summary)
                 with ui.busy(f"Preparing the preview of {ch.title} on this data …"):
-                    preview = ch.preview(data)  # kept for the first data set (kernelviz/app/ui/kept.py)
+                    preview = ch.preview(data)  # kept for the first data set (ui/caching/kept.py)
                 ui.show(preview, key=f"home.preview.{Path(ch.path).stem}",
                         filename=f"kernelviz-{Path(ch.path).stem}")
 

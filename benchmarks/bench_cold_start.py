@@ -7,8 +7,8 @@ every chart drawn with Streamlit idle. The floor is the bare page (``benchmarks/
 two charts of the dashboard's size), started and timed the same way in the same run. It does this on two
 cores, and again with the server on one core (``--pin``: the server on core 0, Chromium on the others),
 and prints each time with its ratio to the floor. ``--without-kept`` starts each page a second time with
-``KERNELVIZ_KEPT=0`` (every default view computed, ``kernelviz/app/ui/kept.py``), to show what the kept
-results buy, in the same run.
+``KERNELVIZ_KEPT=0`` (every default view computed, ``kernelviz/app/ui/caching/kept.py``), to show what
+the kept results buy, in the same run.
 
     python -m benchmarks.bench_cold_start [--pages overview,kernel-regression] [--cores 2,1] [--without-kept]
 """

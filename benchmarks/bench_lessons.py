@@ -23,8 +23,8 @@ import time
 from playwright.sync_api import sync_playwright
 
 from benchmarks.bench_repaint import press_and_wait
-from kernelviz.app.ui import lesson_files
-from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui.lesson import files as lesson_files
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from tests.browser import harness
 from tests.measure import wait_until_idle
 

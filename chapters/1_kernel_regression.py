@@ -5,7 +5,11 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, cache_scrub, explain, question_bank
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import d2l as cache_d2l
+from kernelviz.app.ui.caching import scrub as cache_scrub
+from kernelviz.app.ui.questions import bank as question_bank
+from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import explain as views_explain
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values

@@ -10,7 +10,10 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_d2l, explain, question_bank
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import d2l as cache_d2l
+from kernelviz.app.ui.questions import bank as question_bank
+from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -54,7 +57,7 @@ def seed_box(container: object) -> int:
     )
 
 
-def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
+def controls(data: ui.Data) -> vt.MaskedSettings:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
     lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
@@ -71,29 +74,14 @@ def controls(data: ui.Data) -> tuple[str, int, int, float, int]:
         help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz starts "
         "at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n.",
     )
-    steps = ui.control(
-        "slider",
-        "Training steps",
-        "masked.steps",
-        default=M.steps,
-        min_value=50,
-        max_value=training.STEPS_MAX,
-        step=50,
-        container=c3,
-        help="The post trains 100 steps.",
-        on_change=ui.rerun_page,
-    )
-    lr = ui.control(
-        "select_slider",
-        "Learning rate",
-        "masked.lr",
-        default=M.learning_rate,
-        options=LEARNING_RATES,
-        container=c4,
-        help="Adam's step size on log ℓ (the post: 0.2). Very large values make training diverge.",
-        on_change=ui.rerun_page,
-    )
-    return kernel, holdout, steps, lr, seed_box(c5)
+    steps = ui.control("slider", "Training steps", "masked.steps", default=M.steps, min_value=50,
+                       max_value=training.STEPS_MAX, step=50, container=c3, help="The post trains 100 steps.",
+                       on_change=ui.rerun_page)
+    lr = ui.control("select_slider", "Learning rate", "masked.lr", default=M.learning_rate,
+                    options=LEARNING_RATES, container=c4, on_change=ui.rerun_page,
+                    help="Adam's step size on log ℓ (the post: 0.2). Very large values make training "
+                    "diverge.")
+    return vt.MaskedSettings(kernel=kernel, holdout=holdout, steps=steps, learning_rate=lr, seed=seed_box(c5))
 
 
 def masked_metrics(view: views.MaskedView, steps: int) -> None:
@@ -166,12 +154,12 @@ def loss_and_loo(view: views.MaskedView, kernel: str, replay: ui.MaskedReplay | 
                      label="The code of the leave-one-out curve")
 
 
-def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
+def post_figure(data: ui.Data, s: vt.MaskedSettings) -> None:
     """The post's figure: one GaussianKernel trained per hold-out size 1, 10, n/2, 0.8 n."""
     sizes = cache.panel_holdouts(len(data.train))
     ui.say(CH, "post_intro", n=len(data.train), sizes=", ".join(map(str, sizes)))
-    with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({steps} steps each)…"):
-        panels = [cache.holdout_panel(data, kernel, k, steps, lr, seed) for k in sizes]
+    with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({s.steps} steps each)…"):
+        panels = [cache.holdout_panel(data, s.kernel, k, s.steps, s.learning_rate, s.seed) for k in sizes]
     for p in panels:
         if p.status.level == "warning":
             ui.show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
@@ -198,7 +186,7 @@ def post_figure(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
 
 
 @ui.fragment
-def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
+def seed_spread(data: ui.Data, s: vt.MaskedSettings) -> None:
     """kernelviz's spread of the learned ℓ over seeds for the post's hold-out sizes (reruns on its own)."""
     ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
@@ -211,33 +199,34 @@ def seed_spread(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) ->
         container=st.columns([1, 2])[0],
     )
     with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
-        spread = cache.seed_spread(data, kernel, steps, lr, n_seeds, seed)
-    best = cache.loo_optimum(data, kernel)
+        spread = cache.seed_spread(data, s.kernel, s.steps, s.learning_rate, n_seeds, s.seed)
+    best = cache.loo_optimum(data, s.kernel)
     ui.show(
         kf.seeds_figure(spread.groups, optimum=best), key="masked.seeds", filename="kernelviz-seed-spread"
     )
     sizes = ", ".join(map(str, spread.capped))
     capped = ui.prose(CH, "seeds_capped", sizes=sizes, n=f"{len(data.train):,}") if spread.capped else ""
-    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=seed,
-                        last=seed + n_seeds - 1))
+    st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=s.seed,
+                        last=s.seed + n_seeds - 1))
     ui.show_code(heads.model, holdout_objective, training.update, ran=SEEDS_RAN,
                  label="The code of the seed spread")
 
 
 @ui.fragment
-def training_section(data: ui.Data) -> tuple[str, int, float, int]:
+def training_section(data: ui.Data) -> vt.MaskedSettings:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
-    redraw the page too, for the pictures below (this returns kernel, steps, learning rate and seed)."""
-    kernel, holdout, steps, lr, seed = controls(data)
-    label = get_kernel(kernel).label
-    with ui.busy(f"Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {label} kernel…"):
-        view = cache.masked_view(data, kernel, holdout, steps, lr, seed)
-    replay = masked_fit(data, view, kernel, steps)
+    redraw the page too, for the pictures below (this returns the controls' settings)."""
+    s = controls(data)
+    label = get_kernel(s.kernel).label
+    with ui.busy(f"Training ℓ: {s.steps} steps of Adam, {s.holdout} held-out point(s) per step, {label} "
+                 "kernel…"):
+        view = cache.masked_view(data, s)
+    replay = masked_fit(data, view, s.kernel, s.steps)
     st.latex(ui.prose(CH, "formula"))
     scaled = "" if data.ds.name == "blog" else ui.prose(CH, "scaled")
     ui.say(CH, "model", start=f"{view.start:.3g}", scaled=scaled)
-    loss_and_loo(view, kernel, replay)
-    return kernel, steps, lr, seed
+    loss_and_loo(view, s.kernel, replay)
+    return s
 
 
 PICTURES = {
@@ -247,15 +236,15 @@ PICTURES = {
 
 
 @ui.fragment
-def holdout_pictures(data: ui.Data, kernel: str, steps: int, lr: float, seed: int) -> None:
+def holdout_pictures(data: ui.Data, s: vt.MaskedSettings) -> None:
     """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
     the controls above redraws only the picture shown)."""
     st.subheader("What the hold-out size does")
     picture = ui.picture_control("masked.picture", PICTURES)
     if picture == "post":
-        post_figure(data, kernel, steps, lr, seed)
+        post_figure(data, s)
     else:
-        seed_spread(data, kernel, steps, lr, seed)
+        seed_spread(data, s)
 
 
 def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
@@ -392,8 +381,8 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
 data = ui.current_data()
 ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 settings = training_section(data)
-holdout_pictures(data, *settings)
-question_bank.largest_holdout(data, *settings)
+holdout_pictures(data, settings)
+question_bank.largest_holdout(data, settings)
 ui.say(CH, "caveats")
 d2l_section(data)
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])

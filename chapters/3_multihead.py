@@ -5,8 +5,10 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache_heads, explain, question_bank
-from kernelviz.app.ui.sidebar import native_sample
+from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.questions import bank as question_bank
+from kernelviz.app.ui.widgets import explain
+from kernelviz.app.ui.widgets.sidebar import native_sample
 from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling

@@ -9,7 +9,11 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import ahead, cache_attention, cache_heads, explain, question_bank
+from kernelviz.app.ui.caching import ahead
+from kernelviz.app.ui.caching import attention as cache_attention
+from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.questions import bank as question_bank
+from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.replay import LayerPath

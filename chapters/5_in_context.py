@@ -9,8 +9,9 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app import ui
-from kernelviz.app.ui import ahead, question_bank
-from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui.caching import ahead
+from kernelviz.app.ui.caching import incontext as ci
+from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.views import incontext as vi
 from kernelviz.models import incontext, training
 from kernelviz.models.incontext import evaluation as incontext_eval

@@ -5,7 +5,8 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app import ui
-from kernelviz.app.ui import cache_sources, pages
+from kernelviz.app.ui import pages
+from kernelviz.app.ui.caching import sources as cache_sources
 
 KINDS = {"figure": ":material/image:", "printed": ":material/terminal:", "exercise": ":material/edit_note:",
          "text": ":material/article:"}

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from services import postgres_bin, start_postgres, stop_postgres
 
-from kernelviz.app.ui import ahead, class_db
+from kernelviz.app.ui.caching import ahead
+from kernelviz.app.ui.classroom import db as class_db
 from kernelviz.runtime import jax_setup
 
 jax_setup.set_up()
 
-# Class sessions (kernelviz/app/ui/class_db.py) go to a database of the test run's own, for the app run by
+# Class sessions (kernelviz/app/ui/classroom/db.py) go to a database of the test run's own, for the app run by
 # AppTest and for the browser tests' servers alike, never to the user's ~/.kernelviz.
 os.environ[class_db.ENV] = f"sqlite:///{Path(tempfile.mkdtemp(prefix='kv-class-')) / 'class.sqlite3'}"
 
@@ -32,7 +33,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 @pytest.fixture(autouse=True)
 def nothing_prepared_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page tests run the app in this process: a slider they move would have the next notch prepared in
-    a background thread (``kernelviz.app.ui.ahead``), still running in later tests. Off for them; the
+    a background thread (``kernelviz.app.ui.caching.ahead``), still running in later tests. Off for them; the
     browser tests' servers keep it, and ``tests/test_ahead.py`` tests it directly."""
     if request.node.get_closest_marker("browser") is None:
         monkeypatch.setenv(ahead.ENV, "0")

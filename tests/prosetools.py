@@ -1,13 +1,13 @@
 """Page tests read the words a page shows from its prose file (``chapters/prose/<chapter>.md``) through the
-page's own reader, ``kernelviz.app.ui.text.prose``, so a teacher who rewrites a section breaks no test: the
-tests check that the section is shown, and which numbers the page put into its ⟨placeholders⟩."""
+page's own reader, ``kernelviz.app.ui.widgets.text.prose``, so a teacher who rewrites a section breaks no
+test: the tests check that the section is shown, and which numbers the page put into its ⟨placeholders⟩."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-from kernelviz.app.ui.text import prose
+from kernelviz.app.ui.widgets.text import prose
 
 
 def template(chapter: str, section: str) -> str:

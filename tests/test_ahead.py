@@ -11,7 +11,9 @@ import pytest
 from test_app import ok, start
 
 import kernelviz as kv
-from kernelviz.app.ui import ahead, cache_incontext, server
+from kernelviz.app.ui import server
+from kernelviz.app.ui.caching import ahead
+from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.notches import Options, next_settings

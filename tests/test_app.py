@@ -311,7 +311,7 @@ def test_the_scrub_starts_at_the_pages_lengthscale():
 def test_the_scrub_is_one_block_of_the_path_program():
     """The scrub's ℓ fill one block of ``nadaraya_watson_path``'s program at any x-range: a 33rd would pad
     the path to two blocks, twice the work of every press that redraws chapter 1."""
-    from kernelviz.app.ui.cache_scrub import scrub_lengthscales
+    from kernelviz.app.ui.caching.scrub import scrub_lengthscales
     from kernelviz.models.smoothing import PATH_BLOCK
 
     counts = {len(scrub_lengthscales(span)) for span in np.geomspace(1e-3, 1e4, 701)}
@@ -367,7 +367,7 @@ def test_diverging_training_warns_and_still_draws():
     at = start(MASKED, {"masked.lr": "1000", "masked.holdout": "1"})
     assert any("diverged" in w.value for w in at.warning)
     assert "masked.fit" in charts(at)
-    assert ui.text.NO_LOSS in [i.value for i in at.info]  # diverged at its first step
+    assert ui.widgets.text.NO_LOSS in [i.value for i in at.info]  # diverged at its first step
 
 
 def test_runaway_lengthscale_is_explained():

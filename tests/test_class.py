@@ -14,7 +14,9 @@ from test_questions import nadaraya_watson_at
 
 import kernelviz as kv
 from kernelviz.app.classroom import store
-from kernelviz.app.ui import class_db, classroom, join
+from kernelviz.app.ui.classroom import db as class_db
+from kernelviz.app.ui.classroom import join
+from kernelviz.app.ui.classroom import session as classroom
 
 LESSON = "from-kernel-regression-to-attention"
 QUESTION_SCENE = 3  # the wide-window question, on chapter 1

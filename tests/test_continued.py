@@ -1,6 +1,6 @@
 """Runs that go on (``kv.fit(..., start=r)``, ``kernelviz.models.results``): a run continued to more steps
 is the fresh run of that many steps, number for number; and the server's store of runs to continue
-(``kernelviz.app.ui.continuing``) finds the right one."""
+(``kernelviz.app.ui.caching.continuing``) finds the right one."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz.app.ui import cache, continuing
-from kernelviz.app.ui.sidebar import make_data
+from kernelviz.app.ui.caching import cache, continuing
+from kernelviz.app.ui.widgets.sidebar import make_data
 from kernelviz.models import heads
 from kernelviz.models.results import FitResult
 

@@ -14,7 +14,7 @@ from test_app import MASKED_CH, charts, ok, start, values
 
 import kernelviz as kv
 from kernelviz.app import views
-from kernelviz.app.ui import cache_sources
+from kernelviz.app.ui.caching import sources as cache_sources
 from kernelviz.data.datasets import blog_mean, d2l_mean
 from kernelviz.models import parametric
 

@@ -108,8 +108,9 @@ def test_junk_and_out_of_range_x_star_are_clamped():
 
 
 def test_the_replay_is_the_recorded_training_and_ends_at_the_learned_l():
-    from kernelviz.app.ui import cache, cache_scrub
-    from kernelviz.app.ui.sidebar import make_data
+    from kernelviz.app.ui.caching import cache
+    from kernelviz.app.ui.caching import scrub as cache_scrub
+    from kernelviz.app.ui.widgets.sidebar import make_data
 
     data = make_data(("blog", 150, 2024), kv.make_dataset("blog", n=150, seed=2024))
     run = cache.fit(data, "gaussian", 10, 100, 0.2, 2024)

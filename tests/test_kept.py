@@ -1,6 +1,6 @@
 """A fresh server draws every page at its defaults without compiling: the results kept in
-``kernelviz/app/ui/kept_results.pkl.xz`` are what the pages compute, calls are served from them only when
-exactly the same, and a page asked for during the warm-up compiles before the warm-up goes on."""
+``kernelviz/app/ui/caching/kept_results.pkl.xz`` are what the pages compute, calls are served from them
+only when exactly the same, and a page asked for during the warm-up compiles before the warm-up goes on."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 
 from kernelviz import make_dataset
 from kernelviz.app.keep import record_defaults
-from kernelviz.app.ui import cache, kept
+from kernelviz.app.ui.caching import cache, kept
 from kernelviz.app.ui.pages import CHAPTERS
-from kernelviz.app.ui.sidebar import make_data
+from kernelviz.app.ui.widgets.sidebar import make_data
 
 ROOT = Path(__file__).resolve().parents[1]
 REWRITE = "rewrite them: python -m kernelviz.app.keep"

@@ -131,14 +131,15 @@ def test_every_cached_call_goes_through_the_one_decorator():
         clears = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "clear"}
         calls = [n for n in ast.walk(tree)
                  if isinstance(n, ast.Attribute) and n.attr == "cache_data" and id(n) not in clears]
-        allowed = 1 if path == PACKAGE / "app" / "ui" / "cache.py" else 0  # the body of ``cached``
+        allowed = 1 if path == PACKAGE / "app" / "ui" / "caching" / "cache.py" else 0  # ``cached``
         assert len(calls) == allowed, path
 
 
 def test_the_ui_modules_import_each_other_without_a_cycle():
     ui = {m for m in MODULES if m.startswith("kernelviz.app.ui.")}
     graph = {m: {i for i in _imports(MODULES[m]) if i in ui} for m in ui}
-    assert graph["kernelviz.app.ui.sidebar"] >= {"kernelviz.app.ui.controls", "kernelviz.app.ui.page_data"}
+    assert graph["kernelviz.app.ui.widgets.sidebar"] >= {"kernelviz.app.ui.widgets.controls",
+                                                           "kernelviz.app.ui.page_data"}
     assert _cycle(graph) is None
 
 

@@ -1,4 +1,4 @@
-"""Lessons (lessons/*.toml, kernelviz/app/ui/lesson_files.py, presenter.py): the shipped ones play scene by
+"""Lessons (lessons/*.toml, kernelviz/app/ui/lesson/files.py, presenter.py): the shipped ones play scene by
 scene with AppTest, and every kind of mistake in a lesson file gets a message naming the file, the scene and
 the problem, while the other scenes still play."""
 
@@ -11,10 +11,11 @@ import pytest
 from test_app import charts, ok, start
 
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import lesson_files, scene_copy
-from kernelviz.app.ui.lesson_files import chapter_charts, lesson_names, load_lesson
+from kernelviz.app.ui.lesson import files as lesson_files
+from kernelviz.app.ui.lesson import scene_copy
+from kernelviz.app.ui.lesson.files import chapter_charts, lesson_names, load_lesson
 from kernelviz.app.ui.pages import CHAPTERS
-from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 
 SHIPPED = ["from-kernel-regression-to-attention", "ten-minutes"]
 

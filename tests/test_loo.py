@@ -151,8 +151,8 @@ def test_read_off_is_linear_in_log_lengthscale_and_nan_where_it_cannot_read():
 def test_chapter_2_path_on_the_loo_curve_is_the_curve_or_exact(kernel):
     """Chapter 2 reads training's path off the drawn curve (20 points a decade) and computes exactly what
     it cannot read: outside the curve's range and beside its gaps (a compact kernel's empty windows)."""
-    from kernelviz.app.ui.cache import on_loo_curve
-    from kernelviz.app.ui.sidebar import make_data
+    from kernelviz.app.ui.caching.cache import on_loo_curve
+    from kernelviz.app.ui.widgets.sidebar import make_data
 
     data = make_data(("blog", 150, 2024), kv.make_dataset("blog", n=150, seed=2024))
     x, y = data.train.x, data.train.y

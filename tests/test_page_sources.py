@@ -15,7 +15,9 @@ from test_app import ok, start
 
 import kernelviz as kv
 from kernelviz.app import defaults
-from kernelviz.app.ui import cache, cache_heads, cache_sources
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.caching import sources as cache_sources
 
 SOURCES = "chapters/6_sources.py"
 CH = "6_sources"  # its prose: chapters/prose/6_sources.md
@@ -24,9 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _control_keys(page: str) -> set[str]:
     """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code."""
-    text = (ROOT / page).read_text() + (ROOT / "kernelviz/app/ui/sidebar.py").read_text()
-    for extra in ("cache.py", "cache_heads.py", "cache_attention.py"):
-        text += (ROOT / "kernelviz/app/ui" / extra).read_text()
+    text = (ROOT / page).read_text() + (ROOT / "kernelviz/app/ui/widgets/sidebar.py").read_text()
+    for extra in ("cache.py", "heads.py", "attention.py"):
+        text += (ROOT / "kernelviz/app/ui/caching" / extra).read_text()
     return set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))
 
 

@@ -14,11 +14,13 @@ from test_app import ok, start
 from test_questions import answer
 
 from kernelviz.app import views
-from kernelviz.app.ui import cache, cache_attention, cache_d2l
-from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui.caching import attention as cache_attention
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import d2l as cache_d2l
+from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
-from kernelviz.app.ui.question_bank import gaussian_d_qk
-from kernelviz.app.ui.text import prose
+from kernelviz.app.ui.questions.bank import gaussian_d_qk
+from kernelviz.app.ui.widgets.text import prose
 
 KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 

@@ -1,4 +1,4 @@
-"""Predict, then reveal (kernelviz/app/ui/questions.py, question_bank.py): every chapter asks a question whose
+"""Predict, then reveal (kernelviz/app/ui/questions/): every chapter asks a question whose
 answer is computed by the backend at the current data and controls, never written down in advance."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from test_app import ok, start
 
 import kernelviz as kv
 from kernelviz.app import defaults
-from kernelviz.app.ui import cache, cache_attention, cache_heads
-from kernelviz.app.ui import cache_incontext as ci
+from kernelviz.app.ui.caching import attention as cache_attention
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
-from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from kernelviz.app.views import training as vt
 from kernelviz.models.holdout import holdout_range
 

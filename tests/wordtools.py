@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 
-from kernelviz.app.ui.text import PROSE_DIR, sections
+from kernelviz.app.ui.widgets.text import PROSE_DIR, sections
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = ROOT / "lessons"

@@ -1,10 +1,10 @@
-"""Record the results of every page at its defaults into ``kernelviz/app/ui/kept_results.pkl.xz``.
+"""Record the results of every page at its defaults into ``kernelviz/app/ui/caching/kept_results.pkl.xz``.
 
     python -m kernelviz.app.keep     (from the repository's root, after a change that ``tests/test_kept.py``
                                       reports: a default, a model or a figure's data)
 
 Opens the home page and then each page in one AppTest session of the repository's ``app.py``, with every
-lookup of kept results off, and keeps each cached call it computed (``kernelviz.app.ui.kept``).
+lookup of kept results off, and keeps each cached call it computed (``kernelviz.app.ui.caching.kept``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kernelviz.app.ui import kept
+from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.pages import CHAPTERS, SOURCES
 
 __all__ = ["record_defaults"]

@@ -343,7 +343,8 @@ def fit(
     ``start``, a result of the same data, seed and settings with fewer steps, is continued to ``steps``:
     the result is the fresh run's, number for number, for the cost of the steps it adds.
     """
-    req = Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic, experiment)
+    req = Request(heads=heads, kernel=kernel, holdout=holdout, steps=steps, learning_rate=learning_rate,
+                  multihead=multihead, arithmetic=arithmetic, experiment=experiment)
     return train(x, y, [seed], req, None if start is None else [start])[0]
 
 
@@ -372,5 +373,6 @@ def fit_seeds(
     seed_list = [int(s) for s in seeds]
     if not 1 <= len(seed_list) <= SEEDS_MAX:
         raise ValueError(f"give between 1 and {SEEDS_MAX} seeds, not {len(seed_list)}")
-    return train(x, y, seed_list, Request(heads, kernel, holdout, steps, learning_rate, multihead, arithmetic,
-                                          experiment), start)
+    req = Request(heads=heads, kernel=kernel, holdout=holdout, steps=steps, learning_rate=learning_rate,
+                  multihead=multihead, arithmetic=arithmetic, experiment=experiment)
+    return train(x, y, seed_list, req, start)

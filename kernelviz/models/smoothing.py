@@ -220,8 +220,7 @@ def predict_heads(
     p = serve.problem(queries, x, y)
     out = serve.serve(heads_model, p, pad(ell, HEADS_MAX, 1.0), pad(u, HEADS_MAX), kernel_index(k.name),
                       pairs=2, heads=h, static={"with_weights": bool(with_weights)})
-    head_means, head_stds = out.rest
-    return HeadsPrediction(out.mean, out.std, head_means, head_stds, out.weights)
+    return HeadsPrediction(out.mean, out.std, out.head_means, out.head_stds, out.weights)
 
 
 def knn_scores(queries: Array, keys: Array, key_mask: Array, k: Array) -> Array:

@@ -47,12 +47,14 @@ class Problem(NamedTuple):
 
 
 class Served(NamedTuple):
-    """A model's output on the real problem, in the data's units: ``mean`` and ``std`` (…, q), the model's
-    other outputs as it returned them, sliced (``rest``), and the weights (…, q, n) or None."""
+    """A model's output on the real problem, in the data's units: ``mean`` and ``std`` (…, q), the heads'
+    own means and stds when the model returns them (its second pair, cut to the real heads; else None), and
+    the weights (…, q, n) or None."""
 
     mean: np.ndarray
     std: np.ndarray
-    rest: tuple[np.ndarray, ...]
+    head_means: np.ndarray | None
+    head_stds: np.ndarray | None
     weights: np.ndarray | None
 
 
@@ -92,15 +94,17 @@ def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: i
           head_axis: int = 0, weights: bool = True, static: dict[str, object] | None = None) -> Served:
     """Run ``model(p.queries, p.keys, p.values, p.available, *params, **static)`` (steps 4–5 above).
 
-    The model returns ``pairs`` pairs (mean, variance), the mixture's first (then, say, the heads'), and the
+    The model returns ``pairs`` (1 or 2) pairs (mean, variance): the mixture's, then the heads', and the
     weights after them if it returns one more array. ``heads`` cuts the head axis (``head_axis`` of the
-    further pairs, the first of the weights) to the real heads; ``weights=False`` drops the weights.
+    heads' pair, the first of the weights) to the real heads; ``weights=False`` drops the weights.
     """
+    if pairs not in (1, 2):
+        raise ValueError(f"a served model returns one or two (mean, variance) pairs, not {pairs}")
     out = run(model, p, *params, static=static)
     cut = slice(heads)
     means = [a[..., : p.nq] * p.scale for a in out[0 : 2 * pairs : 2]]
     stds = [np.sqrt(a[..., : p.nq]) * p.scale for a in out[1 : 2 * pairs : 2]]
-    rest = tuple(a[(slice(None),) * head_axis + (cut,)] for pair in zip(means[1:], stds[1:], strict=True)
-                 for a in pair)
+    on_heads = (slice(None),) * head_axis + (cut,)
+    head_means, head_stds = (means[1][on_heads], stds[1][on_heads]) if pairs == 2 else (None, None)
     w = np.array(out[2 * pairs][..., : p.nq, : p.nk][cut]) if weights and len(out) > 2 * pairs else None
-    return Served(means[0], stds[0], rest, w)
+    return Served(means[0], stds[0], head_means, head_stds, w)

@@ -1,7 +1,7 @@
 """A replay with the keyboard alone: "Open at step" (a number input, reached by Tab like every control) moves
 the replayed chart to any step kept by training, and the chart's accessible name says which step it shows;
 Plotly's Play and Pause under the chart are buttons in the tab order that Enter and Space press
-(``kernelviz/app/ui/access.py``). Plotly's frame slider stays out of the keyboard's reach."""
+(``kernelviz/app/ui/widgets/access.py``). Plotly's frame slider stays out of the keyboard's reach."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Chapters 4 and 5 in Chromium: after a step of one of their sliders, the server prepares the next step
-while it is idle (``kernelviz.app.ui.ahead``), and that step, drawn from what it prepared, shows what a new
-session opened at its URL shows."""
+while it is idle (``kernelviz.app.ui.caching.ahead``), and that step, drawn from what it prepared, shows
+what a new session opened at its URL shows."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A phone (390 × 844, touch) in Chromium: the lesson's presenter view and its predict-then-reveal box are
 usable with a thumb (every button, choice, checkbox, select and number box at least 44 × 44 px; a slider's
 thumb takes a touch 21 px from its centre), no chart's title runs past the chart or is covered by a toolbar,
-and nothing scrolls sideways (``kernelviz/app/ui/access.py`` holds the CSS)."""
+and nothing scrolls sideways (``kernelviz/app/ui/widgets/access.py`` holds the CSS)."""
 
 from __future__ import annotations
 

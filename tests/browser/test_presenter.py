@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from kernelviz.app.ui import lesson_files
-from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui.lesson import files as lesson_files
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from tests.browser.harness import (
     FIRST_LOAD_TIMEOUT_S,
     BrowserErrors,

@@ -1,5 +1,5 @@
 """Class sessions and their answers in a database, through SQLAlchemy: a SQLite file by default, Postgres
-when a URL names it (``kernelviz/app/ui/class_db.py`` opens it with ``st.connection``).
+when a URL names it (``kernelviz/app/ui/classroom/db.py`` opens it with ``st.connection``).
 
 Two tables: ``kv_class_sessions``, one row per session (its join code, the hash of the teacher's key, the
 scene shown, the question open and, once revealed, the backend's answer), and ``kv_class_answers``, one row

@@ -4,20 +4,25 @@ This is the only package of kernelviz that imports streamlit. Pages stay thin: w
 (``chapter_header``, ``try_this``, ``st.latex``) and figures (builders from ``kernelviz.app.figures`` shown
 with ``show``); the maths lives in the other kernelviz modules and is reached through cached functions.
 
-Modules
--------
-* ``text``: words, tables and figures on the page (``md_escape``, ``chapter_header``, ``try_this``,
-  ``busy``, ``show``, ``loss_chart``, ``show_table``).
-* ``controls``: widgets mirrored in the URL (``control``, ``enter_page``, ``lengthscale_control``,
-  ``picture_control``, ``log_options``, ``sync_url``).
-* ``sidebar``: the shared data sidebar and ``Data`` (``data_sidebar``, ``current_data``, ``apply_upload``,
-  ``data_messages``, ``data_summary``, ``csv_preview``).
-* ``cache``: ``cached`` (the one decorator of every cached call), ``DATA_HASH_FUNCS`` and the cached
-  backend calls of chapters 1 and 2 (``predict``, ``heatmap_weights``, ``knn``, ``loo_curve``,
-  ``loo_optimum``, ``fit``, ``fit_seeds``, ``fit_parametric``), and ``training_work``, a size estimate of
-  masked training that keeps pages live. ``cache_heads``, ``cache_attention``, ``cache_incontext``,
-  ``cache_d2l``, ``cache_scrub`` and ``cache_sources`` hold the other chapters' cached calls
-  (``cache_incontext`` keyed by chapter 5's controls alone: that chapter draws its own tasks).
+Sub-packages, one concern each
+------------------------------
+* ``widgets``: ``text`` (words, tables, figures and the code under them: ``chapter_header``, ``show``,
+  ``show_code``), ``controls`` (widgets mirrored in the URL: ``control``, ``enter_page``), ``sidebar`` (the
+  shared data sidebar), ``explain`` (click-to-explain), ``replay`` (training's replays) and ``access``
+  (keyboard and touch).
+* ``caching``: every cache. ``cache`` holds ``cached`` (the one decorator of every cached call),
+  ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2; ``heads``, ``attention``,
+  ``incontext``, ``d2l``, ``scrub`` and ``sources`` hold the other chapters' (``incontext`` keyed by chapter
+  5's controls alone: that chapter draws its own tasks); ``kept`` serves the default views from results
+  kept in the package, ``ahead`` prepares the next notch while the server is idle, and ``continuing`` goes
+  on from an earlier training run.
+* ``lesson``: the lesson player (``files`` reads a lesson, ``presenter`` and ``stage`` play it, ``scene_copy``
+  copies a view as a scene).
+* ``questions``: predict, then reveal (``predict``) and the chapters' questions (``bank``).
+* ``classroom``: a class session (``session`` on the stage, ``join`` on a student's phone, ``db`` the
+  store's connection).
+* On this floor: ``server`` (the server's own set-up), ``pages`` (the navigation), ``page_data`` (``Data``)
+  and ``previews`` (the home page's previews).
 
 How to add a chapter
 --------------------
@@ -25,12 +30,12 @@ How to add a chapter
    view (a frozen dataclass of arrays in ``kernelviz/app/views/__init__.py`` or ``views_training.py``, no
    streamlit) and the Plotly builders in ``kernelviz/app/figures/`` (NumPy or views in, ``go.Figure`` out;
    colours from ``COLORS``/``HEAD_COLORS``; finish with ``style``).
-2. Put its cached calls in ``kernelviz/app/ui/cache_<name>.py``, each taking the ``Data`` first and the other
-   arguments in the order of the backend function::
+2. Put its cached calls in ``kernelviz/app/ui/caching/<name>.py``, each taking the ``Data`` first and the
+   other arguments in the order of the backend function::
 
        import kernelviz as kv
-       from kernelviz.app.ui.cache import cached
-       from kernelviz.app.ui.sidebar import Data
+       from kernelviz.app.ui.caching.cache import cached
+       from kernelviz.app.ui.widgets.sidebar import Data
        from kernelviz.models.heads import FitResult
 
        @cached()
@@ -63,7 +68,7 @@ How to add a chapter
    page is added to its table).
 """
 
-from kernelviz.app.ui.cache import (
+from kernelviz.app.ui.caching.cache import (
     CACHE_ENTRIES,
     DATA_HASH_FUNCS,
     HEATMAP_KEYS,
@@ -81,7 +86,8 @@ from kernelviz.app.ui.cache import (
     predict,
     training_work,
 )
-from kernelviz.app.ui.controls import (
+from kernelviz.app.ui.server import fragment, rerun_page
+from kernelviz.app.ui.widgets.controls import (
     _Spec,
     control,
     enter_page,
@@ -92,9 +98,8 @@ from kernelviz.app.ui.controls import (
     sync_url,
     to_url,
 )
-from kernelviz.app.ui.replay import MaskedReplay, masked_replay, replay_controls
-from kernelviz.app.ui.server import fragment, rerun_page
-from kernelviz.app.ui.sidebar import (
+from kernelviz.app.ui.widgets.replay import MaskedReplay, masked_replay, replay_controls
+from kernelviz.app.ui.widgets.sidebar import (
     _UPLOAD,
     GRID_POINTS,
     POINT_CHOICES,
@@ -109,7 +114,7 @@ from kernelviz.app.ui.sidebar import (
     data_summary,
     make_data,
 )
-from kernelviz.app.ui.text import (
+from kernelviz.app.ui.widgets.text import (
     CALLED,
     POST_TRAINED,
     SEARCHED,

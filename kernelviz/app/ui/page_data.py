@@ -20,8 +20,8 @@ class Data:
     """The data set every page works on.
 
     ``key`` identifies it for caches (("blog", n, seed) or ("csv", sha256, x column, y column)): cached
-    functions hash a ``Data`` by its key alone (``DATA_HASH_FUNCS`` in kernelviz/app/ui/cache.py), never by
-    its arrays. ``ds`` is the whole set (predictions and plots use all of it); ``train`` is at most
+    functions hash a ``Data`` by its key alone (``DATA_HASH_FUNCS`` in ui/caching/cache.py), never by its
+    arrays. ``ds`` is the whole set (predictions and plots use all of it); ``train`` is at most
     ``TRAIN_MAX_POINTS`` points (``subsample``) for training and leave-one-out.
     """
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from kernelviz.app.ui import previews
-from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.ui.widgets.sidebar import Data
 
 __all__ = ["CHAPTERS", "OWN_DATA_URLS", "PAGE_URLS", "SOURCES", "Chapter", "page"]
 

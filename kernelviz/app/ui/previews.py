@@ -6,9 +6,11 @@ import plotly.graph_objects as go
 
 from kernelviz.app import defaults
 from kernelviz.app import figures as kf
-from kernelviz.app.ui import cache, cache_incontext
-from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import incontext as cache_incontext
+from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views.incontext import Settings
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models import incontext
 from kernelviz.models.holdout import holdout_range
 
@@ -35,7 +37,8 @@ def masked_training(data: Data) -> go.Figure:
     """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
     m = defaults.MASKED
     holdout = min(m.holdout, holdout_range(len(data.train))[1])
-    view = cache.masked_view(data, m.kernel, holdout, m.steps, m.learning_rate, m.seed)
+    view = cache.masked_view(data, MaskedSettings(kernel=m.kernel, holdout=holdout, steps=m.steps,
+                                                  learning_rate=m.learning_rate, seed=m.seed))
     return kf.thumbnail(kf.masked_loo_figure(view))
 
 

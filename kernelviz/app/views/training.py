@@ -246,6 +246,17 @@ def gaps(view: HeadsView, result: FitResult) -> tuple[float, str] | None:
 # ---------------------------------------------------------------------------------------------------------
 
 
+class MaskedSettings(NamedTuple):
+    """Chapter 2's controls of the post's model (a tuple, so that caches hash it by value): the kernel's
+    name, the hold-out size, Adam's steps and learning rate, and the seed of the hold-out sets."""
+
+    kernel: str
+    holdout: int
+    steps: int
+    learning_rate: float
+    seed: int
+
+
 class Settings(NamedTuple):
     """The controls of the trained layer (a tuple, so that caches hash it by value)."""
 

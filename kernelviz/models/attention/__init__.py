@@ -233,17 +233,17 @@ def layer_model(queries: Array, keys: Array, values: Array, available: Array, la
 
 
 def _run_layer(fit: AttentionFit, queries: object, x: object, y: object, hidden: np.ndarray | None = None,
-               with_weights: bool = False) -> tuple[np.ndarray, ...]:
+               with_weights: bool = False) -> serve.Served:
     """``layer_model`` at ``queries`` against the points (x, y) in the layer's frame (x̃ = (x − c)/s,
-    ỹ = y/y_scale), served by ``kernelviz.runtime.serve``: (f̂, s) in y units, the pooled tokens' means and
-    stds (4, H, q) in token units, the weights (H, q, n) or None."""
+    ỹ = y/y_scale), served by ``kernelviz.runtime.serve``: f̂ and s in y units, the pooled tokens' means and
+    stds (4, H, q) in token units (``head_means``, ``head_stds``), the weights (H, q, n) or None."""
     q, xs, ys = vector("queries", queries), vector("x", x), vector("y", y)
     p = serve.problem((q - fit.center) / fit.scale, (xs - fit.center) / fit.scale, ys / fit.y_scale,
                       scaled=False)
     hide = pad(np.full(p.nq, -1.0) if hidden is None else hidden, p.queries.shape[0], -1.0)
     out = serve.serve(layer_model, p, _layer(fit), hide, pairs=2, heads=fit.heads, head_axis=1,
                       weights=with_weights, static={"with_weights": bool(with_weights)})
-    return (out.mean * fit.y_scale, out.std * fit.y_scale, *out.rest, out.weights)
+    return out._replace(mean=out.mean * fit.y_scale, std=out.std * fit.y_scale)
 
 
 @dataclass(frozen=True)
@@ -269,12 +269,13 @@ def attention_predict(fit: AttentionFit, queries: object, x: object, y: object,
     """The layer at ``queries`` with keys and values the points (x, y) (``attention_layer``): cross-attention,
     or, the points themselves as queries, self-attention, the map x_1 … x_n ↦ x′_1 … x′_n (``head_vectors``;
     ``mean`` is Σ_h x′_hi U_h). ``with_weights=False`` leaves the (H, q, n) weights out, for big data."""
-    f, s, mean, std, w = _run_layer(fit, queries, x, y, with_weights=with_weights)
+    out = _run_layer(fit, queries, x, y, with_weights=with_weights)
+    mean, std = out.head_means, out.head_stds
     return AttentionPrediction(
-        mean=f, std=s, head_vectors=np.einsum("fhq,hfv->hqv", mean, fit.w_v),
+        mean=out.mean, std=out.std, head_vectors=np.einsum("fhq,hfv->hqv", mean, fit.w_v),
         head_outputs=np.einsum("fhq,hf->hq", mean, fit.readout) * fit.y_scale,
         head_means=mean[Y] * fit.y_scale, head_stds=std[Y] * fit.y_scale,
-        centres=mean[1] * fit.scale + fit.center, widths=std[1] * fit.scale, weights=w,
+        centres=mean[1] * fit.scale + fit.center, widths=std[1] * fit.scale, weights=out.weights,
     )
 
 
@@ -301,7 +302,7 @@ def attention_loo_error(fit: AttentionFit, x: object, y: object) -> float:
     xs, ys = vector("x", x), vector("y", y)
     if xs.shape[0] < 2:
         raise ValueError("leave-one-out needs at least two points")
-    f = _run_layer(fit, xs, xs, ys, hidden=np.arange(xs.shape[0], dtype=np.float64))[0]
+    f = _run_layer(fit, xs, xs, ys, hidden=np.arange(xs.shape[0], dtype=np.float64)).mean
     return float(np.mean(np.square(f - ys)))
 
 

@@ -311,4 +311,4 @@ def in_context_predict(fit: Pretrained, x: object, y: object, queries: object) -
     p = serve.problem(queries, x, y)
     out = serve.serve(prediction_model, p, fit.params, pairs=2, heads=fit.heads,
                       static={"kind": KINDS.index(fit.kind)})
-    return InContextPrediction(out.mean, out.std, out.rest[0], out.weights)
+    return InContextPrediction(out.mean, out.std, out.head_means, out.weights)

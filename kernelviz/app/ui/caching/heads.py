@@ -16,9 +16,9 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz.app import defaults, views
-from kernelviz.app.ui.cache import cached
-from kernelviz.app.ui.continuing import continued
-from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.ui.caching.cache import cached
+from kernelviz.app.ui.caching.continuing import continued
+from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views.training import Panel
 from kernelviz.models.heads import FitResult
 

@@ -1,6 +1,6 @@
-"""The chapters' questions (``kernelviz/app/ui/questions.py``): each a prompt, a guess and a reveal whose
-numbers come from the backend, through the chapter's own cached calls, at the current data and controls.
-The words are in ``chapters/prose/questions.md``."""
+"""The chapters' questions (asked by ``predict.py`` beside this module): each a prompt, a guess and a
+reveal whose numbers come from the backend, through the chapter's own cached calls, at the current data
+and controls. The words are in ``chapters/prose/questions.md``."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from typing import NamedTuple
 import numpy as np
 
 import kernelviz as kv
-from kernelviz.app.ui import cache, cache_attention
-from kernelviz.app.ui import cache_incontext as ci
-from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.caching import attention as cache_attention
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import incontext as ci
+from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.questions import Guess, Reveal, ask
-from kernelviz.app.ui.text import prose
+from kernelviz.app.ui.questions.predict import Guess, Reveal, ask
+from kernelviz.app.ui.widgets.text import prose
 from kernelviz.app.views import incontext as vi
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models.attention import gaussian_attention_params
 from kernelviz.models.heads import FitResult
@@ -73,12 +75,13 @@ def wide_window(data: Data) -> None:
         Guess(lo=float(y.min()), hi=float(y.max())), reveal)
 
 
-def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, seed: int) -> None:
+def largest_holdout(data: Data, s: MaskedSettings) -> None:
     """Chapter 2: which of the post's hold-out sizes learns the largest ℓ (the post's four runs)."""
     sizes = cache.panel_holdouts(len(data.train))
 
     def reveal(guess: object) -> Reveal:
-        ells = [cache.holdout_panel(data, kernel, k, steps, learning_rate, seed).lengthscale for k in sizes]
+        ells = [cache.holdout_panel(data, s.kernel, k, s.steps, s.learning_rate, s.seed).lengthscale
+                for k in sizes]
         best = sizes[int(np.argmax(ells))]
         grows = all(a < b for a, b in itertools.pairwise(ells))
         why = prose(P, "largest_holdout.why", answer=best,
@@ -87,7 +90,7 @@ def largest_holdout(data: Data, kernel: str, steps: int, learning_rate: float, s
         return _judged(guess, best, why)
 
     prompt = prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes)),
-                   kernel=get_kernel(kernel).label)
+                   kernel=get_kernel(s.kernel).label)
     ask("masked.largest_holdout", prompt,
         Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
 

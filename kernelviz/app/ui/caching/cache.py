@@ -22,12 +22,12 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, views
-from kernelviz.app.ui import kept
-from kernelviz.app.ui.continuing import continued
-from kernelviz.app.ui.controls import lengthscale_options, log_options
-from kernelviz.app.ui.sidebar import GRID_POINTS, Data, make_data
+from kernelviz.app.ui.caching import kept
+from kernelviz.app.ui.caching.continuing import continued
+from kernelviz.app.ui.widgets.controls import lengthscale_options, log_options
+from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
-from kernelviz.app.views.training import ParametricView
+from kernelviz.app.views.training import MaskedSettings, ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
 from kernelviz.models.heads import SEEDS_MAX, FitResult
@@ -188,13 +188,13 @@ def loo_optimum(data: Data, kernel: str) -> float | None:
 
 
 @cached()
-def masked_view(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float,
-                seed: int) -> MaskedView:
-    """``fit``, its predictions, and the leave-one-out curve over span/500 … 2 span with where ``fit``
-    went on it."""
+def masked_view(data: Data, s: MaskedSettings) -> MaskedView:
+    """``fit`` at chapter 2's settings ``s``, its predictions, and the leave-one-out curve over
+    span/500 … 2 span with where ``fit`` went on it."""
     lo, hi = data.train.domain
     ells = log_options((hi - lo) / 500.0, (hi - lo) * 2.0, LOO_CURVE_POINTS)
-    result = fit(data, kernel, holdout, steps, learning_rate, seed)
+    kernel = s.kernel
+    result = fit(data, kernel, s.holdout, s.steps, s.learning_rate, s.seed)
     traj = result.trajectory[:, 0]
     path = traj[even_indices(traj.shape[0], PATH_POINTS)]
     learned = float(result.lengthscales[0])

@@ -11,8 +11,9 @@ import json
 
 import streamlit as st
 
-from kernelviz.app.ui import controls, stage
+from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.pages import CHAPTERS
+from kernelviz.app.ui.widgets import controls
 
 __all__ = ["copy_button", "scene_block", "start_run"]
 

@@ -18,11 +18,11 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from kernelviz.app.ui import stage
-from kernelviz.app.ui.cache import cached
-from kernelviz.app.ui.controls import _Spec, control
+from kernelviz.app.ui.caching.cache import cached
+from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.text import show_table
+from kernelviz.app.ui.widgets.controls import _Spec, control
+from kernelviz.app.ui.widgets.text import show_table
 from kernelviz.app.views import explain
 
 __all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",

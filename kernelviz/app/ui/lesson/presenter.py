@@ -4,8 +4,8 @@ A scene is drawn on its chapter's own page (the URL path changes with the chapte
 large type and the charts it names, with a scene counter, Previous / Next (← →, and PageUp / PageDown,
 which presentation clickers send) and "Explore this", which opens the chapter at the same values. The
 chapter page itself runs as it is, off stage (hidden), with its controls started from the scene's values:
-``kernelviz/app/ui/stage.py`` routes the charts the scene names onto the stage. So a scene shows exactly what
-the chapter shows at those values, from the same functions and caches.
+``kernelviz/app/ui/lesson/stage.py`` routes the charts the scene names onto the stage. So a scene shows
+exactly what the chapter shows at those values, from the same functions and caches.
 """
 
 from __future__ import annotations
@@ -20,9 +20,12 @@ import streamlit as st
 
 from kernelviz.app.classroom.records import Showing
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import classroom, controls, questions, stage
-from kernelviz.app.ui.lesson_files import Lesson, Scene, lesson_names, lesson_path, load_lesson
-from kernelviz.app.ui.questions import QUESTION_CHAPTERS
+from kernelviz.app.ui.classroom import session as classroom
+from kernelviz.app.ui.lesson import stage
+from kernelviz.app.ui.lesson.files import Lesson, Scene, lesson_names, lesson_path, load_lesson
+from kernelviz.app.ui.questions import predict as questions
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
+from kernelviz.app.ui.widgets import controls
 
 __all__ = ["Request", "play", "requested"]
 

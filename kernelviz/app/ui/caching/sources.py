@@ -13,12 +13,13 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz.app import defaults
-from kernelviz.app.ui import cache, cache_heads
-from kernelviz.app.ui.sidebar import Data, make_data, native_sample
+from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.widgets.sidebar import Data, make_data, native_sample
 
 __all__ = ["OURS", "blog_source", "catalogue", "coverage", "ours"]
 
-CATALOGUE = Path(__file__).resolve().parents[3] / "chapters" / "prose" / "6_sources.toml"
+CATALOGUE = Path(__file__).resolve().parents[4] / "chapters" / "prose" / "6_sources.toml"
 
 
 @functools.cache

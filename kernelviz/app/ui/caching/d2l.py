@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from kernelviz.app import defaults, views
-from kernelviz.app.ui.cache import cached, parametric_view
-from kernelviz.app.ui.sidebar import POINT_CHOICES, Data
+from kernelviz.app.ui.caching.cache import cached, parametric_view
+from kernelviz.app.ui.widgets.sidebar import POINT_CHOICES, Data
 from kernelviz.models.parametric import validation_losses
 
 __all__ = ["CONSISTENCY_SIZES", "consistency", "kotlin_validation", "nonparametric"]

@@ -5,7 +5,7 @@ t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output bl
 from a start ``STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
 (``kernelviz.app.views.training``, with ``Comparison`` and its table); the layer is trained once per settings
 (``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
-``prepare`` computes them for the page one notch ahead (``kernelviz.app.ui.ahead``).
+``prepare`` computes them for the page one notch ahead (``kernelviz.app.ui.caching.ahead``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz.app import defaults, views
-from kernelviz.app.ui.cache import cached, loo_optimum
-from kernelviz.app.ui.sidebar import Data
+from kernelviz.app.ui.caching.cache import cached, loo_optimum
+from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views import explain
 from kernelviz.app.views.replay import LayerPath, layer_path
 from kernelviz.app.views.training import Comparison, Settings

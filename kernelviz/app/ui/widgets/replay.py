@@ -11,10 +11,10 @@ from typing import NamedTuple
 
 import streamlit as st
 
-from kernelviz.app.ui.cache_scrub import TrainingPath, training_path
-from kernelviz.app.ui.controls import control
+from kernelviz.app.ui.caching.scrub import TrainingPath, training_path
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.text import prose
+from kernelviz.app.ui.widgets.controls import control
+from kernelviz.app.ui.widgets.text import prose
 from kernelviz.models.heads import FitResult
 
 __all__ = ["MaskedReplay", "Replay", "masked_replay", "replay_controls"]

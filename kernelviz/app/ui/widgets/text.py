@@ -18,7 +18,8 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
-from kernelviz.app.ui import access, stage
+from kernelviz.app.ui.lesson import stage
+from kernelviz.app.ui.widgets import access
 from kernelviz.core import pooling
 from kernelviz.models import holdout_fast, smoothing
 
@@ -45,7 +46,7 @@ __all__ = [
     "try_this",
 ]
 
-PROSE_DIR = Path(__file__).resolve().parents[3] / "chapters" / "prose"
+PROSE_DIR = Path(__file__).resolve().parents[4] / "chapters" / "prose"
 _SECTION = re.compile(r"^<!--\s*([\w.-]+)\s*-->\s*$", re.MULTILINE)
 _PLACEHOLDER = re.compile(r"⟨(\w+)⟩")
 

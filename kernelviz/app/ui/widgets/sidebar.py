@@ -11,9 +11,9 @@ from typing import Any
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz.app.ui.controls import control
 from kernelviz.app.ui.page_data import GRID_POINTS, Data
-from kernelviz.app.ui.text import md_escape
+from kernelviz.app.ui.widgets.controls import control
+from kernelviz.app.ui.widgets.text import md_escape
 from kernelviz.data.csvfile import MAX_CSV_MB
 from kernelviz.data.datasets import subsample
 from kernelviz.models.training import TRAIN_MAX_POINTS

@@ -1,6 +1,6 @@
 """The stage of a lesson scene: where the charts a scene names are drawn while its chapter runs off stage.
 
-The presenter (``kernelviz/app/ui/presenter.py``) runs the scene's chapter page as it is, in a hidden
+The presenter (``kernelviz/app/ui/lesson/presenter.py``) runs the scene's chapter page as it is, in a hidden
 container, with a ``Stage`` active: ``ui.show`` then draws only the charts the scene names, each into its
 slot on the stage, and ``ui.busy`` says on the stage what is being computed. So a scene shows exactly what
 its chapter draws at the scene's values, from the same functions and caches.

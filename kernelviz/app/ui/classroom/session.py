@@ -1,7 +1,7 @@
 """A class session on the presenter's stage: "Class session" (beside Next) starts one, with a join code, a
 link and its QR code; the session follows the teacher's scene; a scene's question is answered by the class
-on their phones (``kernelviz/app/ui/join.py``), the stage counts the answers live, and "Reveal" draws the
-class's answers beside the answer the backend computes at the scene's values.
+on their phones (``kernelviz/app/ui/classroom/join.py``), the stage counts the answers live, and "Reveal"
+draws the class's answers beside the answer the backend computes at the scene's values.
 
 The teacher's key is kept in their session and their address (``?lesson=…&class=CODE&key=KEY``), so that a
 reload keeps the session; the store checks it for every act of the teacher.
@@ -22,8 +22,10 @@ from kernelviz.app import figures as kf
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import Answer, ClassError, Question, Session, Showing
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import class_db, server, text
-from kernelviz.app.ui.questions import Guess, Reveal
+from kernelviz.app.ui import server
+from kernelviz.app.ui.classroom import db as class_db
+from kernelviz.app.ui.questions.predict import Guess, Reveal
+from kernelviz.app.ui.widgets import text
 
 __all__ = [
     "COUNT_EVERY_S", "Teacher", "as_question", "bar", "join_url", "params", "show_result", "stage_question",

@@ -16,7 +16,9 @@ import streamlit as st
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import ClassError, Question, Session
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import class_db, classroom, server
+from kernelviz.app.ui import server
+from kernelviz.app.ui.classroom import db as class_db
+from kernelviz.app.ui.classroom import session as classroom
 
 __all__ = ["JOIN_TRIES", "POLL_S", "page", "requested"]
 

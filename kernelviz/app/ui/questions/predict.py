@@ -3,7 +3,7 @@
 Each chapter asks at least one. The answer is computed by the backend at the current data and controls,
 through the same cached calls as the chapter's charts, and only when the student asks to see it; the
 reveal says how close the guess was and why. A lesson scene can show a question (``question = "NAME"``):
-then it is drawn on the scene's stage (``kernelviz/app/ui/stage.py``).
+then it is drawn on the scene's stage (``kernelviz/app/ui/lesson/stage.py``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import NamedTuple
 import streamlit as st
 
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import stage
+from kernelviz.app.ui.lesson import stage
 
 __all__ = ["QUESTION_CHAPTERS", "Guess", "Reveal", "ask", "forget"]
 

@@ -2,13 +2,13 @@
 
 A lesson is data, never code: TOML read with ``tomllib``. Each scene names a chapter, the control values it
 sets (by their URL parameter names), its title, a short note (Markdown and LaTeX), the charts it shows (by
-their keys on the chapter's page) and optionally a question (``kernelviz/app/ui/questions.py``). The format is
-documented for teachers in ``lessons/README.md``.
+their keys on the chapter's page) and optionally a question (``kernelviz/app/ui/questions/predict.py``).
+The format is documented for teachers in ``lessons/README.md``.
 
 Nothing here raises for a bad file: every problem becomes a ``Problem`` naming the file, the scene and what
 is wrong, and the scenes that can still play do. What can only be known by drawing the page (a control the
 page does not have, a value out of its range, a chart the page does not draw at those values) is found
-when the scene is played (``kernelviz/app/ui/presenter.py``).
+when the scene is played (``kernelviz/app/ui/lesson/presenter.py``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from kernelviz.app.ui.pages import CHAPTERS, Chapter
 __all__ = ["LESSONS_DIR", "NOTE_WORDS", "Lesson", "Problem", "Scene", "chapter_charts", "lesson_names",
            "lesson_path", "load_lesson"]
 
-LESSONS_DIR = Path(__file__).resolve().parents[3] / "lessons"
+LESSONS_DIR = Path(__file__).resolve().parents[4] / "lessons"
 NOTE_WORDS = 70  # a note longer than this does not read at the back of a room (about 60 words is the aim)
 SCENE_FIELDS = {"chapter", "title", "note", "charts", "set", "question"}
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def _read(path: Path) -> tuple[dict | None, str | None]:
 
 def load_lesson(path: Path, questions: dict[str, str] | None = None) -> Lesson:
     """Read a lesson file; never raises for its content. ``questions`` maps each question's name to the URL
-    path of its chapter (``kernelviz/app/ui/questions.py``'s ``QUESTION_CHAPTERS``)."""
+    path of its chapter (``kernelviz/app/ui/questions/predict.py``'s ``QUESTION_CHAPTERS``)."""
     questions = questions or {}
     file = f"lessons/{path.name}"
     table, why = _read(path)

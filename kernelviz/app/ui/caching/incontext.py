@@ -6,14 +6,14 @@ pretrained once per settings (``pretrain``, one compiled call) and shared by eve
 the family's reference smoothers (``best_lengthscale``, ``loo_lengthscale``) depend on the family, the
 roughness, the noise and n only, so a move of the heads, steps, kind or seed does not recompute them.
 ``prepare`` computes into these caches everything the page draws at given settings: the page asks for it
-one notch ahead (``kernelviz.app.ui.ahead``).
+one notch ahead (``kernelviz.app.ui.caching.ahead``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from kernelviz.app.ui.cache import cached
+from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.views import replay
 from kernelviz.app.views.incontext import KernelView, Settings, TaskView, kernel_view, task_view
 from kernelviz.models import incontext

@@ -1,0 +1,1 @@
+"""Predict, then reveal: the chapters' questions and the widget that asks them."""
