@@ -14,12 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_app import start as open_page
 
 from kernelviz import make_dataset
 from kernelviz.app.keep import record_defaults
 from kernelviz.app.ui.caching import cache, kept
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.widgets.sidebar import make_data
+from kernelviz.app.ui.widgets.text import KEPT, SERVED
 
 ROOT = Path(__file__).resolve().parents[1]
 REWRITE = "rewrite them: python -m kernelviz.app.keep"
@@ -136,3 +138,22 @@ def test_a_page_asked_for_during_the_warm_up_compiles_before_the_warm_up_goes_on
     warm = [ended for _, thread, ended in r["events"] if thread == "kernelviz-warmup"]
     assert [w for w in warm if min(page) < w < r["done"]] == []
     assert any(w < r["asked"] for w in warm)  # the warm-up was under way when the page was asked for
+
+
+def _code_lines(at: object) -> list[str]:
+    """The line under each "The code that ran" expander's title, in page order."""
+    boxes = (*at.expander, *at.status)  # older AppTests list an expander with an icon under status
+    return [e.caption[0].value for e in boxes if e.label == "The code that ran"]
+
+
+def test_the_code_under_a_chart_says_when_it_drew_kept_results():
+    """At chapter 1's defaults on a fresh server the fit is a kept result: the line under its code says that
+    nothing ran, and how the code runs otherwise. At a lengthscale no kept run has, it says how the code ran,
+    alone."""
+    at = open_page(CHAPTERS[0].path)
+    assert _code_lines(at)[0] == f"{SERVED.line} {KEPT}"
+    ell = at.select_slider(key="kr.lengthscale")
+    other = next(v for v in ell.options if v != ell.value)
+    moved = open_page(CHAPTERS[0].path, {"kr.lengthscale": other})
+    assert moved.select_slider(key="kr.lengthscale").value == float(other)
+    assert _code_lines(moved)[0] == SERVED.line

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from kernelviz.app.ui.caching import kept
 from kernelviz.app.warmup import warmup
 from kernelviz.runtime import memory as _memory
 
@@ -67,6 +68,7 @@ class Runs:
     @classmethod
     @contextmanager
     def running(cls) -> Iterator[None]:
+        kept.drawn_from_kept()  # a run starts with nothing drawn from the kept results yet
         with cls.lock:
             cls.count += 1
         turned = False

@@ -76,7 +76,14 @@ def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
                 kept.note(fn, args, kwargs, result)
             return result
 
-        return st.cache_data(served, max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+        memo = st.cache_data(served, max_entries=entries, show_spinner=False, hash_funcs=DATA_HASH_FUNCS)
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            kept.mark(fn, args, kwargs)  # for the line under the chart's code: kept, nothing ran
+            return memo(*args, **kwargs)
+
+        return call
 
     return decorate
 

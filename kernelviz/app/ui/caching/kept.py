@@ -32,13 +32,17 @@ import numpy as np
 
 from kernelviz.app.ui.page_data import Data
 
-__all__ = ["ENV", "MISSING", "STORE", "call_key", "load", "lookup", "note", "recording", "write"]
+__all__ = [
+    "ENV", "MISSING", "STORE", "call_key", "drawn_from_kept", "load", "lookup", "mark", "note", "recording",
+    "write",
+]
 
 STORE = Path(__file__).with_name("kept_results.pkl.xz")
 ENV = "KERNELVIZ_KEPT"  # "0": compute every result, kept or not
 MISSING = object()
 _recorded: dict[str, object] | None = None
 _lock = threading.Lock()
+_drawn = threading.local()  # per script thread: a kept result asked for since the code expander last asked
 
 
 class UnkeyableError(TypeError):
@@ -94,6 +98,25 @@ def lookup(fn: Callable, args: tuple, kwargs: dict) -> object:
         return MISSING
     key = call_key(fn, args, kwargs)
     return MISSING if key is None else load().get(key, MISSING)
+
+
+def mark(fn: Callable, args: tuple, kwargs: dict) -> None:
+    """Notes, in this thread, whether a page's cached call asks for a kept result or one that must be
+    computed (``drawn_from_kept`` tells); the page's cache may then serve either, as it holds the same."""
+    if _recorded is None and os.environ.get(ENV) != "0":
+        key = call_key(fn, args, kwargs)
+        if key is not None and key in load():
+            _drawn.kept = True
+        else:
+            _drawn.computed = True
+
+
+def drawn_from_kept() -> bool:
+    """Whether every cached call this thread made since it last asked this was for a kept result, and there
+    was one (the code under a chart asks, for the calls that drew the chart; every run starts afresh)."""
+    kept, computed = getattr(_drawn, "kept", False), getattr(_drawn, "computed", False)
+    _drawn.kept = _drawn.computed = False
+    return kept and not computed
 
 
 def note(fn: Callable, args: tuple, kwargs: dict, result: object) -> None:

@@ -18,6 +18,7 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
+from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.widgets import access
 from kernelviz.core import pooling
@@ -201,6 +202,11 @@ STREAMED = Ran(
     fast=(smoothing.nadaraya_watson_streamed, pooling.merge),
     note="The streamed path: the key blocks' pooled sums are merged exactly; tested equal to the dense path.",
 )
+KEPT = (
+    "At these settings (the page's defaults) this server computed nothing for this chart: it drew results "
+    "kept from such a run of this code (`kernelviz/app/ui/caching/kept.py`; the tests run it again and "
+    "compare)."
+)
 FAST_PATH = "How training runs fast"
 FAST_NOTE = (
     "The model above calls a core operation; this is how that operation runs when training: in float32, "
@@ -229,9 +235,11 @@ def _source(fn: Callable) -> str:
 def show_code(*functions: Callable, ran: Ran, label: str = "The code that ran") -> None:
     """An expander with the source of ``functions`` (models, losses and training steps of
     ``kernelviz.core`` and ``kernelviz.models``), read from the package itself, and one line saying how they
-    were run (``ran``); a second expander shows the fast path that ran in their place, if any."""
+    were run (``ran``), or that the chart drew kept results (``KEPT``: a cached call since the last code
+    expander was a kept one); a second expander shows the fast path that ran in their place, if any."""
+    line = f"{ran.line} {KEPT}" if kept.drawn_from_kept() else ran.line
     with st.expander(label, icon=":material/code:"):
-        st.caption(ran.line)
+        st.caption(line)
         for fn in functions:
             st.code(_source(fn), language="python")
     if ran.fast:
