@@ -32,7 +32,7 @@ COMPARISON_RAN = ui.Ran(
     "error, and on a grid across the data, for the error against the true mean and the band."
 )
 KERNEL_RAN = ui.Ran(
-    "`dot_scores` of every pair of grid points, compiled once in float64 (`jax.jit`); log K_h adds to each "
+    "`dot_scores` of every pair of grid points, in one compiled program, in float64; log K_h adds to each "
     "row the constant c_h(x) = (A₀₁ − A₁₀) x̃ + (A₀₂ − A₂₀) x̃², which no weight sees."
 )
 A = defaults.ATTENTION

@@ -182,3 +182,18 @@ def test_every_benchmark_imports():
     code = f"import importlib\nfor name in {names!r}:\n    importlib.import_module('benchmarks.' + name)"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+SERVING = re.compile(r"\b(np|jnp)\.pad\(|(?<![.\w])pad\(|\bjax\.jit\b|\blean_jit\b|@jit\b")
+
+
+def test_the_app_and_its_pages_never_pad_arrays_or_compile():
+    """Padding to fixed shapes and compiling are serving, done below the app (``kernelviz.runtime.serve``,
+    the training loop, the models' own fast forms): no module of ``kernelviz/app`` and no page does it."""
+    found = {}
+    for path in [*(PACKAGE / "app").rglob("*.py"), *(ROOT / "chapters").glob("*.py"), ROOT / "app.py"]:
+        code = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
+        hits = [m.group(0) for m in SERVING.finditer(code)]
+        if hits:
+            found[str(path.relative_to(ROOT))] = hits
+    assert found == {}

@@ -29,12 +29,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from kernelviz.models.attention import AttentionFit, tokens
+from kernelviz.models.attention import D_V_MAX, AttentionFit, tokens
+from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import vector
 
 __all__ = ["SelfAttentionWeights", "as_self_attention", "attention_weights", "multihead_self_attention",
-           "self_attention", "softmax_attention"]
+           "padded_heads", "self_attention", "softmax_attention"]
 
 
 @jax.jit
@@ -88,3 +89,15 @@ def as_self_attention(fit: AttentionFit, x: object, y: object) -> SelfAttentionW
     w_q, w_k = (np.pad(w, pad) for w in (fit.w_q, fit.w_k))
     return SelfAttentionWeights(tokens(xt, ys / fit.y_scale), w_q, w_k, np.asarray(fit.w_v),
                                 np.asarray(fit.mixing).reshape(-1, 1))
+
+
+def padded_heads(w: SelfAttentionWeights) -> SelfAttentionWeights:
+    """The same weights with ``HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
+    columns are zero maps with zero rows of W_O, so they add exact zeros to every output, and the head
+    count and d_v no longer change the compiled programs (d_qk still does: it sets the score scale √d)."""
+    heads, d_v = w.w_v.shape[0], w.w_v.shape[2]
+    more_heads = ((0, HEADS_MAX - heads), (0, 0), (0, 0))
+    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
+    return SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
+                                np.pad(w.w_v, (*more_heads[:2], (0, D_V_MAX - d_v))),
+                                w_o.reshape(HEADS_MAX * D_V_MAX, -1))

@@ -20,18 +20,16 @@ from kernelviz.app.views import explain
 from kernelviz.app.views.replay import LayerPath, layer_path
 from kernelviz.app.views.training import Comparison, Settings
 from kernelviz.models.attention import (
-    D_V_MAX,
     AttentionFit,
     attention_loo_error,
     attention_predict,
     gaussian_layer,
 )
 from kernelviz.models.attention.selfattention import (
-    SelfAttentionWeights,
     as_self_attention,
     multihead_self_attention,
+    padded_heads,
 )
-from kernelviz.models.smoothing import HEADS_MAX
 
 __all__ = [
     "comparison",
@@ -82,25 +80,13 @@ def training_path(data: Data, s: Settings) -> LayerPath:
     return layer_path(data.ds, fit_attention(data, s), still.grid, still.kgrid)
 
 
-def _padded(w: SelfAttentionWeights) -> SelfAttentionWeights:
-    """The same weights with ``HEADS_MAX`` heads and ``D_V_MAX`` value columns: the added heads and
-    columns are zero maps with zero rows of W_O, so they add exact zeros to every output, and the head
-    count and d_v no longer change the compiled programs (d_qk still does: it sets the score scale √d)."""
-    heads, d_v = w.w_v.shape[0], w.w_v.shape[2]
-    more_heads = ((0, HEADS_MAX - heads), (0, 0), (0, 0))
-    w_o = np.pad(w.w_o.reshape(heads, d_v, -1), ((0, HEADS_MAX - heads), (0, D_V_MAX - d_v), (0, 0)))
-    return SelfAttentionWeights(w.x, np.pad(w.w_q, more_heads), np.pad(w.w_k, more_heads),
-                                   np.pad(w.w_v, (*more_heads[:2], (0, D_V_MAX - d_v))),
-                                   w_o.reshape(HEADS_MAX * D_V_MAX, -1))
-
-
 @cached()
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
     the same weights (``as_self_attention``, ``kv.self_attention``, ``multihead_self_attention``)."""
     fit, points = fit_attention(data, s), data.train
-    w = _padded(as_self_attention(fit, points.x, points.y))
+    w = padded_heads(as_self_attention(fit, points.x, points.y))
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
     heads = np.stack([np.asarray(kv.self_attention(w.x, *maps))[:, : s.d_v]
                       for maps in zip(w.w_q[: s.heads], w.w_k[: s.heads], w.w_v[: s.heads], strict=True)])
