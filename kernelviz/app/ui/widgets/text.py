@@ -175,8 +175,8 @@ SERVED = Ran(
 )
 TRAINED = Ran(
     "`kernelviz.models.training.run` ran this step: once per training step, all steps in one compiled "
-    "program (a `lax.while_loop`), on the data padded to a fixed size with a mask, in float64; it stops at "
-    "the first step whose loss or parameters are not finite."
+    "program (a `lax.while_loop`), on the data padded to a fixed size with a mask; it stops at the first "
+    "step whose loss or parameters are not finite."
 )
 TRAINED_THEN_SERVED = Ran(
     TRAINED.line + " The fit drawn from the trained parameters is the last model above, which "
@@ -190,7 +190,7 @@ POST_TRAINED = Ran(
     "at all for hold-out 1; tested to hold out the same points in the same order.",
 )
 CALLED = Ran(
-    "Called as written, in float64, once for each setting of the controls; the page keeps the result."
+    "Called as written, once for each setting of the controls; the page keeps the result."
 )
 SEARCHED = Ran(
     "ℓ* is the ℓ of least CV(ℓ): `kernelviz.models.loo.loo_lengthscale` evaluates this CV on a grid of "
