@@ -628,17 +628,17 @@ def test_column_names_are_escaped():
 
 
 def test_spec_coerce_clamps_snaps_and_rejects_junk():
-    s = ui._Spec("slider", min_value=1, max_value=10, step=1, integer=True)
+    s = ui.Spec("slider", min_value=1, max_value=10, step=1, integer=True)
     assert s.coerce("4") == 4 and s.coerce("99") == 10 and s.coerce("-3") == 1 and s.coerce("4.6") == 5
     assert s.coerce("x") is None and s.coerce("inf") is None and s.coerce(True) is None
-    f = ui._Spec("slider", min_value=50, max_value=2000, step=50)
+    f = ui.Spec("slider", min_value=50, max_value=2000, step=50)
     assert f.coerce("123") == 100
-    opts = ui._Spec("select_slider", options=(0.1, 0.2, 0.5, 1.0))
+    opts = ui.Spec("select_slider", options=(0.1, 0.2, 0.5, 1.0))
     assert opts.coerce("0.2") == 0.2 and opts.coerce("0.45") == 0.5 and opts.coerce("1e6") == 1.0
     assert opts.coerce("abc") is None
-    names = ui._Spec("selectbox", options=("gaussian", "boxcar"))
+    names = ui.Spec("selectbox", options=("gaussian", "boxcar"))
     assert names.coerce("boxcar") == "boxcar" and names.coerce("Boxcar ") is None
-    t = ui._Spec("toggle")
+    t = ui.Spec("toggle")
     assert t.coerce("true") is True and t.coerce("0") is False and t.coerce("maybe") is None
 
 

@@ -88,15 +88,11 @@ from kernelviz.app.ui.caching.cache import (
 )
 from kernelviz.app.ui.server import fragment, rerun_page
 from kernelviz.app.ui.widgets.controls import (
-    _Spec,
     control,
     enter_page,
     lengthscale_control,
-    lengthscale_options,
-    log_options,
     picture_control,
     sync_url,
-    to_url,
 )
 from kernelviz.app.ui.widgets.replay import MaskedReplay, masked_replay, replay_controls
 from kernelviz.app.ui.widgets.sidebar import (
@@ -137,6 +133,7 @@ from kernelviz.app.ui.widgets.text import (
     trained_fast,
     try_this,
 )
+from kernelviz.app.ui.widgets.values import Spec, lengthscale_options, log_options, to_url
 
 __all__ = [
     "CACHE_ENTRIES",
@@ -160,7 +157,7 @@ __all__ = [
     "Heat",
     "MaskedReplay",
     "Ran",
-    "_Spec",
+    "Spec",
     "apply_upload",
     "busy",
     "cached",

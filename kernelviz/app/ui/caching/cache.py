@@ -24,8 +24,8 @@ import kernelviz as kv
 from kernelviz.app import defaults, views
 from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.caching.continuing import continued
-from kernelviz.app.ui.widgets.controls import lengthscale_options, log_options
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
+from kernelviz.app.ui.widgets.values import lengthscale_options, log_options
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
 from kernelviz.app.views.training import MaskedSettings, ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values

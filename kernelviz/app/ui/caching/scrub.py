@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernelviz.app.ui.caching.cache import cached, fit
-from kernelviz.app.ui.widgets.controls import lengthscale_options
 from kernelviz.app.ui.widgets.sidebar import Data
+from kernelviz.app.ui.widgets.values import lengthscale_options
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
 

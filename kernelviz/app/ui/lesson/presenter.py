@@ -26,6 +26,7 @@ from kernelviz.app.ui.lesson.files import Lesson, Scene, lesson_names, lesson_pa
 from kernelviz.app.ui.questions import predict as questions
 from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from kernelviz.app.ui.widgets import controls
+from kernelviz.app.ui.widgets.values import to_url
 
 __all__ = ["Request", "play", "requested"]
 
@@ -216,7 +217,7 @@ def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> 
                 classroom.stage_question(session, prompt, reveal)
             else:
                 questions.draw(name, prompt, guess, reveal)
-    values = {key: controls.to_url(v) for key, v in controls.rendered_values().items()}
+    values = {key: to_url(v) for key, v in controls.rendered_values().items()}
     boxes.explore.button("Explore this", key="lesson.explore", icon=":material/open_in_new:",
                          on_click=_explore, args=(values,), width="stretch",
                          help="Leave the lesson: this chapter, with every control, at this scene's values.")

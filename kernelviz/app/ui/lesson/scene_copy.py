@@ -14,6 +14,7 @@ import streamlit as st
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.widgets import controls
+from kernelviz.app.ui.widgets.values import to_url
 
 __all__ = ["copy_button", "scene_block", "start_run"]
 
@@ -26,7 +27,7 @@ def _toml(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
-        return controls.to_url(value)
+        return to_url(value)
     return json.dumps(str(value), ensure_ascii=False)  # a TOML basic string is a JSON string
 
 

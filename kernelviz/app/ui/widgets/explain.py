@@ -21,8 +21,9 @@ import streamlit as st
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.widgets.controls import _Spec, control
+from kernelviz.app.ui.widgets.controls import control
 from kernelviz.app.ui.widgets.text import show_table
+from kernelviz.app.ui.widgets.values import Spec
 from kernelviz.app.views import explain
 
 __all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",
@@ -38,12 +39,12 @@ class Selection(NamedTuple):
     x: float
 
 
-def _x_spec(data: Data) -> _Spec:
+def _x_spec(data: Data) -> Spec:
     """What x* accepts: the data's range widened to whole steps, a step that is a power of ten (a clicked x
     is clamped and snapped by it, as a typed one is)."""
     lo, hi = data.ds.domain
     step = 10.0 ** math.floor(math.log10(max(hi - lo, 1e-12) / X_STEPS))
-    return _Spec("number", (), math.floor(lo / step) * step, math.ceil(hi / step) * step, step)
+    return Spec("number", (), math.floor(lo / step) * step, math.ceil(hi / step) * step, step)
 
 
 @cached()
@@ -79,7 +80,7 @@ def _turn_on(key: str) -> None:
     st.session_state[key] = True
 
 
-def _picked(chart_key: str, prefix: str, spec: _Spec) -> None:
+def _picked(chart_key: str, prefix: str, spec: Spec) -> None:
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection") or {}).get("points") or []
     xs = [p["x"] for p in points if isinstance(p.get("x"), int | float) and math.isfinite(p["x"])]
