@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 # session_state keys that are not widgets
-_SHADOW = "kv._values"  # last value of every control, restored when a page is revisited
+_VALUES = "kv._values"  # the value of every control drawn in this run, by key
 _RENDERED = "kv._rendered"  # controls drawn in the current run (the URL mirrors exactly these)
 _SPECS = "kv._specs"  # label and accepted values each control was last drawn with
 _PAGE = "kv._page"  # the page of the previous run
@@ -56,25 +56,22 @@ def enter_page(name: str) -> None:
 def _set_start_value(key: str, label: str, spec: Spec, fallback: Any) -> None:
     """Put a valid value for control ``key`` in the session before its widget is drawn.
 
-    A new widget starts from the URL, else from its value when the page was last shown, else from
-    ``fallback``. A widget already in the session keeps its value while that value stays valid, unless the
-    page was just entered with that control in the URL (``enter_page``).
+    A new widget starts from the URL, else from ``fallback``; a widget comes back with the value it had
+    when its page was last shown (Streamlit keeps it: ``persist_state="session"``). A widget already in the
+    session keeps its value while that value stays valid, unless the page was just entered with that
+    control in the URL (``enter_page``).
     """
     state = st.session_state
-    shadow: dict = state.setdefault(_SHADOW, {})
     specs: dict = state.setdefault(_SPECS, {})
     if state.get(_SCENE) is not None:
         _scene_start_value(key, spec, fallback)
         return
     url = spec.coerce(_query_value(key)) if key not in state or state.get(_ENTERED, False) else None
     if key not in state:
-        start = url if url is not None else spec.coerce(shadow.get(key))
-        state[key] = fallback if start is None else start
+        state[key] = fallback if url is None else url
         return
     current = state[key]
     fixed = url if url is not None else spec.coerce(current)
-    if fixed is None:
-        fixed = spec.coerce(shadow.get(key))
     if fixed is None:
         fixed = fallback
     # Written back only when needed: a widget whose label, range or options changed gets a new identity and
@@ -114,7 +111,7 @@ def scene_problems() -> list[str]:
 def rendered_values() -> dict[str, object]:
     """The value of every control drawn in this run so far, by key (its URL parameter)."""
     state = st.session_state
-    return {key: state[_SHADOW][key] for key in sorted(state.get(_RENDERED, ())) if key in state[_SHADOW]}
+    return {key: state[_VALUES][key] for key in sorted(state.get(_RENDERED, ())) if key in state[_VALUES]}
 
 
 def present(on: bool) -> None:
@@ -176,9 +173,10 @@ def control(
         raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
     _set_start_value(key, label, spec, fallback)
     box = container if container is not None else st
-    value = _draw(box, spec, label, format_func, key=key, help=help, on_change=on_change, disabled=disabled)
+    value = _draw(box, spec, label, format_func, key=key, help=help, on_change=on_change, disabled=disabled,
+                  persist_state="session")
     state = st.session_state
-    state[_SHADOW][key] = value
+    state.setdefault(_VALUES, {})[key] = value
     state[_SPECS][key] = (label, spec)
     state.setdefault(_RENDERED, set()).add(key)
     text = to_url(value)
