@@ -33,6 +33,7 @@ import os
 import resource
 import statistics
 import time
+import types
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -44,7 +45,7 @@ from kernelviz.models import attention
 from kernelviz.models import incontext as ic
 from kernelviz.models.attention import training as attention_training
 from kernelviz.models.incontext import evaluation as ev
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime import train
 from tests.measure import rss_bytes
 
 MB = 2**20
@@ -72,10 +73,13 @@ def compile_cost() -> None:
     _compile("XLA start-up (x + 1)", lambda: jax.jit(lambda x: x + 1.0).lower(1.0))
     x = np.linspace(-3.0, 3.0, 50)
     run = attention_training.layer_start(x, np.sin(x))
-    _compile("chapter 4's training  ", lambda: attention_training._train.lower(attention.layer_output,
-                                                                                run.run))
-    args = ic.pretrain_args("sine", 3.0, 0.1, 32, 1, ic.STEPS, ic.LEARNING_RATE, "softmax", 0)
-    _compile("chapter 5's pretrain  ", lambda: ic._pretrain.lower(args))
+    layer = train.compiled(attention_training._train, ("model", "snapshots"))
+    starts = train.starts(run.params)
+    _compile("chapter 4's training  ", lambda: layer.lower(run.run, *starts, run.loop,
+                                                            model=attention.layer_output, snapshots=True))
+    args = ic.pretrain_args(ic.PretrainRequest())
+    pre, pre_starts = train.compiled(ic._pretrain, ("snapshots",)), train.starts(args.params)
+    _compile("chapter 5's pretrain  ", lambda: pre.lower(args.run, *pre_starts, args.loop, snapshots=True))
     jax.config.update("jax_enable_compilation_cache", True)
     with count_compilations() as count:
         t = time.perf_counter()
@@ -106,7 +110,8 @@ def recompiles() -> None:
         for c in controls:
             ic.pretrain(**c)  # type: ignore[arg-type]
     print(f"recompiles across {len(controls)} other control settings: {count.requests} programs compiled or "
-          f"loaded; _pretrain cache size {ic._pretrain._cache_size()}  [target 0 and 1]")
+          f"loaded; _pretrain cache size {train.compiled(ic._pretrain, ('snapshots',))._cache_size()}"
+          "  [target 0 and 1]")
 
 
 def errors(tasks: int) -> None:
@@ -154,10 +159,11 @@ def _program(losses: tuple[Callable, ...], batch: int = ic.BATCH) -> Callable:
     saved = ic._LOSSES, ic._STEPS, ic.BATCH
     ic._LOSSES, ic.BATCH = losses, batch
     ic._STEPS = tuple(ic._step_branch(m) for m in ic.POINT_BUCKETS)
-    fun = ic._pretrain._fun
+    fun = ic._pretrain
     try:
-        fn = lean_jit(lambda run, snapshots=True: fun(run, snapshots), static_argnums=1)
-        jax.block_until_ready(fn(ic.pretrain_args("sine", 3.0, 0.1, 32, 1, 10, 0.4, "softmax", 0)))
+        fn = types.FunctionType(fun.__code__, fun.__globals__)  # a program of its own (the adapter's)
+        start = ic.pretrain_args(ic.PretrainRequest(steps=10, learning_rate=0.4))
+        jax.block_until_ready(train.fit(fn, start.run, start.params, start.loop))
     finally:
         ic._LOSSES, ic._STEPS, ic.BATCH = saved
     return fn
@@ -194,12 +200,12 @@ def gradient_cost(repeats: int) -> None:
     print(f"pretraining, {ic.STEPS} steps, median of {repeats} in turns:")
     for kind in ic.KINDS:
         for heads in (1, 4, 8):
-            run = ic.pretrain_args("sine", 3.0, 0.1, 32, heads, ic.STEPS, ic.LEARNING_RATE, kind, 1)
+            run = ic.pretrain_args(ic.PretrainRequest(heads=heads, kind=kind, seed=1))
             times: dict[str, list[float]] = {k: [] for k in programs}
             for _ in range(repeats):
                 for label, fn in programs.items():
                     t = time.perf_counter()
-                    jax.block_until_ready(fn(run))
+                    jax.block_until_ready(train.fit(fn, run.run, run.params, run.loop))
                     times[label].append(time.perf_counter() - t)
             med = {k: statistics.median(v) for k, v in times.items()}
             print(f"  {kind:7} H={heads}: written out {med['written out']:.3f} s, value_and_grad "

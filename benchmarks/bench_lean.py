@@ -68,11 +68,19 @@ from kernelviz.models.attention import training as attention_training
 from kernelviz.models import heads
 from kernelviz.models import incontext
 from kernelviz.models import loo
-LEAN = {(heads, "_adam_run"): {"static_argnames": ("arithmetic",)}, (heads, "_search_run"): {},
-        (loo, "_optimum"): {"static_argnames": ("smooth",)},
-        (attention_training, "_train"): {"static_argnums": 0}, (incontext, "_pretrain"): {}}
-both = {key: {"lean": getattr(*key), "default": jax.jit(getattr(*key).__wrapped__, **kw)}
-        for key, kw in LEAN.items()}
+import functools, types
+from kernelviz.runtime import train
+ADAPTED = [(heads, "_adam_run"), (heads, "_search_run"), (attention_training, "_train"),
+           (incontext, "_pretrain")]
+def copy(fn):  # the training adapter compiles the copies with XLA's defaults
+    return types.FunctionType(fn.__code__, fn.__globals__)
+both = {key: {"lean": getattr(*key), "default": copy(getattr(*key))} for key in ADAPTED}
+both[(loo, "_optimum")] = {"lean": loo._optimum, "default": jax.jit(loo._optimum.__wrapped__,
+                                                                     static_argnames=("smooth",))}
+DEFAULTS = {fns["default"] for key, fns in both.items() if key in ADAPTED}
+_compiled = train.compiled
+train.compiled = functools.cache(lambda program, static=(), lean=True: _compiled(
+    program, static, lean and program not in DEFAULTS))
 def use(setting):
     for (module, name), fns in both.items():
         setattr(module, name, fns[setting])

@@ -41,13 +41,13 @@ from kernelviz.data import post
 from kernelviz.models import heads as kv_heads
 from kernelviz.models import holdout_fast, incontext, training
 from kernelviz.models.attention import layer_output
-from kernelviz.models.attention.training import _train, layer_start
+from kernelviz.models.attention.training import LayerRequest, _train, layer_start
 from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.holdout import holdout_bucket, holdout_split
 from kernelviz.models.incontext import _pretrain, pretrain_args
 from kernelviz.models.training import TRAIN_MAX_POINTS
 from kernelviz.runtime import jax_setup
-from kernelviz.runtime.jax_setup import lean_jit
+from kernelviz.runtime import train as adapter
 from tests.reference.plain_attention import fit_plain
 from tests.reference.plain_training import plain_post_model, reference_fit
 
@@ -186,8 +186,8 @@ def post_arithmetic(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> N
     (``plain_post_model``), in turns, same run. Each form gets a program of its own: a copy of the training
     loop's function, traced while ``kv_heads.post_model`` is that form."""
     original, forms = kv_heads._adam_run, {"written out": kv_heads.post_model, "autodiff": plain_post_model}
-    runs = {form: lean_jit(types.FunctionType(original._fun.__code__, original._fun.__globals__),
-                           static_argnames=("arithmetic",)) for form in forms}
+    runs = {form: types.FunctionType(original.__code__, original.__globals__) for form in forms}  # compiled
+    # by the training adapter, one program each
     times: dict[str, dict[int, list[float]]] = {form: {h: [] for h in (1, 10, 75, 120)} for form in forms}
     try:
         for form in forms:
@@ -269,19 +269,19 @@ def split_forms(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
         print(f"  hold-out {h:>3}: {fast * 1e3:6.1f} ms against {formula * 1e3:6.1f} ms "
               f"({formula / fast:.1f}x)")
     original = kv_heads._adam_run
-    programs = {f: lean_jit(types.FunctionType(original._fun.__code__, original._fun.__globals__),
-                            static_argnames=("arithmetic",)) for f in forms}
+    programs = {f: types.FunctionType(original.__code__, original.__globals__) for f in forms}
     times: dict[str, dict[int, list[float]]] = {f: {h: [] for h in (1, 10, 75)} for f in forms}
     try:
         for _ in range(max(1, args.repeats) + 1):  # the first round traces and compiles each form
             for f in forms:
-                holdout_fast.holdout_split_fast, kv_heads._adam_run = forms[f], programs[f]
+                kv_heads._adam_run = programs[f]
                 for h, seen in times[f].items():
                     t = time.perf_counter()
-                    kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=len(seen), multihead=True)
+                    with adapter.fast_forms(f == "fast"):  # read when the program is traced
+                        kv.fit(x, y, heads=HEADS, holdout=h, steps=args.steps, seed=len(seen), multihead=True)
                     seen.append(time.perf_counter() - t)
     finally:
-        holdout_fast.holdout_split_fast, kv_heads._adam_run = forms["fast"], original
+        kv_heads._adam_run = original
     print(f"kv.fit, {HEADS} heads, {args.steps:,} steps (fast form against the formula):")
     for h in times["fast"]:
         fast, formula = (statistics.median(times[f][h][1:]) for f in forms)
@@ -317,13 +317,14 @@ def snapshot_cost(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> Non
     print(f"{'run':>40} {'kept':>10} {'not kept':>10} {'ratio':>7}")
     runs = {}
     for holdout in (1, 10, 75):
-        layer = layer_start(x, y, heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=args.steps,
-                            learning_rate=a.learning_rate, seed=a.seed).run
-        runs[f"fit_attention, hold-out {holdout}"] = lambda keep, r=layer: _train(layer_output, r, keep)
+        layer = layer_start(x, y, LayerRequest(heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=args.steps,
+                                               learning_rate=a.learning_rate, seed=a.seed))
+        runs[f"fit_attention, hold-out {holdout}"] = lambda keep, r=layer: adapter.fit(
+            _train, r.run, r.params, r.loop, static={"model": layer_output, "snapshots": keep})
     for heads in (1, 8):
-        pre = pretrain_args("sine", 3.0, 0.1, 32, heads, incontext.STEPS, incontext.LEARNING_RATE,
-                            "softmax", 0)
-        runs[f"pretrain, {heads} head{'s' if heads > 1 else ''}"] = lambda keep, r=pre: _pretrain(r, keep)
+        pre = pretrain_args(incontext.PretrainRequest(heads=heads))
+        runs[f"pretrain, {heads} head{'s' if heads > 1 else ''}"] = lambda keep, r=pre: adapter.fit(
+            _pretrain, r.run, r.params, r.loop, static={"snapshots": keep})
     for name, run in runs.items():
         fn = jax_setup.float64(run)  # as fit_attention and pretrain run them
         times = {True: [], False: []}

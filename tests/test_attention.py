@@ -268,8 +268,8 @@ def test_starts(blog):
     assert attention_training.start_lengthscales("random", 4, x, y).size == 0
     with pytest.raises(ValueError, match="start"):
         kv.fit_attention(x, y, steps=1, start="ones")
-    run = attention_training.layer_start(x, y, heads=2, d_qk=3, d_v=2, start="post")
-    w_q, w_k, w_v, u = run.run.params0  # the padded start
+    req = attention_training.LayerRequest(heads=2, d_qk=3, d_v=2, start="post")
+    w_q, w_k, w_v, u = (p.start for p in attention_training.layer_start(x, y, req).params)  # the padded start
     assert not (w_q[2:].any() or w_k[:, :, 3:].any() or w_v[:, :, 2:].any())  # padding stays 0
     np.testing.assert_allclose(u[:2, 0], 0.5, atol=0.1)
 

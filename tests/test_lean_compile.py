@@ -16,6 +16,7 @@ import pytest
 from kernelviz.models import heads, incontext, loo, parametric
 from kernelviz.models.attention import training as attention_training
 from kernelviz.runtime import jax_setup as _jax
+from kernelviz.runtime import train
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,17 +56,21 @@ def test_lean_jit_gives_the_same_numbers_as_jit():
 
 
 @pytest.mark.parametrize("program", [
-    heads._adam_run, heads._search_run, loo._optimum, attention_training._train, incontext._pretrain,
+    train.compiled(heads._adam_run, ("arithmetic",)), train.compiled(heads._search_run), loo._optimum,
+    train.compiled(attention_training._train, ("model", "snapshots")),
+    train.compiled(incontext._pretrain, ("snapshots",)),
 ])
 def test_every_training_and_search_program_compiles_lean(program):
-    """The options sit on the program's jit wrapper (JAX's record of them, ``_jit_info``)."""
+    """The options sit on the program's jit wrapper (JAX's record of them, ``_jit_info``): the training
+    adapter compiles them (``kernelviz.runtime.train.compiled``)."""
     assert dict(program._jit_info.compiler_options_kvs) == _jax.LEAN_OPTIONS
 
 
 def test_d2l_parametric_run_keeps_xla_defaults():
     """Its compilation adds some 80 MB either way, and lean code runs it 1.6x slower
     (``benchmarks/bench_lean.py``)."""
-    assert not parametric._parametric_run._jit_info.compiler_options_kvs
+    program = train.compiled(parametric._parametric_run, ("optimizer",), lean=False)
+    assert not program._jit_info.compiler_options_kvs
 
 
 PEAK = """

@@ -19,7 +19,7 @@ import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.warmup import count_compilations
 from kernelviz.models.heads import FitResult
-from kernelviz.models.parametric import batch_count, parametric_loss
+from kernelviz.models.parametric import Batches, batch_count, parametric_loss
 
 
 def pooled(x_rows, x_keys, y_keys, w, exclude_self):
@@ -117,7 +117,7 @@ def test_leaving_the_point_out_is_what_gives_an_optimum(d2l):
     mask = np.arange(size) < x.size
 
     def loss(w, include_self):
-        return float(parametric_loss(jnp.asarray(w), 0, xp, yp, mask, 0, include_self, 0))
+        return float(parametric_loss(jnp.asarray(w), 0, Batches(xp, yp, mask, 0, include_self, 0)))
 
     ws = [1.0, 10.0, 100.0, 1e4]
     with_self = [loss(w, True) for w in ws]

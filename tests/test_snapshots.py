@@ -68,8 +68,8 @@ def test_a_divergence_leaves_the_last_finite_params_in_later_slots():
         def objective(p, step):
             return jnp.where(step >= 13, jnp.nan, p * p), 2 * p
 
-        return tr.run(objective, jnp.asarray(1.0), jnp.asarray(1.0), optimizer="sgd", learning_rate=0.1,
-                      steps=100, limit=1e6, record=lambda p: jnp.zeros(0), snapshots=True)
+        settings = tr.Settings("sgd", 0.1, 100, 1e6, lambda p: jnp.zeros(0))
+        return tr.run(objective, jnp.asarray(1.0), jnp.asarray(1.0), settings, snapshots=True)
 
     out = go()
     at, (snaps,) = tr.snapshots_kept(out, 100)

@@ -23,6 +23,7 @@ from kernelviz.models import heads, incontext
 from kernelviz.models.attention import D_QK_MAX, attention_kernel
 from kernelviz.models.heads import SEEDS_MAX
 from kernelviz.models.holdout import (
+    Holdout,
     holdout_bucket,
     holdout_chunks,
     holdout_objective,
@@ -141,7 +142,7 @@ def _objective_of_key(params, xp, yp, mask, holdout, key, kernel, chunked, with_
     predict = (heads.predictor if fast else reference.plain_predictor)(xp, yp, kernel)
     if not chunked:
         return reference.all_rows_objective(predict, xp, yp, mask, holdout, key)(params, 0)
-    objective = holdout_objective(predict, xp, yp, mask, holdout, key,
+    objective = holdout_objective(predict, Holdout(xp, yp, mask, holdout, key),
                                      with_grad=with_grad, chunks=(4, 64))
     return objective(params, 0)
 

@@ -22,10 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -33,13 +31,14 @@ from jax import Array
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.data import post
-from kernelviz.models import holdout_fast, results, training
-from kernelviz.models.holdout import holdout_objective, holdout_range
+from kernelviz.models import results, training
+from kernelviz.models.holdout import Holdout, holdout_objective, holdout_range, holdout_split
 from kernelviz.models.loo import loo_bounds
 from kernelviz.models.results import FitResult
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.runtime.jax_setup import float64, lean_jit
-from kernelviz.runtime.shapes import check_int, check_positive, pad, vector
+from kernelviz.runtime import train as adapter
+from kernelviz.runtime.jax_setup import float64
+from kernelviz.runtime.shapes import check_int, vector
 
 __all__ = [
     "SEEDS_MAX",
@@ -128,36 +127,35 @@ class Runs(NamedTuple):
     n_seeds: Array
 
 
-@partial(lean_jit, static_argnames=("arithmetic",))
-def _adam_run(runs: Runs, params0: tuple[Array, Array], trainable: tuple[Array, Array], steps: Array,
-              learning_rate: Array, start: training.Start, arithmetic: str = "kernelviz") -> training.Trained:
+def _adam_run(runs: Runs, params0: tuple[Array, Array], trainable: tuple[Array, Array], loop: adapter.Loop,
+              start: training.Start, arithmetic: str = "kernelviz") -> training.Trained:
     """Masked training with Adam for each of the first ``n_seeds`` run keys, each from its ``start`` (a
     leading seed axis; step 0 starts fresh): one program per data size.
 
     ``arithmetic`` is ``predictor``'s: "post" trains in float32 as the blog post does, its learning rate
     too."""
-    dtype = jnp.float32 if arithmetic == "post" else learning_rate.dtype
+    dtype = jnp.float32 if arithmetic == "post" else jnp.asarray(loop.learning_rate).dtype
     predict = predictor(runs.x, runs.y, runs.kernel, arithmetic)
+    settings = training.Settings("adam", jnp.asarray(loop.learning_rate).astype(dtype), loop.steps,
+                                 LOG_ELL_LIMIT, lambda p: jnp.exp(p[0]))
 
     def one(seed: tuple[Array, training.Start]) -> training.Trained:
         key, at = seed
-        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
-                                      split=holdout_fast.holdout_split_fast)
-        return training.run(objective, params0, trainable, optimizer="adam",
-                            learning_rate=learning_rate.astype(dtype), steps=steps, limit=LOG_ELL_LIMIT,
-                            record=lambda p: jnp.exp(p[0]), start=at)
+        data = Holdout(runs.x, runs.y, runs.mask, runs.holdout, key)
+        objective = holdout_objective(predict, data, split=adapter.fast(holdout_split))
+        return training.run(objective, params0, trainable, settings, start=at)
 
     return training.each_seed(one, (runs.keys, start), runs.n_seeds)
 
 
-@lean_jit
 def _search_run(runs: Runs, candidates: tuple[Array, Array], sets: Array) -> training.Trained:
     """The search over lengthscales on the same hold-out sets, for each run key (kernels with no gradient)."""
     predict = predictor(runs.x, runs.y, runs.kernel)
 
     def one(key: Array) -> training.Trained:
-        objective = holdout_objective(predict, runs.x, runs.y, runs.mask, runs.holdout, key,
-                                      with_grad=False, chunks=(1, 0), split=holdout_fast.holdout_split_fast)
+        data = Holdout(runs.x, runs.y, runs.mask, runs.holdout, key)
+        objective = holdout_objective(predict, data, with_grad=False, chunks=(1, 0),
+                                      split=adapter.fast(holdout_split))
         return training.search(objective, candidates, sets, record=lambda p: jnp.exp(p[0]))
 
     return training.each_seed(one, runs.keys, runs.n_seeds)
@@ -187,38 +185,34 @@ class Request:
 
 @dataclass(frozen=True)
 class _Run:
-    """A checked training request: the prepared data, the start and what trains."""
+    """A checked training request: the prepared data, the loop and the parameters (log ℓ_h, u_h) in their
+    head slots (float32 for the post's arithmetic)."""
 
-    prep: training.Prepared
+    prep: adapter.Prepared
     heads: int
     holdout: int
-    steps: int
-    learning_rate: float
-    params0: tuple[np.ndarray, np.ndarray]
-    trainable: tuple[np.ndarray, np.ndarray]
+    loop: adapter.Loop
+    params: tuple[adapter.Param, adapter.Param]
     experiment: int
 
 
 def _setup(x, y, req: Request, seed: int) -> _Run:
-    xs, ys = training.check_data(x, y)
+    xs, ys = adapter.check_data(x, y)
     h = check_int("heads", req.heads, 1, HEADS_MAX)
     many = h > 1 if req.multihead is None else bool(req.multihead)
-    st = check_int("steps", req.steps, 1, training.STEPS_MAX)
+    loop = adapter.check_loop(req.steps, req.learning_rate)
     ho = check_int("holdout", req.holdout, *holdout_range(xs.shape[0]))
-    lr = check_positive("the learning rate", req.learning_rate)
     if req.arithmetic not in ARITHMETIC:
         raise ValueError(f"arithmetic must be one of {ARITHMETIC}, not {req.arithmetic!r}")
-    prep = training.prepare(xs, ys, int(seed))
+    prep = adapter.prepare(xs, ys, int(seed))
     slots = head_slots(h)
-    active = (np.arange(slots) < h).astype(np.float64)
-    ell0 = initial_lengthscales(h, prep.x[: prep.n], many) / prep.span  # standardised units
-    params0 = (np.log(pad(ell0, slots, 1.0)), active / h if many else active)
-    trainable = (active, active if many else np.zeros(slots))
-    if req.arithmetic == "post":  # the post's parameters and optimizer state are float32
-        params0, trainable = ((a.astype(np.float32) for a in t) for t in (params0, trainable))
-        params0, trainable = tuple(params0), tuple(trainable)
+    ell0 = initial_lengthscales(h, prep.real[0], many) / prep.span  # standardised units
+    mixing = np.full(h, 1.0 / h) if many else np.ones(h)
+    dtype = np.float32 if req.arithmetic == "post" else np.float64  # the post's parameters and optimizer
+    params = (adapter.param(np.log(ell0), slots, dtype=dtype), adapter.param(mixing, slots, trains=many,
+                                                                            dtype=dtype))
     experiment = post.experiment_of(many, h, ho, prep.n) if req.experiment is None else int(req.experiment)
-    return _Run(prep, h, ho, st, lr, params0, trainable, experiment)
+    return _Run(prep, h, ho, loop, params, experiment)
 
 
 def head_slots(heads: int) -> int:
@@ -236,35 +230,42 @@ def _run_keys(seeds: list[int], experiment: int) -> np.ndarray:
 def _fingerprint(r: _Run, kernel: str, arithmetic: str, seed: int) -> str:
     """What a run is of (``results.fingerprint``): its data, start, settings but steps, and seed."""
     p = r.prep
-    return results.fingerprint(p.xt, p.y, p.mask, p.scale, p.span, *r.params0, *r.trainable, kernel,
-                                 r.holdout, r.learning_rate, arithmetic, r.experiment, seed)
+    params0, trainable = adapter.starts(r.params)
+    return results.fingerprint(p.xt, p.y, p.mask, p.scale, p.span, *params0, *trainable, kernel,
+                                 r.holdout, r.loop.learning_rate, arithmetic, r.experiment, seed)
 
 
-def _result(out: training.Trained, r: _Run, method: str, kernel: str, seed: int, extra: str,
-            earlier: FitResult | None = None, fingerprint: str = "") -> FitResult:
+class _How(NamedTuple):
+    """How a run was trained: its ``method`` ("adam" or "search"), ``kernel`` and the ``extra`` sentence."""
+
+    method: str
+    kernel: str
+    extra: str
+
+
+def _result(f: adapter.Fitted, r: _Run, how: _How, seed: int, earlier: FitResult | None,
+            fingerprint: str) -> FitResult:
     """One seed's FitResult (``earlier``: the run it continues) with its ``TrainState`` for Adam's runs."""
-    run = int(out.steps_run)
-    sentences = [s for s in (extra, r.prep.note) if s]
-    if bool(out.diverged):
-        sentences.insert(0, training.diverged_message(run, r.steps, r.learning_rate))
-    log_ell, u = (np.asarray(p, np.float64) for p in out.params)
-    losses, trajectory = results.joined(
-        earlier, 0 if earlier is None else earlier.state.step, np.array(out.losses[:run]) * r.prep.scale**2,
-        np.array(out.trajectory[: run + 1, : r.heads], np.float64) * r.prep.span)
+    sentences = [s for s in (how.extra, r.prep.note) if s]
+    if f.diverged:
+        sentences.insert(0, training.diverged_message(f.steps_run, r.loop.steps, r.loop.learning_rate))
+    log_ell, u = f.params
+    losses, trajectory = results.joined(earlier, 0 if earlier is None else earlier.state.step, f.losses,
+                                        f.trajectory)
     return FitResult(
-        lengthscales=np.exp(log_ell[: r.heads]) * r.prep.span,
-        mixing=np.array(u[: r.heads]),
+        lengthscales=np.exp(log_ell) * r.prep.span,
+        mixing=u,
         losses=losses,
         trajectory=trajectory,
-        method=method,
-        diverged=bool(out.diverged),
+        method=how.method,
+        diverged=f.diverged,
         message=" ".join(sentences),
-        steps_run=run,
-        kernel=kernel,
+        steps_run=f.steps_run,
+        kernel=how.kernel,
         holdout=r.holdout,
-        learning_rate=r.learning_rate,
+        learning_rate=r.loop.learning_rate,
         seed=seed,
-        state=results.state_of(out, fingerprint) if method == "adam" else None,
+        state=results.state_of(f.out, fingerprint) if how.method == "adam" else None,
     )
 
 
@@ -272,24 +273,24 @@ def _searched(runs: Runs, r: _Run, label: str) -> tuple[training.Trained, str]:
     """``_search_run`` over ``SEARCH_GRID`` lengthscales (the heads' starting ladder scaled together), and
     the sentence that says so."""
     p = r.prep
-    sets = search_sets(r.steps, r.holdout)
-    lo, hi = loo_bounds(p.x[: p.n])
+    sets = search_sets(r.loop.steps, r.holdout)
+    lo, hi = loo_bounds(p.real[0])
     grid = np.log(np.geomspace(lo, hi, SEARCH_GRID) / p.span)
-    ladder = r.params0[0] - r.params0[0][0]
-    mixing = np.broadcast_to(r.params0[1], (SEARCH_GRID, ladder.size))
+    log_ell0, u0 = adapter.starts(r.params)[0]
+    ladder = log_ell0 - log_ell0[0]
+    mixing = np.broadcast_to(u0, (SEARCH_GRID, ladder.size))
     text = (f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was "
             f"chosen by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random "
             "hold-out sets (loss averaged).")
     if r.heads > 1:
         text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
-    return _search_run(runs, (grid[:, None] + ladder[None, :], mixing), sets), text
+    return adapter.call(_search_run, runs, (grid[:, None] + ladder[None, :], mixing), sets), text
 
 
-def train(x: object, y: object, seeds: Sequence[int], req: Request,
-          start: Sequence[FitResult] | None = None) -> list[FitResult]:
-    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed, each continuing
-    its run of ``start`` when given (``kernelviz.models.results``)."""
-    seeds = [int(s) for s in seeds]
+def _trained(x: object, y: object, seeds: list[int], req: Request,
+             start: Sequence[FitResult] | None) -> tuple[list[adapter.Fitted], _Run, _How, list[str]]:
+    """The compiled run of every seed, cut to the real heads and steps by the training adapter
+    (``kernelviz.runtime.train``)."""
     k = get_kernel(req.kernel)
     r = _setup(x, y, req, seeds[0])
     p = r.prep
@@ -298,19 +299,28 @@ def train(x: object, y: object, seeds: Sequence[int], req: Request,
     if start is not None and not k.differentiable:
         raise ValueError(f"the {k.label} kernel is fitted by a search, which has no run to continue")
     prints = [_fingerprint(r, k.name, req.arithmetic, s) for s in seeds]
-    states = results.check_starts(start, prints, r.steps)
+    states = results.check_starts(start, prints, r.loop.steps)
     if k.differentiable:
-        at = results.starts(states + [None] * (SEEDS_MAX - len(seeds)), r.params0, SEEDS_MAX, "adam")
-        out = _adam_run(runs, r.params0, r.trainable, r.steps, r.learning_rate, at, req.arithmetic)
-        method, extra = "adam", ""
+        params0 = adapter.starts(r.params)[0]
+        at = results.starts(states + [None] * (SEEDS_MAX - len(seeds)), params0, SEEDS_MAX, "adam")
+        out = adapter.fit(_adam_run, runs, r.params, r.loop, at, static={"arithmetic": req.arithmetic})
+        how = _How("adam", k.name, "")
     else:
-        (out, extra), method = _searched(runs, r, k.label), "search"
-    out = jax.tree.map(np.asarray, out)
+        out, extra = _searched(runs, r, k.label)
+        how = _How("search", k.name, extra)
+    readout = adapter.Readout(r.params, r.loop.steps, p.scale**2, p.span, r.heads)
+    return [adapter.cut(o, readout) for o in adapter.seeds_of(out, len(seeds))], r, how, prints
+
+
+def train(x: object, y: object, seeds: Sequence[int], req: Request,
+               start: Sequence[FitResult] | None = None) -> list[FitResult]:
+    """The compiled training run behind ``fit`` and ``fit_seeds``: one FitResult per seed, each continuing
+    its run of ``start`` when given (``kernelviz.models.results``)."""
+    seeds = [int(s) for s in seeds]
+    fitted, r, how, prints = _trained(x, y, seeds, req, start)
     earlier = [None] * len(seeds) if start is None else list(start)
-    return [
-        _result(jax.tree.map(lambda a, i=i: a[i], out), r, method, k.name, s, extra, earlier[i], prints[i])
-        for i, s in enumerate(seeds)
-    ]
+    return [_result(f, r, how, s, earlier[i], prints[i])
+            for i, (f, s) in enumerate(zip(fitted, seeds, strict=True))]
 
 
 @float64

@@ -9,17 +9,21 @@ program serves every hold-out size and hold-out 1 computes 4 rows of the kernel 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import Array
 
 from kernelviz.data import post
+from kernelviz.models import holdout_fast
 from kernelviz.models.training import STEPS_MAX, TRAIN_MAX_POINTS
+from kernelviz.runtime import train
 
 __all__ = [
     "HOLDOUT_BLOCK",
     "HOLDOUT_ROWS",
+    "Holdout",
     "Predict",
     "Split",
     "chunked_sum",
@@ -97,15 +101,26 @@ Predict = Callable[[object, Array, Array], Array]
 Split = Callable[[Array, Array, Array], tuple[Array, Array]]
 
 
-def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout: Array, key: Array, *,
-                      with_grad: bool = True, chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
+class Holdout(NamedTuple):
+    """A run's hold-out training data: the points ``x``, ``y`` (n,) and the ``mask`` of the real ones, the
+    ``holdout`` size k and the run's ``key`` (uint32[2])."""
+
+    x: Array
+    y: Array
+    mask: Array
+    holdout: Array
+    key: Array
+
+
+def holdout_objective(predict: Predict, data: Holdout, *, with_grad: bool = True,
+                      chunks: tuple[int, int] = (HOLDOUT_ROWS, HOLDOUT_BLOCK),
                       split: Split = holdout_split) -> Callable[[object, Array], object]:
     """(params, step) ↦ (L, ∂L/∂params) for step ``step``'s hold-out set: L = (1/k) Σ_held (y_j − f̂_j)²
     (L alone with ``with_grad=False``).
 
-    ``key`` (uint32[2]) is the run's key, split once per step as the post's ``train`` splits it
-    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``split``: ``holdout_split``,
-    or a faster form equal to it, ``kernelviz.models.holdout_fast``).
+    ``data.key`` is the run's key, split once per step as the post's ``train`` splits it
+    (``kernelviz.data.post.step_keys``); step t's subkey draws its hold-out set (``split``: ``holdout_split``;
+    training runs what the adapter chooses for it, ``kernelviz.runtime.train.fast``).
 
     ``predict(params, x_rows, available)`` gives f̂ at ``x_rows`` from the ``available`` keys. The loss and
     gradient of each chunk of held-out rows are summed (``chunked_sum`` with chunk sizes ``chunks``);
@@ -114,16 +129,17 @@ def holdout_objective(predict: Predict, x: Array, y: Array, mask: Array, holdout
     """
 
     def rows_loss(params, idx, row_weight, available):
-        return jnp.sum(row_weight * jnp.square(predict(params, x[idx], available) - y[idx]))
+        return jnp.sum(row_weight * jnp.square(predict(params, data.x[idx], available) - data.y[idx]))
 
     loss = jax.value_and_grad(rows_loss) if with_grad else rows_loss
 
-    keys = post.step_keys(key, STEPS_MAX)
+    keys = post.step_keys(data.key, STEPS_MAX)
 
     def objective(params, step):
-        order, available = split(keys[step], mask, holdout)
+        order, available = split(keys[step], data.mask, data.holdout)
         zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params)) if with_grad else jnp.zeros(())
-        return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, holdout, zero, *chunks)
+        return chunked_sum(lambda idx, w: loss(params, idx, w, available), order, data.holdout, zero,
+                           *chunks)
 
     return objective
 
@@ -143,3 +159,6 @@ def holdout_bucket(holdout: int) -> int:
     """Kernel rows one training step computes for a hold-out of this size (``holdout_chunks``)."""
     big, small = holdout_chunks(holdout)
     return big * HOLDOUT_BLOCK + small * HOLDOUT_ROWS
+
+
+train.register_fast(holdout_split, holdout_fast.holdout_split_fast)  # what training runs: tested equal

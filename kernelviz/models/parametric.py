@@ -14,7 +14,7 @@ size are traced arguments, so both procedures run one compiled program per data 
 from __future__ import annotations
 
 import math
-from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,8 +24,9 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import Kernel, get_kernel, kernel_index, kernel_scores
 from kernelviz.models import training
 from kernelviz.models.heads import OUTSIDE, FitResult
+from kernelviz.runtime import train
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import bucket, check_int, check_positive, pad, paired, vector
+from kernelviz.runtime.shapes import bucket, check_int, pad, paired, vector
 
 __all__ = [
     "batch_count",
@@ -50,8 +51,20 @@ def batch_rows(step: jax.Array, mask: jax.Array, batch_size: jax.Array) -> tuple
     return rows, jnp.where(batched, 1.0 / jnp.maximum(jnp.sum(rows), 1), 1.0)
 
 
-def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array,
-                    kernel: jax.Array, include_self: jax.Array, batch_size: jax.Array) -> jax.Array:
+class Batches(NamedTuple):
+    """d2l's training data as the loss reads it: the points ``x``, ``y`` (n,) and the ``mask`` of the real
+    ones, the ``kernel``'s index, whether a point sees its own pair (``include_self``) and the
+    ``batch_size`` (0: the full batch)."""
+
+    x: jax.Array
+    y: jax.Array
+    mask: jax.Array
+    kernel: jax.Array
+    include_self: jax.Array
+    batch_size: jax.Array
+
+
+def parametric_loss(w: jax.Array, step: jax.Array, data: Batches) -> jax.Array:
     """The loss of training step ``step``: Σ_{i ∈ B} c ½(y_i − f(x_i))² over the step's batch B
     (``batch_rows``), f(x_i) = Σ_j softmax_j(log K((x_i − x_j) w)) y_j.
 
@@ -59,10 +72,11 @@ def parametric_loss(w: jax.Array, step: jax.Array, x: jax.Array, y: jax.Array, m
     (true, the Kotlin port). Every row of the pairwise scores is computed (at most a few hundred points),
     so one program serves every batch size.
     """
-    rows, c = batch_rows(step, mask, batch_size)
+    x, y, mask = data.x, data.y, data.mask
+    rows, c = batch_rows(step, mask, data.batch_size)
     index = jnp.arange(x.shape[0])
-    available = mask[None, :] & (include_self | (index[:, None] != index[None, :]))
-    scores = kernel_scores(x, x, 1.0 / w, kernel, OUTSIDE)  # w = 1/ℓ
+    available = mask[None, :] & (data.include_self | (index[:, None] != index[None, :]))
+    scores = kernel_scores(x, x, 1.0 / w, data.kernel, OUTSIDE)  # w = 1/ℓ
     mean = pooling.pool(scores, y, available).mean
     return c * jnp.sum(jnp.where(rows, 0.5 * jnp.square(mean - y), 0.0))
 
@@ -71,20 +85,17 @@ def _inverse(w):
     return jnp.reshape(1.0 / jnp.maximum(jnp.abs(w), 1e-300), (1,))
 
 
-@partial(jax.jit, static_argnames=("optimizer",))
-def _parametric_run(x, y, mask, w0, kernel, steps, learning_rate, include_self, batch_size, optimizer):
-    value_and_grad = jax.value_and_grad(parametric_loss)
-
-    def objective(w, step):
-        return value_and_grad(w, step, x, y, mask, kernel, include_self, batch_size)
-
-    return training.run(objective, w0, 1.0, optimizer=optimizer, learning_rate=learning_rate, steps=steps,
-                        limit=W_LIMIT, record=_inverse)
+def _parametric_run(data: Batches, params0: tuple[jax.Array], trainable: tuple[jax.Array], loop: train.Loop,
+                    *, optimizer: str) -> training.Trained:
+    """``optimizer`` on ``parametric_loss`` from params0 = (w0,), in one while loop (``training.run``)."""
+    objective = jax.value_and_grad(lambda p, step: parametric_loss(p[0], step, data))
+    settings = training.Settings(optimizer, loop.learning_rate, loop.steps, W_LIMIT, lambda p: _inverse(p[0]))
+    return training.run(objective, params0, trainable, settings)
 
 
-def _message(diverged: bool, run: int, steps: int, learning_rate: float, k: Kernel, note: str) -> str:
+def _message(diverged: bool, run: int, loop: train.Loop, k: Kernel, note: str) -> str:
     """What the page says about a run: divergence, a kernel without a gradient, a subsample."""
-    sentences = [training.diverged_message(run, steps, learning_rate, "w")] if diverged else []
+    sentences = [training.diverged_message(run, loop.steps, loop.learning_rate, "w")] if diverged else []
     if not k.differentiable:
         sentences.append(f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is "
                          "zero), so w stays where it starts.")
@@ -130,29 +141,28 @@ def fit_parametric(
     its update. Data above ``TRAIN_MAX_POINTS`` points use a random subsample. One compiled call.
     """
     k = get_kernel(kernel)
-    xs, ys = training.check_data(x, y)
-    st = check_int("steps", steps, 1, training.STEPS_MAX)
-    lr = check_positive("the learning rate", learning_rate)
+    xs, ys = train.check_data(x, y)
+    loop = train.check_loop(steps, learning_rate)
     if optimizer not in training.OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {', '.join(training.OPTIMIZERS)}, not {optimizer!r}")
-    p = training.prepare(xs, ys, int(seed))
+    p = train.prepare(xs, ys, int(seed), scaled=False)  # d2l's losses are in the data's units
     batch = 0 if batch_size is None else check_int("batch_size", batch_size, 1, p.n)
-    out = jax.tree.map(np.asarray, _parametric_run(p.x, p.y * p.scale, p.mask, _start(w0, seed),
-                                                    kernel_index(k.name), st, lr, bool(include_self), batch,
-                                                    optimizer))
-    run = int(out.steps_run)
+    data = Batches(p.x, p.y, p.mask, kernel_index(k.name), bool(include_self), batch)
+    params = (train.Param(np.float64(_start(w0, seed)), ()),)
+    f = train.cut(train.fit(_parametric_run, data, params, loop, static={"optimizer": optimizer}, lean=False),
+                  train.Readout(params, loop.steps))
     return FitResult(
-        lengthscales=np.array([1.0 / max(abs(float(out.params)), 1e-300)]),
+        lengthscales=np.array([1.0 / max(abs(float(f.params[0])), 1e-300)]),
         mixing=np.array([1.0]),
-        losses=np.array(out.losses[:run]),
-        trajectory=np.array(out.trajectory[: run + 1]).reshape(-1, 1),
+        losses=f.losses,
+        trajectory=f.trajectory,
         method=optimizer,
-        diverged=bool(out.diverged),
-        message=_message(bool(out.diverged), run, st, lr, k, p.note),
-        steps_run=run,
+        diverged=f.diverged,
+        message=_message(f.diverged, f.steps_run, loop, k, p.note),
+        steps_run=f.steps_run,
         kernel=k.name,
         holdout=0 if include_self else 1,
-        learning_rate=lr,
+        learning_rate=loop.learning_rate,
         seed=int(seed),
     )
 

@@ -31,7 +31,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import bucket, check_lengthscale, pad, vector
+from kernelviz.runtime.shapes import bucket, check_lengthscale, pad, param, vector
 
 __all__ = [
     "HEADS_MAX",
@@ -130,8 +130,13 @@ def nadaraya_watson_path(queries: object, keys: object, values: object, lengthsc
     return out.mean[: ells.shape[0]], out.std[: ells.shape[0]]
 
 
-@partial(jax.jit, static_argnames=("query_block", "key_block"))
-def _nw_stream(queries, keys, values, key_mask, lengthscale, kernel, query_block, key_block):
+@partial(jax.jit, static_argnames=("sizes",))
+def _nw_stream(points: tuple[Array, Array, Array, Array], lengthscale: Array, kernel: Array,
+               sizes: tuple[int, int]) -> tuple[Array, Array]:
+    """(m, s²) at the queries of ``points`` = (queries, keys, values, key mask), key blocks merged exactly;
+    ``sizes`` = (query block, key block)."""
+    queries, keys, values, key_mask = points
+    query_block, key_block = sizes
     blocks = (keys.reshape(-1, key_block), values.reshape(-1, key_block), key_mask.reshape(-1, key_block))
 
     def one_query_block(qs):
@@ -156,8 +161,8 @@ def nadaraya_watson_streamed(p: serve.Problem, lengthscale: float, kernel: str,
     q, k, v = p.queries[: p.nq], p.keys[: p.nk], p.values[: p.nk]
     qb, kb = min(query_block, bucket(p.nq)), min(key_block, bucket(p.nk))
     qp, kp = -(-p.nq // qb) * qb, bucket(-(-p.nk // kb), 1, 2) * kb
-    mean, var = _nw_stream(pad(q, qp), pad(k, kp), pad(v, kp), np.arange(kp) < p.nk, lengthscale,
-                           kernel_index(kernel), qb, kb)
+    points = (pad(q, qp), pad(k, kp), pad(v, kp), np.arange(kp) < p.nk)
+    mean, var = _nw_stream(points, lengthscale, kernel_index(kernel), (qb, kb))
     return Smooth(np.asarray(mean)[: p.nq] * p.scale, np.sqrt(np.asarray(var)[: p.nq]) * p.scale, None)
 
 
@@ -218,7 +223,7 @@ def predict_heads(
     if not np.all(ell > 0):
         raise ValueError("lengthscales must be positive")
     p = serve.problem(queries, x, y)
-    out = serve.serve(heads_model, p, pad(ell, HEADS_MAX, 1.0), pad(u, HEADS_MAX), kernel_index(k.name),
+    out = serve.serve(heads_model, p, param(ell, HEADS_MAX, 1.0), param(u, HEADS_MAX), kernel_index(k.name),
                       pairs=2, heads=h, static={"with_weights": bool(with_weights)})
     return HeadsPrediction(out.mean, out.std, out.head_means, out.head_stds, out.weights)
 

@@ -25,7 +25,6 @@ How it stays live:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
@@ -34,7 +33,7 @@ import numpy as np
 import optax
 from jax import Array
 
-from kernelviz.runtime.shapes import bucket, pad, paired, value_scale
+from kernelviz.runtime.train import STEPS_MAX, TRAIN_MAX_POINTS, Prepared, check_data, prepare
 
 __all__ = [
     "SNAPSHOTS",
@@ -42,6 +41,7 @@ __all__ = [
     "TRAIN_MAX_POINTS",
     "Loop",
     "Prepared",
+    "Settings",
     "Start",
     "Step",
     "Trained",
@@ -56,51 +56,8 @@ __all__ = [
     "update",
 ]
 
-STEPS_MAX = 2000  # size of the loss and trajectory buffers; steps may be 1 … STEPS_MAX
 SNAPSHOTS = 50  # parameter snapshots a run keeps when asked: the start, the end and evenly spaced steps
-# Above this many points training uses a random subsample of this size: the smallest padded size, so
-# training on any data set runs the programs the warm-up compiled, and a slider move stays live.
-TRAIN_MAX_POINTS = 256
 OPTIMIZERS = {"adam": optax.adam, "sgd": optax.sgd}
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Training data, padded to a bucket: ``x`` as given, ``xt`` = (x − center)/span (so ℓ̃ = ℓ/span inside
-    the compiled loop), ``y`` divided by ``scale`` = max |y|, ``mask`` the n real points; ``note`` says when
-    a subsample was drawn."""
-
-    x: np.ndarray
-    xt: np.ndarray
-    y: np.ndarray
-    mask: np.ndarray
-    n: int
-    scale: float
-    span: float
-    note: str
-
-
-def prepare(xs: np.ndarray, ys: np.ndarray, seed: int) -> Prepared:
-    """Subsample (above ``TRAIN_MAX_POINTS``), pad, scale y and standardise x for a training run."""
-    note = ""
-    if xs.shape[0] > TRAIN_MAX_POINTS:
-        pick = np.sort(np.random.default_rng(seed).choice(xs.shape[0], TRAIN_MAX_POINTS, replace=False))
-        note = f"Trained on a random subsample of {TRAIN_MAX_POINTS} of the {xs.shape[0]} points."
-        xs, ys = xs[pick], ys[pick]
-    n, size = xs.shape[0], bucket(xs.shape[0])
-    scale = value_scale(ys)
-    xp = pad(xs, size, xs[0])  # padded keys sit at a real x: no huge distance, and they are masked anyway
-    center, span = 0.5 * (float(np.max(xs)) + float(np.min(xs))), float(np.ptp(xs))
-    mask = np.arange(size) < n
-    return Prepared(xp, (xp - center) / span, pad(ys / scale, size), mask, n, scale, span, note)
-
-
-def check_data(x: object, y: object) -> tuple[np.ndarray, np.ndarray]:
-    """x and y as finite float arrays of one length, at least 3 points and 2 distinct x, or a ValueError."""
-    xs, ys = paired(x, y, 3, "training needs at least three points (one to hold out, two to predict from)")
-    if float(np.ptp(xs)) <= 0:
-        raise ValueError("training needs at least two distinct x values")
-    return xs, ys
 
 
 def diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
@@ -198,10 +155,21 @@ def update(objective: Callable[[object, Array], tuple[Array, object]],
     return Step(loss, grads, optax.apply_updates(params, moves), opt)
 
 
-def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object, *,
-        optimizer: str, learning_rate: Array, steps: Array, limit: float,
-        record: Callable[[object], Array], snapshots: bool = False, start: Start | None = None) -> Trained:
-    """``steps`` optimizer steps on ``objective(params, step) -> (loss, grads)``, in one while loop.
+class Settings(NamedTuple):
+    """What ``run`` repeats the step with: the ``optimizer`` ("adam" or "sgd") at ``learning_rate`` (a
+    number, or a function of the step), ``steps`` steps (traced), the bound ``limit`` on |params|, and
+    ``record(params)``, the row the trajectory keeps after each step."""
+
+    optimizer: str
+    learning_rate: Array | Callable[[Array], Array]
+    steps: Array
+    limit: float
+    record: Callable[[object], Array]
+
+
+def run(objective: Callable[[object, Array], tuple[Array, object]], params0: object, trainable: object,
+        settings: Settings, *, snapshots: bool = False, start: Start | None = None) -> Trained:
+    """``settings.steps`` optimizer steps on ``objective(params, step) -> (loss, grads)``, in one while loop.
 
     Gradients are multiplied by ``trainable`` (a 0/1 pytree shaped like ``params0``), so frozen and padded
     parameters never move. A step whose loss, gradient or new parameters are not finite, or whose
@@ -213,11 +181,12 @@ def run(objective: Callable[[object, Array], tuple[Array, object]], params0: obj
     of 150 steps; ``losses`` and ``trajectory`` then hold only the rows from ``start.step`` on. Call inside
     ``jax.jit``.
     """
-    opt = OPTIMIZERS[optimizer](learning_rate)
+    opt = OPTIMIZERS[settings.optimizer](settings.learning_rate)
+    steps, record = settings.steps, settings.record
 
     def step(s: Loop) -> Loop:
         t = update(objective, opt, trainable, s.params, s.opt, s.step)
-        good = jnp.isfinite(t.loss) & _finite(t.grads, jnp.inf) & _finite(t.params, limit)
+        good = jnp.isfinite(t.loss) & _finite(t.grads, jnp.inf) & _finite(t.params, settings.limit)
         keep = jax.tree.map(lambda a, b: jnp.where(good, a, b), (t.params, t.opt), (s.params, s.opt))
         params, opt_state = keep
         return Loop(jnp.where(good, s.step + 1, s.step), good, params, opt_state,

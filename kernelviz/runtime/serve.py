@@ -28,9 +28,9 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from kernelviz.runtime.shapes import bucket, pad, value_scale, vector
+from kernelviz.runtime.shapes import bucket, pad, unslot, value_scale, vector
 
-__all__ = ["Problem", "Served", "compiled", "problem", "run", "serve"]
+__all__ = ["Problem", "Served", "call", "compiled", "problem", "run", "serve"]
 
 
 class Problem(NamedTuple):
@@ -80,13 +80,22 @@ def compiled(model: Callable, static: Sequence[str] = ()) -> Callable:
     return jax.jit(model, static_argnames=tuple(static))
 
 
+def call(program: Callable, *args: object, static: dict[str, object] | None = None) -> object:
+    """``program(*args, **static)`` compiled once (step 4), its outputs as NumPy arrays: for a program that
+    reads no regression problem (a grid of scores, an error over many prompts). ``shapes.Param`` arguments
+    are passed padded."""
+    static = static or {}
+    return jax.tree.map(np.asarray, compiled(program, tuple(static))(*unslot(args), **static))
+
+
 def run(model: Callable, p: Problem, *params: object, static: dict[str, object] | None = None
         ) -> list[np.ndarray]:
     """``model(p.queries, p.keys, p.values, p.available, *params, **static)``, compiled once (step 4), its
     outputs as NumPy arrays, still padded and scaled: for a model whose outputs are not means and variances
-    at the queries (a loss over the points, say)."""
+    at the queries (a loss over the points, say). A ``shapes.Param`` among ``params`` (a parameter in its
+    head or width slots) is passed padded."""
     static = static or {}
-    out = compiled(model, tuple(static))(p.queries, p.keys, p.values, p.available, *params, **static)
+    out = compiled(model, tuple(static))(p.queries, p.keys, p.values, p.available, *unslot(params), **static)
     return [np.asarray(a) for a in out]
 
 

@@ -9,11 +9,13 @@ those, figures draw them). The checks turn bad arguments into a ``ValueError`` t
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "MIN_BUCKET",
+    "Param",
     "bucket",
     "check_int",
     "check_lengthscale",
@@ -21,7 +23,9 @@ __all__ = [
     "even_indices",
     "pad",
     "paired",
+    "param",
     "thin_heatmap",
+    "unslot",
     "value_scale",
     "vector",
 ]
@@ -48,6 +52,37 @@ def pad(a: np.ndarray, size: int, fill: float = 0.0) -> np.ndarray:
     out = np.full(size, fill, dtype=np.float64)
     out[: a.shape[0]] = a
     return out
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter as a compiled program holds it: ``start`` at its padded shape (slots for heads and
+    widths), and the shape of its ``real`` part (the leading corner); ``trains`` whether that part trains
+    (padded slots never do); ``dtype`` the type the program holds it in (the blog post's float32). Not a
+    pytree: the adapters (``serve``, ``train``) unwrap it (``unslot``)."""
+
+    start: np.ndarray
+    real: tuple[int, ...]
+    trains: bool = True
+    dtype: type = np.float64
+
+
+def param(real: object, slots: int | tuple[int, ...], fill: float = 0.0, trains: bool = True,
+          dtype: type = np.float64) -> Param:
+    """A parameter given at its real shape, padded to ``slots`` with ``fill`` (heads, widths)."""
+    a = np.asarray(real, dtype=np.float64)
+    shape = (slots,) if isinstance(slots, int) else tuple(slots)
+    out = np.full(shape, fill, dtype=np.float64)
+    out[tuple(slice(s) for s in a.shape)] = a
+    return Param(out.astype(dtype), a.shape, trains, dtype)
+
+
+def unslot(tree: object) -> object:
+    """``tree`` with every ``Param`` replaced by its padded array."""
+    import jax  # a pytree map; nothing compiles
+
+    return jax.tree.map(lambda p: p.start if isinstance(p, Param) else p, tree,
+                        is_leaf=lambda p: isinstance(p, Param))
 
 
 def value_scale(values: np.ndarray) -> float:

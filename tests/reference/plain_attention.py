@@ -14,7 +14,7 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.models.attention import AttentionFit, features
-from kernelviz.models.attention.training import layer_start, train_layer
+from kernelviz.models.attention.training import LayerRequest, layer_start, train_layer
 
 
 def plain_layer_output(params: tuple[Array, ...], queries: Array, keys: Array, toks: Array, available: Array,
@@ -30,4 +30,4 @@ def plain_layer_output(params: tuple[Array, ...], queries: Array, keys: Array, t
 
 def fit_plain(x: object, y: object, **settings: object) -> AttentionFit:
     """``kv.fit_attention(x, y, **settings)`` with the plain float64 layer."""
-    return train_layer(plain_layer_output, layer_start(x, y, **settings))
+    return train_layer(plain_layer_output, layer_start(x, y, LayerRequest(**settings)))

@@ -24,7 +24,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import kernel_index, kernel_scores
 from kernelviz.data import post
 from kernelviz.models import heads, training
-from kernelviz.models.holdout import holdout_objective, holdout_split
+from kernelviz.models.holdout import Holdout, holdout_objective, holdout_split
 
 OUTSIDE = heads.OUTSIDE
 
@@ -82,9 +82,9 @@ def _run(xt, yt, mask, params0, trainable, kernel, holdout, steps, key, plain, a
     if all_rows:
         objective = all_rows_objective(predict, xt, yt, mask, holdout, key)
     else:
-        objective = holdout_objective(predict, xt, yt, mask, holdout, key)
-    return training.run(objective, params0, trainable, optimizer="adam", learning_rate=0.2, steps=steps,
-                        limit=heads.LOG_ELL_LIMIT, record=lambda p: jnp.exp(p[0]))
+        objective = holdout_objective(predict, Holdout(xt, yt, mask, holdout, key))
+    settings = training.Settings("adam", 0.2, steps, heads.LOG_ELL_LIMIT, lambda p: jnp.exp(p[0]))
+    return training.run(objective, params0, trainable, settings)
 
 
 def reference_fit(x: np.ndarray, y: np.ndarray, n_heads: int, holdout: int, steps: int, seed: int = 2024, *,

@@ -33,7 +33,7 @@ from kernelviz.core import pooling
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK, Smooth
 from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import pad, vector
+from kernelviz.runtime.shapes import param, vector
 
 __all__ = [
     "D_QK_MAX", "D_V_MAX", "FEATURES", "TOKEN", "AttentionFit", "AttentionPrediction", "GaussianAttention",
@@ -240,7 +240,7 @@ def _run_layer(fit: AttentionFit, queries: object, x: object, y: object, hidden:
     q, xs, ys = vector("queries", queries), vector("x", x), vector("y", y)
     p = serve.problem((q - fit.center) / fit.scale, (xs - fit.center) / fit.scale, ys / fit.y_scale,
                       scaled=False)
-    hide = pad(np.full(p.nq, -1.0) if hidden is None else hidden, p.queries.shape[0], -1.0)
+    hide = param(np.full(p.nq, -1.0) if hidden is None else hidden, p.queries.shape[0], -1.0)
     out = serve.serve(layer_model, p, _layer(fit), hide, pairs=2, heads=fit.heads, head_axis=1,
                       weights=with_weights, static={"with_weights": bool(with_weights)})
     return out._replace(mean=out.mean * fit.y_scale, std=out.std * fit.y_scale)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -19,7 +18,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz.data import post
-from kernelviz.models import holdout_fast, training
+from kernelviz.models import training
 from kernelviz.models.attention import (
     D_QK_MAX,
     D_V_MAX,
@@ -33,25 +32,21 @@ from kernelviz.models.attention import (
     tokens,
 )
 from kernelviz.models.heads import initial_lengthscales
-from kernelviz.models.holdout import holdout_objective, holdout_range
+from kernelviz.models.holdout import Holdout, holdout_objective, holdout_range, holdout_split
 from kernelviz.models.loo import loo_lengthscale
 from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.runtime.jax_setup import float64, lean_jit
-from kernelviz.runtime.shapes import check_int, check_positive
+from kernelviz.runtime import train
+from kernelviz.runtime.jax_setup import float64
+from kernelviz.runtime.shapes import check_int
 
 __all__ = [
-    "STARTS", "LayerRun", "LayerSettings", "LayerStart", "fit_attention", "layer_start", "start_lengthscales",
-    "train_layer",
+    "STARTS", "LayerRequest", "LayerRun", "LayerSettings", "LayerStart", "fit_attention", "layer_start",
+    "start_lengthscales", "train_layer", "trained_layer",
 ]
 
 STARTS = ("gaussian", "post", "random")
 START_NOISE = 0.02  # entries of a Gaussian start get N(0, START_NOISE²) seeded noise
 PARAM_LIMIT = 1e6  # a weight beyond this (scores ~1e12) counts as diverged
-
-
-def _masks(heads: int, d_qk: int, d_v: int = 1) -> tuple[np.ndarray, ...]:
-    """0/1 masks of the real heads, query/key dimensions and value dimensions among the padded ones."""
-    return tuple((np.arange(m) < k) * 1.0 for m, k in ((HEADS_MAX, heads), (D_QK_MAX, d_qk), (D_V_MAX, d_v)))
 
 
 def _masks(heads: int, d_qk: int, d_v: int = 1) -> tuple[np.ndarray, ...]:
@@ -95,22 +90,33 @@ def _initial_params(ells: np.ndarray, scale: float, seed: int,
 
 
 class LayerRun(NamedTuple):
-    """What the compiled run reads, every field traced: the points in token units, padded (``x``, ``toks``,
-    ``y``, their ``mask``), which entries train (``trainable``), ``d_qk``, the start ``params0``, the hold-out
-    size, the ``steps``, the ``learning_rate``, whether it ``decay``s (1.0 or 0.0) and the run's ``key``."""
+    """What the compiled run reads besides the parameters, every field traced: the points in token units,
+    padded (``x``, ``toks``, ``y``, their ``mask``), ``d_qk``, the hold-out size, whether the step size
+    ``decay``s (1.0 or 0.0) and the run's ``key``."""
 
     x: np.ndarray
     toks: np.ndarray
     y: np.ndarray
     mask: np.ndarray
-    trainable: tuple[np.ndarray, ...]
     d_qk: float
-    params0: tuple[np.ndarray, ...]
     holdout: int
-    steps: int
-    learning_rate: float
     decay: float
     key: np.ndarray
+
+
+@dataclass(frozen=True)
+class LayerRequest:
+    """What a training run of the layer is asked for (``fit_attention``'s settings)."""
+
+    heads: int = 2
+    d_qk: int = 4
+    holdout: int = 10
+    steps: int = 500
+    learning_rate: float = 0.05
+    seed: int = 0
+    d_v: int = 1
+    start: str = "gaussian"
+    decay: bool = True
 
 
 @dataclass(frozen=True)
@@ -133,39 +139,40 @@ class LayerSettings:
 
 
 class LayerStart(NamedTuple):
-    """A training run of the layer, set up (``layer_start``): the compiled run's input and its settings."""
+    """A training run of the layer, set up (``layer_start``): the compiled run's input, the parameters
+    (W_q, W_k, W_v, U) in their padded slots, the loop and the settings."""
 
     run: LayerRun
+    params: tuple[train.Param, ...]
+    loop: train.Loop
     settings: LayerSettings
 
 
-def layer_start(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: int = 10, steps: int = 500,
-                learning_rate: float = 0.05, seed: int = 0, *, d_v: int = 1, start: str = "gaussian",
-                decay: bool = True) -> LayerStart:
-    """``fit_attention``'s arguments checked and its run set up: the data prepared (``training.prepare``),
-    the start (``start_lengthscales``, ``_initial_params``) and what trains (the real heads and widths)."""
-    xs, ys = training.check_data(x, y)
-    h, d = check_int("heads", heads, 1, HEADS_MAX), check_int("d_qk", d_qk, 1, D_QK_MAX)
-    dv, st = check_int("d_v", d_v, 1, D_V_MAX), check_int("steps", steps, 1, training.STEPS_MAX)
-    ho = check_int("holdout", holdout, *holdout_range(xs.shape[0]))
-    lr = check_positive("the learning rate", learning_rate)
-    p = training.prepare(xs, ys, int(seed))
-    ells = start_lengthscales(start, h, p.x[: p.n], p.y[: p.n])
-    (center, scale), masks = token_frame(p.x[: p.n]), _masks(h, d, dv)
-    head_mask, dim_mask, v_mask = masks
-    qk = head_mask[:, None, None] * dim_mask[None, None, :]
-    trainable = (qk, qk, head_mask[:, None, None] * v_mask, head_mask[:, None] * v_mask)
+def layer_start(x: object, y: object, req: LayerRequest = LayerRequest()) -> LayerStart:
+    """``fit_attention``'s arguments checked and its run set up by the training adapter: the data prepared
+    (``kernelviz.runtime.train.prepare``), the start (``start_lengthscales``, ``_initial_params``) and what
+    trains (the real heads and widths)."""
+    xs, ys = train.check_data(x, y)
+    h, d = check_int("heads", req.heads, 1, HEADS_MAX), check_int("d_qk", req.d_qk, 1, D_QK_MAX)
+    dv, loop = check_int("d_v", req.d_v, 1, D_V_MAX), train.check_loop(req.steps, req.learning_rate)
+    ho = check_int("holdout", req.holdout, *holdout_range(xs.shape[0]))
+    p = train.prepare(xs, ys, int(req.seed))
+    ells = start_lengthscales(req.start, h, *p.real)
+    (center, scale), masks = token_frame(p.real[0]), _masks(h, d, dv)
     xt = (p.x - center) / scale
-    params0 = _initial_params(ells, scale, seed, masks)
-    run = LayerRun(xt, tokens(xt, p.y), p.y, p.mask, trainable, float(d), params0, ho, st, lr,
-                   float(bool(decay)), post.prng_key(seed))
-    settings = LayerSettings(h, d, dv, center, scale, p.scale, p.note, st, ho, lr, int(seed), start, ells)
-    return LayerStart(run, settings)
+    start = _initial_params(ells, scale, req.seed, masks)
+    params = tuple(train.Param(a, real) for a, real in zip(start, ((h, FEATURES, d), (h, FEATURES, d),
+                                                                    (h, TOKEN, dv), (h, dv)), strict=True))
+    run = LayerRun(xt, tokens(xt, p.y), p.y, p.mask, float(d), ho, float(bool(req.decay)),
+                   post.prng_key(req.seed))
+    settings = LayerSettings(h, d, dv, center, scale, p.scale, p.note, loop.steps, ho, loop.learning_rate,
+                             int(req.seed), req.start, ells)
+    return LayerStart(run, params, loop, settings)
 
 
-@partial(lean_jit, static_argnums=(0, 2))
-def _train(model: Callable[..., Array], run: LayerRun, snapshots: bool = True) -> training.Trained:
-    """Adam on (W_q, W_k, W_v, U) from ``run.params0`` by masked training of ``model``, its step at step t
+def _train(run: LayerRun, params0: tuple[Array, ...], trainable: tuple[Array, ...], loop: train.Loop, *,
+           model: Callable[..., Array], snapshots: bool = True) -> training.Trained:
+    """Adam on (W_q, W_k, W_v, U) from ``params0`` by masked training of ``model``, its step at step t
     learning_rate · (1 + cos(π t/steps))/2 (``decay`` 1) or constant (``decay`` 0): one program per data
     size, keeping ``training.SNAPSHOTS`` snapshots of the params (``snapshots=False``: none, for the
     benchmark of what they cost)."""
@@ -174,31 +181,34 @@ def _train(model: Callable[..., Array], run: LayerRun, snapshots: bool = True) -
         return model(p, xq, run.x, run.toks, available, run.d_qk)
 
     def schedule(t: Array) -> Array:
-        angle = jnp.pi * jnp.minimum(t, run.steps) / run.steps
-        return run.learning_rate * (1 - run.decay * (1 - jnp.cos(angle)) / 2)
+        angle = jnp.pi * jnp.minimum(t, loop.steps) / loop.steps
+        return loop.learning_rate * (1 - run.decay * (1 - jnp.cos(angle)) / 2)
 
-    objective = holdout_objective(predict, run.x, run.y, run.mask, run.holdout, run.key,
-                                  split=holdout_fast.holdout_split_fast)
-    return training.run(objective, run.params0, run.trainable, optimizer="adam", steps=run.steps,
-                        limit=PARAM_LIMIT, learning_rate=schedule, record=lambda p: jnp.zeros(0),
-                        snapshots=snapshots)
+    data = Holdout(run.x, run.y, run.mask, run.holdout, run.key)
+    objective = holdout_objective(predict, data, split=train.fast(holdout_split))
+    settings = training.Settings("adam", schedule, loop.steps, PARAM_LIMIT, lambda p: jnp.zeros(0))
+    return training.run(objective, params0, trainable, settings, snapshots=snapshots)
+
+
+def trained_layer(model: Callable[..., Array], run: LayerStart, snapshots: bool = True) -> train.Fitted:
+    """The layer ``model`` trained from ``run`` in one compiled call (``_train`` through the training
+    adapter), cut to its real heads and widths, its losses in y units²."""
+    out = train.fit(_train, run.run, run.params, run.loop, static={"model": model, "snapshots": snapshots})
+    readout = train.Readout(run.params, run.loop.steps, run.settings.y_scale**2)
+    return train.cut(out, readout, training.snapshot_steps)
 
 
 def train_layer(model: Callable[..., Array], run: LayerStart) -> AttentionFit:
     """The layer ``model`` (``layer_output``'s signature) trained from ``run`` (``layer_start``), in one
     compiled call, as an ``AttentionFit`` in the data's units."""
-    out, s = _train(model, run.run), run.settings
-    (w_q, w_k, w_v, u), done = (np.asarray(a) for a in out.params), int(out.steps_run)
-    h, d, dv = s.heads, s.d_qk, s.d_v
-    at, (sq, sk, sv, su) = training.snapshots_kept(out, s.steps)
-    message = [training.diverged_message(done, s.steps, s.learning_rate)] if bool(out.diverged) else []
+    f, s = trained_layer(model, run), run.settings
+    w_q, w_k, w_v, u = f.params
+    message = [training.diverged_message(f.steps_run, s.steps, s.learning_rate)] if f.diverged else []
     return AttentionFit(
-        w_q=np.array(w_q[:h, :, :d]), w_k=np.array(w_k[:h, :, :d]), w_v=np.array(w_v[:h, :, :dv]),
-        mixing=np.array(u[:h, :dv]), center=s.center, scale=s.scale, y_scale=s.y_scale,
-        losses=np.array(np.asarray(out.losses)[:done]) * s.y_scale**2, diverged=bool(out.diverged),
-        message=" ".join(message + ([s.note] if s.note else [])), steps_run=done, holdout=s.holdout,
-        learning_rate=s.learning_rate, seed=s.seed, start=s.start, start_lengthscales=s.ells,
-        snapshot_steps=at, snapshots=(sq[:, :h, :, :d], sk[:, :h, :, :d], sv[:, :h, :, :dv], su[:, :h, :dv]),
+        w_q=w_q, w_k=w_k, w_v=w_v, mixing=u, center=s.center, scale=s.scale, y_scale=s.y_scale,
+        losses=f.losses, diverged=f.diverged, message=" ".join(message + ([s.note] if s.note else [])),
+        steps_run=f.steps_run, holdout=s.holdout, learning_rate=s.learning_rate, seed=s.seed, start=s.start,
+        start_lengthscales=s.ells, snapshot_steps=f.snapshot_steps, snapshots=f.snapshots,
     )
 
 
@@ -211,5 +221,5 @@ def fit_attention(x: object, y: object, heads: int = 2, d_qk: int = 4, holdout: 
     (``layer_output``); Adam on W_q, W_k, W_v and U, its step ``learning_rate`` · (1 + cos(π t/steps))/2
     (constant with ``decay=False``), from ``start`` (``start_lengthscales``, noise from ``seed``). Data
     above ``TRAIN_MAX_POINTS`` points use a random subsample."""
-    return train_layer(layer_output, layer_start(x, y, heads, d_qk, holdout, steps, learning_rate, seed,
-                                                 d_v=d_v, start=start, decay=decay))
+    req = LayerRequest(heads, d_qk, holdout, steps, learning_rate, seed, d_v, start, decay)
+    return train_layer(layer_output, layer_start(x, y, req))

@@ -29,7 +29,6 @@ Readouts (windows, reference smoothers, errors on fresh tasks) are in
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -44,9 +43,9 @@ from kernelviz.models import training
 from kernelviz.models.attention import dot_scores, gaussian_attention_params
 from kernelviz.models.incontext.gradient import loss_by_heads
 from kernelviz.models.smoothing import HEADS_MAX, HEADS_QUERY_BLOCK
-from kernelviz.runtime import serve
-from kernelviz.runtime.jax_setup import float64, lean_jit
-from kernelviz.runtime.shapes import check_int, check_positive, pad
+from kernelviz.runtime import serve, train
+from kernelviz.runtime.jax_setup import float64
+from kernelviz.runtime.shapes import check_int
 
 __all__ = [
     "BATCH",
@@ -56,6 +55,8 @@ __all__ = [
     "STEPS",
     "ICLParams",
     "InContextPrediction",
+    "PretrainRequest",
+    "PretrainStart",
     "Pretrained",
     "head_scores",
     "in_context_predict",
@@ -64,6 +65,8 @@ __all__ = [
     "loss_by_heads",
     "prediction_model",
     "pretrain",
+    "pretrain_args",
+    "pretrained",
     "pretraining_loss",
 ]
 
@@ -137,22 +140,17 @@ _STEPS = tuple(_step_branch(m) for m in POINT_BUCKETS)
 
 
 class PretrainRun(NamedTuple):
-    """One pretraining run as ``_pretrain`` takes it, every field traced: the start ``params0``, which
-    entries train (``trainable``), the run's random ``key``, ``task`` = (family, r, σ), ``sizes`` = (n,
-    heads), ``branches`` = (point bucket, kind), ``steps`` and the ``learning_rate``."""
+    """What ``_pretrain`` reads besides the parameters, every field traced: the run's random ``key``,
+    ``task`` = (family, r, σ), ``sizes`` = (n, heads) and ``branches`` = (point bucket, kind)."""
 
-    params0: ICLParams
-    trainable: ICLParams
     key: Array
     task: Array
     sizes: Array
     branches: Array
-    steps: Array
-    learning_rate: Array
 
 
-@partial(lean_jit, static_argnums=1)
-def _pretrain(run: PretrainRun, snapshots: bool = True) -> training.Trained:
+def _pretrain(run: PretrainRun, params0: tuple[Array, ...], trainable: tuple[Array, ...], loop: train.Loop, *,
+              snapshots: bool = True) -> training.Trained:
     """``training.run`` of Adam on fresh prompts, step size lr (1 + cos(π t/steps))/2: one program for
     every run, keeping ``training.SNAPSHOTS`` snapshots of the params (``snapshots=False``: none, for the
     benchmark of what they cost)."""
@@ -162,24 +160,25 @@ def _pretrain(run: PretrainRun, snapshots: bool = True) -> training.Trained:
         return jax.lax.switch(run.branches[0], _STEPS, params, key, run.task, run.sizes, run.branches[1])
 
     def schedule(t: Array) -> Array:
-        return run.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, run.steps) / run.steps)) / 2
+        return loop.learning_rate * (1 + jnp.cos(jnp.pi * jnp.minimum(t, loop.steps) / loop.steps)) / 2
 
-    return training.run(objective, run.params0, run.trainable, optimizer="adam", learning_rate=schedule,
-                        steps=run.steps, limit=PARAM_LIMIT, record=lambda p: jnp.zeros(0),
-                        snapshots=snapshots)
+    settings = training.Settings("adam", schedule, loop.steps, PARAM_LIMIT, lambda p: jnp.zeros(0))
+    return training.run(objective, ICLParams(*params0), ICLParams(*trainable), settings, snapshots=snapshots)
 
 
 def initial_params(heads: int, seed: int) -> ICLParams:
-    """The padded start: head h a Gaussian window of ℓ_h = ``INIT_LENGTHSCALE`` · 2^{(h − c)/2} (c = ⌊(H −
-    1)/2⌋, ``attention.gaussian_attention_params``: nearly flat on [−1, 1]) plus N(0, ``INIT_NOISE``²) on
-    each entry, u_h = 1/H; padded heads 0."""
+    """The start in ``HEADS_MAX`` head slots (``Param``s): head h a Gaussian window of ℓ_h =
+    ``INIT_LENGTHSCALE`` · 2^{(h − c)/2} (c = ⌊(H − 1)/2⌋, ``attention.gaussian_attention_params``: nearly
+    flat on [−1, 1]) plus N(0, ``INIT_NOISE``²) on each entry, u_h = 1/H; padded heads 0."""
     rng = np.random.default_rng(int(seed) % 2**32)
     w = np.zeros((2, HEADS_MAX, 3, D_QK))
     for h in range(heads):
         g = gaussian_attention_params(INIT_LENGTHSCALE * 2.0 ** ((h - (heads - 1) // 2) / 2.0))
         w[:, h] = g.w_q, g.w_k
-    w[:, :heads] += INIT_NOISE * rng.standard_normal(w[:, :heads].shape)
-    return ICLParams(w[0], w[1], pad(np.full(heads, 1.0 / heads), HEADS_MAX))
+    w[:, :heads] += INIT_NOISE * rng.standard_normal((2, heads, 3, D_QK))
+    real = (heads, 3, D_QK)
+    return ICLParams(train.Param(w[0], real), train.Param(w[1], real),
+                     train.param(np.full(heads, 1.0 / heads), HEADS_MAX))
 
 
 @dataclass(frozen=True)
@@ -217,10 +216,10 @@ class Pretrained:
 
     @property
     def params(self) -> ICLParams:
-        """The parameters padded to ``HEADS_MAX`` heads (zeros), as the compiled functions take them."""
-        w = np.zeros((2, HEADS_MAX, 3, D_QK))
-        w[:, : self.heads] = self.w_q, self.w_k
-        return ICLParams(w[0], w[1], pad(self.mixing, HEADS_MAX))
+        """The parameters in ``HEADS_MAX`` head slots (zeros), as the adapters pad them for the compiled
+        functions (``Param``)."""
+        leaves = (self.w_q, self.w_k, self.mixing)
+        return ICLParams(*(train.param(a, (HEADS_MAX, *a.shape[1:])) for a in leaves))
 
     @property
     def score_matrices(self) -> np.ndarray:
@@ -228,22 +227,50 @@ class Pretrained:
         return self.w_q @ np.swapaxes(self.w_k, -1, -2) / np.sqrt(D_QK)
 
 
-def pretrain_args(family: str, roughness: float, noise: float, n: int, heads: int, steps: int,
-                  learning_rate: float, kind: str, seed: int) -> PretrainRun:
+@dataclass(frozen=True)
+class PretrainRequest:
+    """What a pretraining run is asked for (``pretrain``'s controls)."""
+
+    family: str = "sine"
+    roughness: float = 3.0
+    noise: float = 0.1
+    n: int = 32
+    heads: int = 1
+    steps: int = STEPS
+    learning_rate: float = LEARNING_RATE
+    kind: str = "softmax"
+    seed: int = 0
+
+
+class PretrainStart(NamedTuple):
+    """A pretraining run, set up (``pretrain_args``): the compiled run's input, the parameters in their head
+    slots and the loop."""
+
+    run: PretrainRun
+    params: ICLParams
+    loop: train.Loop
+
+
+def pretrain_args(req: PretrainRequest) -> PretrainStart:
     """The checked controls as ``_pretrain``'s run (a ValueError names a control out of range)."""
-    fam, r, s, m = tasks.check_task(family, roughness, noise, n)
-    h = check_int("heads", heads, 1, HEADS_MAX)
-    st = check_int("steps", steps, 1, training.STEPS_MAX)
-    lr = check_positive("the learning rate", learning_rate)
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    fam, r, s, m = tasks.check_task(req.family, req.roughness, req.noise, req.n)
+    h = check_int("heads", req.heads, 1, HEADS_MAX)
+    loop = train.check_loop(req.steps, req.learning_rate)
+    if req.kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {req.kind!r}")
     nb = next(i for i, b in enumerate(POINT_BUCKETS) if m <= b)
-    p0 = initial_params(h, seed)
-    trainable = ICLParams(*(np.broadcast_to((np.arange(HEADS_MAX) < h).reshape(-1, *(1,) * (a.ndim - 1)),
-                                            a.shape) * 1.0 for a in p0))
-    branches = np.array([nb, KINDS.index(kind)], np.int32)
-    return PretrainRun(p0, trainable, jax.random.PRNGKey(int(seed)), np.array([fam, r, s]),
-                       np.array([m, h], np.int32), branches, np.int32(st), lr)
+    branches = np.array([nb, KINDS.index(req.kind)], np.int32)
+    run = PretrainRun(jax.random.PRNGKey(int(req.seed)), np.array([fam, r, s]), np.array([m, h], np.int32),
+                      branches)
+    steps = train.Loop(np.int32(loop.steps), loop.learning_rate)
+    return PretrainStart(run, initial_params(h, req.seed), steps)
+
+
+def pretrained(start: PretrainStart, snapshots: bool = True) -> train.Fitted:
+    """The run ``start`` pretrained in one compiled call (``_pretrain`` through the training adapter), cut
+    to its real heads."""
+    out = train.fit(_pretrain, start.run, start.params, start.loop, static={"snapshots": snapshots})
+    return train.cut(out, train.Readout(start.params, int(start.loop.steps)), training.snapshot_steps)
 
 
 @float64
@@ -254,15 +281,13 @@ def pretrain(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n
     label noise σ, n context points each, in one compiled call: ``steps`` Adam steps (≤ ``STEPS_MAX``),
     step size ``learning_rate`` · (1 + cos(π t/steps))/2, each on ``BATCH`` fresh prompts, minimising
     L = mean (f̂(x_q) − f(x_q))² over their query points."""
-    out = _pretrain(pretrain_args(family, roughness, noise, n, heads, steps, learning_rate, kind, seed))
-    (w_q, w_k, u), done, h = (np.asarray(a) for a in out.params), int(out.steps_run), int(heads)
-    at, (sq, sk, su) = training.snapshots_kept(out, steps)
+    req = PretrainRequest(family, roughness, noise, n, heads, steps, learning_rate, kind, seed)
+    f = pretrained(pretrain_args(req))
+    (w_q, w_k, u) = f.params
     return Pretrained(
-        w_q=np.array(w_q[:h]), w_k=np.array(w_k[:h]), mixing=np.array(u[:h]),
-        kind=kind, family=family, roughness=float(roughness), noise=float(noise), n=int(n), steps=int(steps),
-        learning_rate=float(learning_rate), seed=int(seed), losses=np.array(np.asarray(out.losses)[:done]),
-        steps_run=done, diverged=bool(out.diverged), snapshot_steps=at,
-        snapshots=(sq[:, :h], sk[:, :h], su[:, :h]),
+        w_q=w_q, w_k=w_k, mixing=u, kind=kind, family=family, roughness=float(roughness), noise=float(noise),
+        n=int(n), steps=int(steps), learning_rate=float(learning_rate), seed=int(seed), losses=f.losses,
+        steps_run=f.steps_run, diverged=f.diverged, snapshot_steps=f.snapshot_steps, snapshots=f.snapshots,
     )
 
 

@@ -31,6 +31,7 @@ from kernelviz.data import tasks
 from kernelviz.models.attention import features
 from kernelviz.models.incontext import KINDS, ICLParams, Pretrained, layer_output, pretrain
 from kernelviz.models.loo import loo_lengthscale
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import vector
 
@@ -103,7 +104,6 @@ def _fresh(family: str, roughness: float, noise: float, n: int, count: int, seed
     return p, np.arange(tasks.N_MAX) < n
 
 
-@jax.jit
 def _nw_errors(prompts: tasks.Prompts, available: Array, lengthscales: Array) -> Array:
     """Mean (m_ℓ(x_q) − f(x_q))² over prompts and queries for every ℓ, m_ℓ Gaussian Nadaraya–Watson
     (``kernel_scores`` on ``pooling.pool``), one ℓ at a time (``lax.map``)."""
@@ -133,7 +133,7 @@ def best_fixed_lengthscale(family: str = "sine", roughness: float = 3.0, noise: 
     tasks of the family (a search over ``LENGTHSCALE_GRID``, log-spaced 0.01 … 4): the best a fixed window
     can do, chosen in hindsight on the very tasks it is scored on."""
     p, mask = _fresh(family, roughness, noise, n, tasks_count, seed)
-    errs = np.asarray(_nw_errors(p, mask, LENGTHSCALE_GRID))
+    errs = serve.call(_nw_errors, p, mask, LENGTHSCALE_GRID)
     k = int(np.argmin(errs))
     return LengthscaleSearch(float(LENGTHSCALE_GRID[k]), float(errs[k]), LENGTHSCALE_GRID.copy(), errs)
 
@@ -147,11 +147,11 @@ def loo_window(family: str = "sine", roughness: float = 3.0, noise: float = 0.1,
     return np.array([loo_lengthscale(p.x[i, :n], p.y[i, :n]) for i in range(tasks_count)])
 
 
-_layer_errors = jax.jit(
-    lambda params, kind, prompts, available: jnp.mean(jnp.square(jax.vmap(
-        lambda x, y, xq: layer_output(params, kind, xq, x, y, available))(prompts.x, prompts.y, prompts.xq)
-        - prompts.fq)),
-    static_argnums=1)
+def _layer_errors(params: ICLParams, prompts: tasks.Prompts, available: Array, *, kind: int) -> Array:
+    """Mean (f̂(x_q) − f(x_q))² of the layer over the prompts and their queries."""
+    f = jax.vmap(lambda x, y, xq: layer_output(params, kind, xq, x, y, available))(prompts.x, prompts.y,
+                                                                                    prompts.xq)
+    return jnp.mean(jnp.square(f - prompts.fq))
 
 
 @float64
@@ -164,8 +164,7 @@ def in_context_error(fit: Pretrained, tasks_count: int = EVAL_TASKS, seed: int =
     r = fit.roughness if roughness is None else roughness
     s = fit.noise if noise is None else noise
     p, mask = _fresh(fam, r, s, fit.n, tasks_count, seed)
-    params = ICLParams(*fit.params)
-    return float(_layer_errors(params, KINDS.index(fit.kind), p, mask))
+    return float(serve.call(_layer_errors, fit.params, p, mask, static={"kind": KINDS.index(fit.kind)}))
 
 
 class Evaluation(NamedTuple):
