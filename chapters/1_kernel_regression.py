@@ -33,12 +33,12 @@ def d2l_pooling(data: ui.Data) -> None:
     left, right = st.columns(2)
     with left:
         curve = kf.Curve("prediction at ℓ = 1 (w = 1)", view.mean, kf.COLORS["fit"])
-        ui.show(kf.fit_figure(data.ds.x, data.ds.y, view.queries, [curve], truth=view.truth,
-                              x_title=data.ds.x_label, y_title=data.ds.y_label, legend_rows=2),
+        points = kf.Points(data.ds.x, data.ds.y, view.queries, truth=view.truth)
+        ui.show(kf.fit_figure(points, [curve], look=data.look(legend_rows=2)),
                 key="kr.d2l_fit", filename="kernelviz-d2l-nonparametric")
     with right:
         heat = view.heatmap
-        ui.show(kf.heatmap_figure(heat.weights, heat.queries, heat.keys, height=420),
+        ui.show(kf.heatmap_figure(heat.weights, heat.queries, heat.keys, look=kf.Look(height=420)),
                 key="kr.d2l_heatmap", filename="kernelviz-d2l-heatmap")
     st.caption(ui.prose(CH, "d2l_caption", n=f"{data.n:,}", rows=heat.weights.shape[0],
                         cols=heat.weights.shape[1], note=heat.note))
@@ -136,7 +136,6 @@ K = get_kernel(kernel)
 
 with ui.busy(f"Kernel regression with the {K.label} kernel, ℓ = {ell:g}, on {data.n:,} points…"):
     s = cache.predict(data, ell, kernel)
-truth = data.truth()
 curves = [
     kf.Curve(
         "kernel regression m(x)",
@@ -169,21 +168,11 @@ def fit_title(v: float) -> str:
     return f"{K.label} kernel, ℓ = {v:.3g}{post}"
 
 
-fig = kf.fit_figure(
-    ds.x,
-    ds.y,
-    data.grid(),
-    curves,
-    truth=None if truth is None else truth[0],
-    noise_sd=None if (truth is None or not true_band) else truth[1],
-    title=fit_title(ell),
-    x_title=ds.x_label,
-    y_title=ds.y_label,
-)
+fig = kf.fit_figure(data.points(band=true_band), curves, look=data.look(fit_title(ell)))
 with ui.busy("Smoothing at every ℓ of the slider, for the scrub under the chart…"):
     path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
-fig = kf.add_scrub(fig, curves[0], path.grid, path.lengthscales, path.means, path.stds,
-                   active=path.nearest(ell), titles=[fit_title(v) for v in path.lengthscales])
+fig = kf.add_scrub(fig, curves[0], path, active=path.nearest(ell),
+                   titles=[fit_title(v) for v in path.lengthscales])
 chart = st.container()
 st.caption(ui.prose(CH, "scrub"))
 picked = explain.selection_controls("kr.", data)
@@ -225,7 +214,7 @@ with left:
     with ui.busy("Computing the attention weights wᵢ(x) for the heatmap…"):
         heat = cache.heatmap_weights(data, ell, kernel)
     heat_fig = kf.heatmap_figure(heat.weights, heat.queries, heat.keys,
-                                 title=f"Attention weights wᵢ(x), ℓ = {ell:g}")
+                                 look=kf.Look(title=f"Attention weights wᵢ(x), ℓ = {ell:g}"))
     if point is not None:
         kf.mark_row(heat_fig, views_explain.nearest_row(heat.queries, point.x), heat.queries)
     ui.show(heat_fig, key="kr.heatmap", filename="kernelviz-attention-weights")
@@ -249,15 +238,7 @@ ui.say(CH, "panels")
 with ui.busy("Kernel regression at the post's four lengthscales…"):
     panels = cache.lengthscale_panels(data, kernel)
 ui.show(
-    kf.small_multiples_figure(
-        ds.x,
-        ds.y,
-        data.grid(),
-        panels,
-        truth=None if truth is None else truth[0],
-        x_title=ds.x_label,
-        y_title=ds.y_label,
-    ),
+    kf.small_multiples_figure(data.points(), panels, look=data.look()),
     key="kr.multiples",
     filename="kernelviz-four-lengthscales",
 )

@@ -108,11 +108,9 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     if view.best_mean is not None:
         curves.append(kf.Curve(f"leave-one-out optimum ℓ* = {view.best:.3g}", view.best_mean,
                                kf.COLORS["optimum"], dash="dash", width=2.0))
-    truth = data.truth()
     done = "search" if view.fit.method == "search" else "training"
-    fig = kf.fit_figure(data.ds.x, data.ds.y, data.grid(), curves, truth=None if truth is None else truth[0],
-                        title=f"Fit after {done} ({get_kernel(kernel).label} kernel)",
-                        x_title=data.ds.x_label, y_title=data.ds.y_label)
+    fig = kf.fit_figure(data.points(), curves,
+                        look=data.look(f"Fit after {done} ({get_kernel(kernel).label} kernel)"))
     chart = st.container()
     if (replay := ui.masked_replay(data, view.fit, steps, CH)) is not None:
         path = replay.path
@@ -164,17 +162,9 @@ def post_figure(data: ui.Data, s: vt.MaskedSettings) -> None:
         if p.status.level == "warning":
             ui.show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
     titles = [vt.holdout_panel_title(p) for p in panels]
-    truth = data.truth()
     ui.show(
-        kf.small_multiples_figure(
-            data.ds.x,
-            data.ds.y,
-            data.grid(),
-            list(zip(titles, [p.mean for p in panels], strict=True)),
-            truth=None if truth is None else truth[0],
-            x_title=data.ds.x_label,
-            y_title=data.ds.y_label,
-        ),
+        kf.small_multiples_figure(data.points(), list(zip(titles, [p.mean for p in panels], strict=True)),
+                                  look=data.look()),
         key="masked.post",
         filename="kernelviz-masked-holdouts",
     )
@@ -350,7 +340,6 @@ def kotlin_validation(view: vt.ParametricView, validation: np.ndarray | None, ep
 def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: int,
                 validation: np.ndarray | None) -> None:
     """d2l's three pictures: the loss per epoch, the fits, the attention weights before and after."""
-    ds = pdata.ds
     left, right = st.columns([2, 3])
     with left:
         d2l_loss(view, kotlin, validation)
@@ -360,14 +349,14 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
             kf.Curve("nonparametric, w = 1", view.fixed, kf.COLORS["average"], dash="dash"),
         ]
         ui.show(
-            kf.fit_figure(view.x, view.y, view.queries, curves, truth=view.truth, x_title=ds.x_label,
-                          y_title=ds.y_label, legend_rows=2),
+            kf.fit_figure(kf.Points(view.x, view.y, view.queries, truth=view.truth), curves,
+                          look=pdata.look(legend_rows=2)),
             key="masked.d2l_fit",
             filename="kernelviz-d2l-fit",
         )
         st.caption(ui.prose(CH, "d2l_fit_caption"))
     heat = view.heatmap
-    pair = kf.heatmap_pair_figure(heat.weights[0], heat.weights[1], heat.queries, heat.keys,
+    pair = kf.heatmap_pair_figure(heat.weights, heat.queries, heat.keys,
                                   ("w = 1 (nonparametric)", f"learned w = {view.w:.3g}"))
     ui.show(pair, key="masked.d2l_heatmaps", filename="kernelviz-d2l-heatmaps")
     st.caption(ui.prose(CH, "d2l_heat_caption"))

@@ -73,7 +73,7 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
             steps: int) -> views_explain.HeadsPoint | None:
     """Readouts, the fit with every head and the band of the mixture; the heads at x* when one is picked
     (returned)."""
-    ds, K, n_heads = data.ds, get_kernel(kernel), len(result.lengthscales)
+    K, n_heads = get_kernel(kernel), len(result.lengthscales)
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Heads H", f"{n_heads}")
@@ -82,13 +82,10 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
               f"{vt.TAIL} steps (the post prints none).")
     m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
     m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
-    truth = data.truth()
     how = "search" if result.method == "search" else "training"
     fig = kf.heads_fit_figure(
-        ds.x, ds.y, view.grid, view.head_means, view.mean, view.std, vt.head_names(result),
-        truth=None if truth is None else truth[0],
-        title=f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)",
-        x_title=ds.x_label, y_title=ds.y_label,
+        data.points(view.grid), kf.Mixture(view.head_means, view.mean, view.std, vt.head_names(result)),
+        look=data.look(f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)"),
     )
     chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
@@ -139,7 +136,7 @@ def heads_pictures(result: FitResult, view: views.HeadsView, point: views_explai
         heat = view.heatmap
         fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys,
                                       vt.head_names(result, with_mixing=False),
-                                      max_rows=views.HEAT_ROWS, max_cols=views.HEAT_COLS)
+                                      cells=(views.HEAT_ROWS, views.HEAT_COLS))
         if point is not None:
             kf.mark_row(fig, views_explain.nearest_row(heat.queries, point.x), heat.queries,
                         panels=len(result.lengthscales))
@@ -168,10 +165,8 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
         panels = cache_heads.panels(data, kernel, lr, seed)
     ui.show_status(vt.panels_status(panels))
-    pts, truth = data.train, data.truth()  # the training points keep the figure light
-    figure = kf.heads_panels_figure(pts.x, pts.y, data.grid(), panels,
-                                    truth=None if truth is None else truth[0], x_title=data.ds.x_label,
-                                    y_title=data.ds.y_label)
+    # the training points keep the figure light
+    figure = kf.heads_panels_figure(data.points(train=True), panels, look=data.look())
     ui.show(figure, key="mh.panels", filename="kernelviz-multihead-post-panels")
     st.caption(ui.prose(CHAPTER, "post_caption"))
     ui.say(CHAPTER, "post_intro")

@@ -49,9 +49,9 @@ def gaussian_section(data: ui.Data) -> None:
     with ui.busy(f"Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…"):
         check = cache_attention.gaussian_check(data, ell)
     ui.show(
-        kf.heatmap_pair_figure(*check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
+        kf.heatmap_pair_figure(check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
                                (f"Gaussian kernel<br>ℓ = {ell:g}", "attention head<br>softmax(q·k/√2)"),
-                               max_rows=views.PAIR_CELLS[0], max_cols=views.PAIR_CELLS[1]),
+                               cells=views.PAIR_CELLS),
         key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
     )
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
@@ -113,15 +113,13 @@ def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
 def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
                  path: LayerPath | None, opened: int) -> go.Figure:
     """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
-    ds, truth, plural = data.ds, data.truth(), "s" if s.heads > 1 else ""
+    plural = "s" if s.heads > 1 else ""
     heads = [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)]
     mixture, band = "attention f̂(x) = Σₕ headₕ(x) Uₕ", "band f̂(x) ± 2s(x)"
     fig = kf.heads_fit_figure(
-        ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std, heads, mixture_name=mixture,
-        band_name=band, truth=None if truth is None else truth[0],
-        title=f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
-              f"d<sub>v</sub> = {s.d_v}",
-        x_title=ds.x_label, y_title=ds.y_label,
+        data.points(view.grid), kf.Mixture(view.head_outputs, view.mean, view.std, heads, mixture, band),
+        look=data.look(f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
+                       f"d<sub>v</sub> = {s.d_v}"),
     )
     return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band, opened)
 
@@ -272,8 +270,8 @@ def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
 def self_cross(view: views.AttentionView, h: int) -> None:
     """Head h's weights with the points as queries beside those with grid points as queries."""
     ui.say(CHAPTER, "selfcross")
-    ui.show(kf.self_cross_figure(view.self_.weights[h], view.self_.keys, view.cross.weights[h],
-                                 view.cross.queries), key="attn.selfcross", filename="kernelviz-self-cross")
+    ui.show(kf.self_cross_figure(view.self_.panel(h), view.cross.panel(h)), key="attn.selfcross",
+            filename="kernelviz-self-cross")
     st.caption(ui.prose(CHAPTER, "selfcross_caption", head=h + 1, note=view.cross.note))
     ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 

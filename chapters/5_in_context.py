@@ -139,8 +139,9 @@ def task_section(s: vi.Settings) -> None:
         t = ci.task(s, int(number))
     curves = [kf.Curve("in-context f̂(x)", t.mean, kf.COLORS["fit"], std=t.std, band_name="f̂(x) ± 2s(x)"),
               kf.Curve(f"Nadaraya–Watson, ℓ = {t.lengthscale:.3g}", t.nw_mean, kf.COLORS["knn"], dash="dash")]
-    ui.show(kf.fit_figure(t.x, t.y, t.queries, curves, truth=t.truth, x_title="x", y_title="y",
-                          legend_rows=2), key="icl.prediction", filename="kernelviz-in-context-task")
+    ui.show(kf.fit_figure(kf.Points(t.x, t.y, t.queries, truth=t.truth), curves,
+                          look=kf.Look(x_title="x", y_title="y", legend_rows=2)),
+            key="icl.prediction", filename="kernelviz-in-context-task")
     st.caption(ui.prose(CHAPTER, "task_caption", ell=f"{t.lengthscale:.3g}", task=int(number)))
     ui.show(kf.in_context_weights_figure(t.weights, t.queries, t.x, t.mixing), key="icl.heatmap",
             filename="kernelviz-in-context-weights")

@@ -143,13 +143,15 @@ def test_an_empty_join_link_shows_the_form():
 
 def test_the_class_chart_counts_every_answer():
     from kernelviz.app import figures as kf
+    from kernelviz.app.classroom.records import Question
 
-    fig = kf.class_answers_figure([1, 2, 2, 3], 2, options=(1, 2, 3), labels=("a", "b", "c"), mine=3)
+    choice = Question("q", "Which?", options=(1, 2, 3), labels=("a", "b", "c"))
+    fig = kf.class_answers_figure([1, 2, 2, 3], choice, 2, mine=3)
     (bars,) = fig.data
     assert list(bars.y) == [1, 2, 1] and list(bars.x) == ["a", "b", "c"]
     assert bars.marker.color[1] == kf.COLORS["fit"] and bars.marker.line.width[2] > 0
     values = [-1.0, 0.1, 0.12, 2.9, 5.0]  # 5.0 lies past the range: counted in the last bin
-    fig = kf.class_answers_figure(values, 0.5, lo=-1.0, hi=3.0, mine=0.1)
+    fig = kf.class_answers_figure(values, Question("q", "How much?", lo=-1.0, hi=3.0), 0.5, mine=0.1)
     hist, answer, mine = fig.data
     assert sum(hist.y) == 5 and hist.y[0] == 1 and hist.y[-1] == 2
     assert list(answer.x) == [0.5, 0.5] and list(mine.x) == [0.1, 0.1]

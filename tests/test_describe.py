@@ -68,7 +68,7 @@ def test_each_head_and_each_panel_is_described_by_its_name():
     assert "wide: 20 queries by 20 keys; row x = 10: 80% of its weight on 5" in heads
     assert "sharp: 20 queries by 20 keys; row x = 10: 80% of its weight on 1 of the 20 keys, from 10 to 10" \
         in heads
-    pair = kf.describe(kf.heatmap_pair_figure(w, sharp, q, k, ("before", "after"))).summary
+    pair = kf.describe(kf.heatmap_pair_figure(np.stack([w, sharp]), q, k, ("before", "after"))).summary
     assert "before: 20 queries" in pair and "after: 20 queries" in pair
 
 

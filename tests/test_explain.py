@@ -131,7 +131,7 @@ def test_the_replays_frames_are_labelled_by_step_and_start_at_the_end():
     ells = [2.0, 1.0, 1.0, 0.5]  # a plateau: two steps with the same ℓ still make two frames
     means = np.vstack([kv.nadaraya_watson(grid, X, Y, e, "gaussian", with_weights=False).mean for e in ells])
     curve = kf.Curve("fit", means[-1], kf.COLORS["fit"], std=np.ones(20), band_name="band")
-    fig = kf.fit_figure(X, Y, grid, [curve])
+    fig = kf.fit_figure(kf.Points(X, Y, grid), [curve])
     fig = kf.add_training_scrub(fig, curve, [0, 1, 2, 3], ells, means)
     go.Figure(fig.to_dict())
     slider = fig.layout.sliders[0]

@@ -9,6 +9,7 @@ import pytest
 
 from kernelviz.app import figures as kf
 from kernelviz.app.figures import styling
+from kernelviz.app.ui.caching.scrub import Path
 
 
 def _names(fig: go.Figure) -> list[str]:
@@ -75,14 +76,9 @@ def test_fit_figure_traces_colours_and_axes():
     g = np.linspace(0, 1, 50)
     mean = np.sin(g)
     fig = kf.fit_figure(
-        x,
-        np.cos(x),
-        g,
+        kf.Points(x, np.cos(x), g, truth=np.sin(g), noise_sd=np.full(50, 0.2)),
         [kf.Curve("fit m(x)", mean, kf.COLORS["fit"], std=np.full(50, 0.1), band_name="m ± 2s")],
-        truth=np.sin(g),
-        noise_sd=np.full(50, 0.2),
-        x_title="time",
-        y_title="signal",
+        look=kf.Look(x_title="time", y_title="signal"),
     )
     assert _names(fig) == ["true band f(x) ± 2n(x)", "m ± 2s", "data (xᵢ, yᵢ)", "true mean f(x)", "fit m(x)"]
     assert fig.layout.xaxis.title.text == "time"
@@ -101,7 +97,8 @@ def test_fit_figure_traces_colours_and_axes():
 def test_fit_figure_nan_is_a_gap_not_a_line():
     g = np.linspace(0, 1, 10)
     mean = np.where((g > 0.3) & (g < 0.6), np.nan, g)
-    fig = kf.fit_figure([0.0, 1.0], [0.0, 1.0], g, [kf.Curve("fit", mean, "#000000", std=np.full(10, 0.1))])
+    curve = kf.Curve("fit", mean, "#000000", std=np.full(10, 0.1))
+    fig = kf.fit_figure(kf.Points([0.0, 1.0], [0.0, 1.0], g), [curve])
     line = _trace(fig, "fit")
     assert line.connectgaps is False
     assert np.isnan(np.asarray(line.y, dtype=float)).sum() == np.isnan(mean).sum()
@@ -112,7 +109,8 @@ def test_fit_figure_nan_is_a_gap_not_a_line():
 
 
 def test_fit_figure_without_truth_has_no_truth_traces():
-    fig = kf.fit_figure([0, 1, 2], [1, 2, 3], [0, 1, 2], [kf.Curve("fit", np.ones(3), kf.COLORS["fit"])])
+    curve = kf.Curve("fit", np.ones(3), kf.COLORS["fit"])
+    fig = kf.fit_figure(kf.Points([0, 1, 2], [1, 2, 3], [0, 1, 2]), [curve])
     assert _names(fig) == ["data (xᵢ, yᵢ)", "fit"]
 
 
@@ -126,7 +124,7 @@ def test_heatmap_figure_shape_orientation_and_titles():
     k = np.linspace(0, 1, 7)
     w = np.random.default_rng(0).random((5, 7))
     w /= w.sum(axis=1, keepdims=True)
-    fig = kf.heatmap_figure(w, q, k, title="weights")
+    fig = kf.heatmap_figure(w, q, k, look=kf.Look(title="weights"))
     (hm,) = fig.data
     assert np.asarray(hm.z).shape == (5, 7)
     np.testing.assert_allclose(np.asarray(hm.z), w)
@@ -141,7 +139,7 @@ def test_heatmap_figure_thins_large_matrices_keeping_exact_values():
     q = np.linspace(0, 1, 500)
     k = np.linspace(0, 1, 1000)
     w = np.outer(np.arange(500.0), np.ones(1000)) + np.arange(1000.0)[None, :] * 1e-3
-    fig = kf.heatmap_figure(w, q, k, max_rows=50, max_cols=100)
+    fig = kf.heatmap_figure(w, q, k, cells=(50, 100))
     z = np.asarray(fig.data[0].z)
     assert z.shape == (50, 100)
     rows = np.round(np.asarray(fig.data[0].y) * 499).astype(int)
@@ -157,8 +155,8 @@ def test_thin_heatmap_keeps_exactly_the_cells_the_builders_draw():
     shown, qs, ks = kf.thin_heatmap(w, q, k, 96, 160)
     assert shown.shape == (3, 96, 160) and qs.shape == (96,) and ks.shape == (160,)
     assert (qs[0], qs[-1], ks[0], ks[-1]) == (q[0], q[-1], k[0], k[-1])
-    full = kf.head_heatmaps_figure(w, q, k, max_rows=96, max_cols=160)
-    thin = kf.head_heatmaps_figure(shown, qs, ks, max_rows=96, max_cols=160)
+    full = kf.head_heatmaps_figure(w, q, k, cells=(96, 160))
+    thin = kf.head_heatmaps_figure(shown, qs, ks, cells=(96, 160))
     assert full.to_json() == thin.to_json()
     small, q2, k2 = kf.thin_heatmap(w[0, :10, :20], q[:10], k[:20], 96, 160)  # nothing to thin
     np.testing.assert_array_equal(q2, q[:10])
@@ -177,7 +175,7 @@ def test_heatmap_pair_shares_one_colour_scale():
     q, k = np.arange(3.0), np.arange(4.0)
     a = np.full((3, 4), 0.25)
     b = np.eye(3, 4)
-    fig = kf.heatmap_pair_figure(a, b, q, k, ("before", "after"))
+    fig = kf.heatmap_pair_figure(np.stack([a, b]), q, k, ("before", "after"))
     assert len(fig.data) == 2
     assert {t.coloraxis for t in fig.data} == {"coloraxis"}
     assert fig.layout.coloraxis.cmax == pytest.approx(1.0)
@@ -201,7 +199,7 @@ def test_kernel_shape_highlights_the_chosen_kernel():
 def test_small_multiples_panels_and_single_legend_entries():
     g = np.linspace(0, 1, 11)
     panels = [(f"ℓ = {e}", np.sin(g / e)) for e in (1.0, 0.5, 0.25, 0.05)]
-    fig = kf.small_multiples_figure([0.0, 1.0], [0.0, 1.0], g, panels, truth=np.sin(g))
+    fig = kf.small_multiples_figure(kf.Points([0.0, 1.0], [0.0, 1.0], g, truth=np.sin(g)), panels)
     assert [a.text for a in fig.layout.annotations] == [t for t, _ in panels]
     assert len(fig.data) == 4 * 3
     assert sum(bool(t.showlegend) for t in fig.data) == 3  # data, truth, fit once each
@@ -212,7 +210,7 @@ def test_small_multiples_draw_at_most_the_panel_budget_and_say_so():
     g = np.linspace(0, 1, 11)
     panels = [(f"ℓ = {e}", np.sin(g / e)) for e in (1.0, 0.5)]
     x = np.linspace(-3.0, 3.0, 1000)
-    fig = kf.small_multiples_figure(x, x**2, g, panels, most_points=256)
+    fig = kf.small_multiples_figure(kf.Points(x, x**2, g), panels, most_points=256)
     data = [t for t in fig.data if t.mode == "markers"]
     assert len(data) == 2 and all(t.name == "data (xᵢ, yᵢ): 256 of 1,000 drawn" for t in data)
     xs = np.asarray(data[0].x)
@@ -220,7 +218,7 @@ def test_small_multiples_draw_at_most_the_panel_budget_and_say_so():
     gaps = np.diff(np.searchsorted(x, xs))
     assert gaps.min() >= 3 and gaps.max() <= 4  # evenly spread: every 3rd or 4th point
     np.testing.assert_array_equal(np.asarray(data[0].y), xs**2)  # each drawn y belongs to its x
-    few = kf.small_multiples_figure(x[:200], x[:200], g, panels, most_points=256)
+    few = kf.small_multiples_figure(kf.Points(x[:200], x[:200], g), panels, most_points=256)
     assert [t.name for t in few.data if t.mode == "markers"] == ["data (xᵢ, yᵢ)"] * 2
     assert len(few.data[0].x) == 200
 
@@ -262,10 +260,8 @@ def test_loo_figure_marks_optimum_learned_and_path_with_inf_as_gap():
         ells,
         cv,
         optimum=0.3,
-        trajectory=np.array([1.0, 0.6, 0.35]),
-        trajectory_cv=np.array([2.0, 1.3, 1.01]),
-        learned=0.35,
-        learned_cv=1.01,
+        path=kf.LooPath(np.array([1.0, 0.6, 0.35]), np.array([2.0, 1.3, 1.01]), learned=0.35,
+                        learned_cv=1.01),
     )
     curve = fig.data[0]
     assert np.isnan(np.asarray(curve.y[:5], dtype=float)).all() and curve.connectgaps is False
@@ -292,13 +288,14 @@ def test_seeds_figure_one_box_per_group():
 
 
 def test_thumbnail_hides_legend_and_shrinks():
-    fig = kf.thumbnail(kf.fit_figure([0, 1], [0, 1], [0, 1], [kf.Curve("fit", np.ones(2), "#000000")]))
+    curve = kf.Curve("fit", np.ones(2), "#000000")
+    fig = kf.thumbnail(kf.fit_figure(kf.Points([0, 1], [0, 1], [0, 1]), [curve]))
     assert fig.layout.height == 200 and fig.layout.showlegend is False
     assert fig.layout.xaxis.title.text == "x"
 
 
 def test_style_sets_titles_and_legend_position():
-    fig = kf.style(go.Figure(), x_title="a", y_title="b", title="t", log_x=True)
+    fig = kf.style(go.Figure(), kf.Look(x_title="a", y_title="b", title="t", log_x=True))
     assert fig.layout.xaxis.title.text == "a" and fig.layout.xaxis.type == "log"
     assert fig.layout.title.text == "t"
     assert fig.layout.legend.orientation == "h"
@@ -381,8 +378,9 @@ def test_scrub_frames_replace_the_fit_and_its_band():
     stds = np.full_like(means, 0.1)
     stds[0, 10:12] = np.nan  # an empty window: a gap in that frame's band
     curve = kf.Curve("fit", means[1], kf.COLORS["fit"], std=stds[1])
-    fig = kf.fit_figure(g, np.cos(g), g, [curve])
-    fig = kf.add_scrub(fig, curve, g, ells, means, stds, active=1, titles=[f"ℓ = {e}" for e in ells])
+    fig = kf.fit_figure(kf.Points(g, np.cos(g), g), [curve])
+    frames = Path(g, tuple(ells), means, stds)
+    fig = kf.add_scrub(fig, curve, frames, active=1, titles=[f"ℓ = {e}" for e in ells])
     assert [f.name for f in fig.frames] == ["0.05", "0.1", "0.2"]
     assert fig.layout.sliders[0].active == 1 and len(fig.layout.sliders[0].steps) == 3
     assert all(tuple(f.traces) == (2, 0) for f in fig.frames)
@@ -398,8 +396,8 @@ def test_scrub_frames_replace_the_fit_and_its_band():
 def test_a_legend_below_a_titled_figure_stays_under_its_x_axis_title(height: int) -> None:
     """Below a titled figure's plot the legend drops the same ``LEGEND_DROP`` px at any height (a lesson's
     stage draws charts lower), so it never climbs into the x axis's ticks and title."""
-    fig = kf.style(go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="a")), x_title="x", y_title="y",
-                   title="T", height=height)
+    fig = kf.style(go.Figure(go.Scatter(x=[0, 1], y=[0, 1], name="a")),
+                   kf.Look(title="T", x_title="x", y_title="y", height=height))
     lay = fig.layout
     plot = height - lay.margin.t - lay.margin.b
     assert lay.legend.yanchor == "top"
@@ -411,9 +409,10 @@ def test_a_figure_redrawn_lower_keeps_its_legend_under_the_plot() -> None:
     """``at_height`` (a lesson's stage): a titled figure's legend below keeps its ``LEGEND_DROP``; a legend
     above an untitled plot is left where ``style`` put it."""
     trace = go.Scatter(x=[0, 1], y=[0, 1], name="a")
-    titled = kf.at_height(kf.style(go.Figure(trace), x_title="x", y_title="y", title="T", height=460), 350)
+    look = kf.Look(title="T", x_title="x", y_title="y", height=460)
+    titled = kf.at_height(kf.style(go.Figure(trace), look), 350)
     lay = titled.layout
     assert lay.height == 350
     assert -lay.legend.y * (350 - lay.margin.t - lay.margin.b) == pytest.approx(styling.LEGEND_DROP)
-    plain = kf.style(go.Figure(trace), x_title="x", y_title="y", height=460)
+    plain = kf.style(go.Figure(trace), kf.Look(x_title="x", y_title="y", height=460))
     assert kf.at_height(plain, 350).layout.legend.y == plain.layout.legend.y

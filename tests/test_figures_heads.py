@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from kernelviz.app import figures as kf
+from kernelviz.app.views import Heatmap
 
 # ---------------------------------------------------------------------------------------------------------
 # Figure builders
@@ -27,7 +28,8 @@ def test_heads_fit_figure_draws_heads_dotted_and_the_mixture_on_top():
     mean = u @ heads
     std = np.full(grid.shape, 0.1)
     names = ["head 1", "head 2", "head 3"]
-    fig = kf.heads_fit_figure(grid, grid**2, grid, heads, mean, std, names, truth=grid**2)
+    points = kf.Points(grid, grid**2, grid, truth=grid**2)
+    fig = kf.heads_fit_figure(points, kf.Mixture(heads, mean, std, names))
     for h, name in enumerate(names):
         t = _trace(fig, name)
         assert t.line.dash == "dot"
@@ -47,14 +49,15 @@ def test_heads_fit_figure_draws_heads_dotted_and_the_mixture_on_top():
 def test_heads_fit_figure_draws_nan_as_gaps_and_checks_shapes():
     grid = np.linspace(0.0, 1.0, 6)
     mean = np.array([0.0, 1.0, np.nan, np.nan, 1.0, 0.0])
-    fig = kf.heads_fit_figure(grid, grid, grid, mean[None, :], mean, np.full(6, 0.1), ["head 1"])
+    points = kf.Points(grid, grid, grid)
+    fig = kf.heads_fit_figure(points, kf.Mixture(mean[None, :], mean, np.full(6, 0.1), ["head 1"]))
     mix = _trace(fig, "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)")
     assert mix.connectgaps is False and np.isnan(mix.y[2])
     band = _trace(fig, "mixture band f̂(x) ± 2s(x)")
     assert band.x.count(None) == 1  # two finite runs: two closed polygons
     with pytest.raises(ValueError, match="head_means"):
-        kf.heads_fit_figure(grid, grid, grid, np.zeros((2, 6)), mean, None, ["only one name"])
-    without_band = kf.heads_fit_figure(grid, grid, grid, mean[None, :], mean, None, ["head 1"])
+        kf.heads_fit_figure(points, kf.Mixture(np.zeros((2, 6)), mean, None, ["only one name"]))
+    without_band = kf.heads_fit_figure(points, kf.Mixture(mean[None, :], mean, None, ["head 1"]))
     assert not [t for t in without_band.data if t.fill == "toself"]
 
 
@@ -83,7 +86,7 @@ def test_head_heatmaps_one_panel_per_head_each_on_its_own_scale():
     w /= w.sum(axis=2, keepdims=True)
     w[1] *= 10.0  # a much sharper head must not wash out the others
     queries, keys = np.linspace(-3, 3, q), np.linspace(-3, 3, n)
-    fig = kf.head_heatmaps_figure(w, queries, keys, max_rows=50, max_cols=80, cols=4)
+    fig = kf.head_heatmaps_figure(w, queries, keys, cells=(50, 80))
     maps = [t for t in fig.data if isinstance(t, go.Heatmap)]
     assert len(maps) == heads
     rows = np.unique(np.round(np.linspace(0, q - 1, 50)).astype(int))
@@ -133,7 +136,8 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
     self_w /= self_w.sum(axis=1, keepdims=True)
     cross_w = np.exp(-np.subtract.outer(grid, x) ** 2 / 0.5)
     cross_w /= cross_w.sum(axis=1, keepdims=True)
-    fig = kf.self_cross_figure(self_w, x, cross_w, grid)
+    own, cross = Heatmap(x, x, self_w), Heatmap(grid, x, cross_w)
+    fig = kf.self_cross_figure(own, cross)
     a, b = [t for t in fig.data if isinstance(t, go.Heatmap)]
     assert np.asarray(a.z).shape == (30, 30) and np.asarray(b.z).shape == (50, 30)
     np.testing.assert_allclose(a.y, x)
@@ -146,10 +150,10 @@ def test_self_cross_figure_shares_one_scale_and_keeps_both_shapes():
     assert l1 - l0 == pytest.approx(r1 - r0)
     assert tuple(fig.layout.yaxis.domain) == tuple(fig.layout.yaxis2.domain)
     assert fig.layout.yaxis2.matches is None and fig.layout.yaxis.matches is None
-    full = kf.self_cross_figure(self_w, x, cross_w, grid, top_quantile=1.0)
+    full = kf.self_cross_figure(own, cross, top_quantile=1.0)
     assert full.layout.coloraxis.cmax == pytest.approx(max(self_w.max(), cross_w.max()))
     with pytest.raises(ValueError):
-        kf.self_cross_figure(cross_w, x, self_w, grid)
+        kf.self_cross_figure(Heatmap(x, x, cross_w), Heatmap(grid, x, self_w))
 
 
 @pytest.mark.parametrize("panels", [1, 2, 4, 8])

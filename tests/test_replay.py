@@ -58,8 +58,8 @@ def test_a_short_run_makes_one_frame_per_step():
 def test_the_layer_replay_frames_and_their_last_frame(layer):
     ds, fit, view, path = layer
     heads = [f"head {h + 1}" for h in range(fit.heads)]
-    fig = kf.heads_fit_figure(ds.x, ds.y, view.grid, view.head_outputs, view.mean, view.std, heads,
-                              mixture_name="f", band_name="band")
+    fig = kf.heads_fit_figure(kf.Points(ds.x, ds.y, view.grid),
+                              kf.Mixture(view.head_outputs, view.mean, view.std, heads, "f", "band"))
     fig = kf.add_layer_replay(fig, path, "f", heads, "band")
     go.Figure(fig.to_dict())  # built without validation: valid all the same
     slider = fig.layout.sliders[0]
@@ -84,9 +84,9 @@ def test_a_replay_never_moves_by_itself_and_never_glides(layer):
     # slider jumps to its frame, and no frame is tweened into the next
     ds, fit, view, path = layer
     heads = [f"head {h + 1}" for h in range(fit.heads)]
-    fig = kf.add_layer_replay(kf.heads_fit_figure(ds.x, ds.y, view.grid, view.head_outputs, view.mean,
-                                                  view.std, heads, mixture_name="f", band_name="band"),
-                              path, "f", heads, "band")
+    mixture = kf.Mixture(view.head_outputs, view.mean, view.std, heads, "f", "band")
+    fig = kf.heads_fit_figure(kf.Points(ds.x, ds.y, view.grid), mixture)
+    fig = kf.add_layer_replay(fig, path, "f", heads, "band")
     slider, (menu,) = fig.layout.sliders[0], fig.layout.updatemenus
     assert slider.active == len(fig.frames) - 1 and menu.showactive is False and menu.type == "buttons"
     options = [step.args[1] for step in slider.steps] + [button.args[1] for button in menu.buttons]

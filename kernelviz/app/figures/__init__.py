@@ -7,7 +7,9 @@ colour means one thing on every page:
   ±2n(x) band), ``fit`` (the model's prediction m(x) and its ±2s(x) band), ``average`` and ``knn``
   (baselines), ``optimum`` (an exact optimum marked on a curve), ``trajectory`` (where training went),
   ``loss`` (training loss). ``HEAD_COLORS`` gives one colour per attention head, in order.
-* ``style(fig, ...)`` is the shared layout: axis titles, legend on top, hover, margins, height.
+* ``style(fig, look)`` is the shared layout of a ``Look`` (title, axis titles, height, legend, log axes):
+  legend on top, hover, margins. A builder takes ``look=`` where its caller chooses those; a field left
+  None takes the builder's own default.
 * ``png_config(name)`` is the ``config=`` for ``st.plotly_chart``: the modebar's camera saves a PNG.
 
 Conventions that every builder keeps:
@@ -23,7 +25,8 @@ The builders live in modules by what they draw, and every public name is availab
 
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
-* ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve`` and the fit figures;
+* ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve``, the data a fit is drawn
+  over (``Points``), several heads' fits (``Mixture``) and the fit figures;
 * ``heatmaps``: weight matrices, thinned by ``thin_heatmap`` (from ``kernelviz.runtime.shapes``, which views
   use too);
 * ``training``: loss, leave-one-out error, learned values across seeds, kernel shapes;
@@ -34,8 +37,9 @@ The builders live in modules by what they draw, and every public name is availab
 * ``animation``, ``replay``: frames drawn in the browser, chapter 1's scrub through ℓ and the replays of
   training (chapters 2, 4 and 5).
 
-Adding a builder for a new chapter: take arrays, put the traces in with ``line_trace``/``band_trace``/
-``data_trace``, finish with ``style(...)`` and return the figure; add a test in tests/test_figures.py.
+Adding a builder for a new chapter: take arrays (or a record of them), put the traces in with
+``line_trace``/``band_trace``/``data_trace``, finish with ``style(fig, look)`` and return the figure; add a
+test in tests/test_figures.py.
 """
 
 from kernelviz.app.figures.classroom import class_answers_figure
@@ -44,6 +48,8 @@ from kernelviz.app.figures.explain import mark_heads, mark_point, mark_row, weig
 from kernelviz.app.figures.fits import (
     PANEL_POINTS,
     Curve,
+    Mixture,
+    Points,
     add_scrub,
     band_polygon,
     band_trace,
@@ -83,6 +89,7 @@ from kernelviz.app.figures.styling import BAND_ALPHA as BAND_ALPHA
 from kernelviz.app.figures.styling import (
     COLORS,
     HEAD_COLORS,
+    Look,
     at_height,
     compact,
     head_color,
@@ -93,8 +100,8 @@ from kernelviz.app.figures.styling import (
     thumbnail,
 )
 from kernelviz.app.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
-from kernelviz.app.figures.training import _running_mean as _running_mean
 from kernelviz.app.figures.training import (
+    LooPath,
     epoch_loss_figure,
     error_by_size_figure,
     kernel_shape_figure,
@@ -103,6 +110,7 @@ from kernelviz.app.figures.training import (
     masked_loo_figure,
     seeds_figure,
 )
+from kernelviz.app.figures.training import _running_mean as _running_mean
 from kernelviz.runtime.shapes import even_indices, thin_heatmap
 
 __all__ = [
@@ -111,6 +119,10 @@ __all__ = [
     "PANEL_POINTS",
     "ChartText",
     "Curve",
+    "LooPath",
+    "Look",
+    "Mixture",
+    "Points",
     "add_kernel_replay",
     "add_layer_replay",
     "add_loo_replay",

@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 
 from kernelviz.app.figures.styling import _single, controls_at, with_layout
 
-__all__ = ["SCRUB_FRAME_MS", "Frame", "after_steps", "animated", "replay_frames", "showing", "trace_index"]
+__all__ = ["SCRUB_FRAME_MS", "Frame", "Moves", "after_steps", "animated", "replay_frames", "showing",
+           "trace_index"]
 
 SCRUB_FRAME_MS = 120  # how long each frame stays on screen when the animation plays
 BUTTONS_PX = 125  # the slider starts this far right of the plot's left edge, after Play and Pause
@@ -78,29 +79,37 @@ def showing(fig: go.Figure, frame: Frame) -> go.Figure:
     return fig
 
 
-def replay_frames(fig: go.Figure, steps: Sequence[int], titles: Sequence[str], *,
-                  lines: Mapping[str | int, object] | None = None,
-                  heatmaps: Mapping[int, object] | None = None,
-                  heatmap_xy: tuple[object, object] | None = None, hidden: Sequence[str] = (),
-                  markers: Mapping[str, tuple[object, object]] | None = None) -> list[Frame]:
-    """Frames of a training replay, one per step in ``steps``: ``lines`` maps a line trace (its name, or
-    its index) to its y at each step, (T, len(x)), on the still line's own x; ``heatmaps`` maps a heatmap
-    trace's index to its z at each step, (T, rows, cols), on the heatmap's own x and y or on
-    ``heatmap_xy``; the traces named in ``hidden`` (a band) are empty but at the last frame, which is the
-    still chart itself (every trace as the figure has it); ``markers`` maps a one-point trace's name to its
+class Moves(NamedTuple):
+    """What moves in a replay of T steps: ``lines`` maps a line trace (its name, or its index) to its y at
+    each step, (T, len(x)), on the still line's own x; ``heatmaps`` maps a heatmap trace's index to its z at
+    each step, (T, rows, cols), on the heatmap's own x and y or on ``heatmap_xy``; the traces named in
+    ``hidden`` (a band) are empty but at the last frame; ``markers`` maps a one-point trace's name to its
     (x, y) at each step, two (T,) arrays."""
+
+    lines: Mapping[str | int, object] | None = None
+    heatmaps: Mapping[int, object] | None = None
+    heatmap_xy: tuple[object, object] | None = None
+    hidden: Sequence[str] = ()
+    markers: Mapping[str, tuple[object, object]] | None = None
+
+
+def replay_frames(fig: go.Figure, steps: Sequence[int], titles: Sequence[str], moves: Moves) -> list[Frame]:
+    """Frames of a training replay, one per step in ``steps`` (titled ``titles``), each moving the traces
+    ``moves`` names to that step; the last frame is the still chart itself (every trace as the figure has
+    it)."""
     movers: dict[int, Callable[[int], dict]] = {}  # trace index → its data at frame i
-    for key, ys in (lines or {}).items():
+    for key, ys in (moves.lines or {}).items():
         y = np.asarray(ys, dtype=np.float64)
         movers[key if isinstance(key, int) else trace_index(fig, key)] = lambda i, y=y: {
             "type": "scatter", "y": _single(y[i])}
-    xy = {} if heatmap_xy is None else {"x": _single(np.asarray(heatmap_xy[0], np.float64)),
-                                        "y": _single(np.asarray(heatmap_xy[1], np.float64))}
-    for k, zs in (heatmaps or {}).items():
+    at = moves.heatmap_xy
+    xy = {} if at is None else {"x": _single(np.asarray(at[0], np.float64)),
+                                "y": _single(np.asarray(at[1], np.float64))}
+    for k, zs in (moves.heatmaps or {}).items():
         movers[k] = lambda i, zs=zs: {"type": "heatmap", "z": _single(np.asarray(zs[i], np.float64))} | xy
-    for name in hidden:
+    for name in moves.hidden:
         movers[trace_index(fig, name)] = lambda i: {"type": "scatter", "x": [], "y": []}
-    for name, (px, py) in (markers or {}).items():
+    for name, (px, py) in (moves.markers or {}).items():
         movers[trace_index(fig, name)] = lambda i, px=px, py=py: {
             "type": "scatter", "x": [float(px[i])], "y": [float(py[i])]}
     last = len(steps) - 1

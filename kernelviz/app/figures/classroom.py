@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.styling import COLORS, style
+from kernelviz.app.figures.styling import COLORS, Look, style
+
+if TYPE_CHECKING:
+    from kernelviz.app.classroom.records import Question
 
 __all__ = ["BINS", "class_answers_figure"]
 
@@ -42,21 +46,20 @@ def _mark(fig: go.Figure, x: float, name: str, color: str, dash: str) -> None:
                              line={"color": color, "width": 3, "dash": dash}, hoverinfo="skip"))
 
 
-def class_answers_figure(values: Sequence, answer: object, *, options: Sequence = (),
-                         labels: Sequence[str] = (), lo: float = 0.0, hi: float = 1.0,
-                         mine: object = None, height: int = 300) -> go.Figure:
-    """The class's ``values``: a bar per option (the right one, ``answer``, in the fit's colour; ``mine``
-    outlined), or a histogram of ``BINS`` bins from ``lo`` to ``hi`` with the computed ``answer`` and
-    ``mine`` as vertical lines."""
-    n = len(values)
+def class_answers_figure(values: Sequence, question: Question, answer: object, *, mine: object = None,
+                         height: int = 300) -> go.Figure:
+    """The class's ``values`` for ``question``: a bar per option (the right one, ``answer``, in the fit's
+    colour; ``mine`` outlined), or a histogram of ``BINS`` bins from the question's ``lo`` to its ``hi`` with
+    the computed ``answer`` and ``mine`` as vertical lines."""
+    n, q = len(values), question
     title = f"The class's answers ({n} answer{'' if n == 1 else 's'})"
     counts = {"rangemode": "tozero", "tick0": 0, "dtick": max(1, math.ceil(n / 5))}  # whole answers
-    if options:
-        fig = go.Figure(_choices(values, options, labels or [str(o) for o in options], answer, mine))
-        return style(fig, x_title="", y_title="answers", title=title, height=height, showlegend=False,
+    if q.options:
+        fig = go.Figure(_choices(values, q.options, q.labels or [str(o) for o in q.options], answer, mine))
+        return style(fig, Look(title=title, x_title="", y_title="answers", height=height, showlegend=False),
                      y_axes=counts)
-    fig = go.Figure(_numbers(values, lo, hi))
+    fig = go.Figure(_numbers(values, q.lo, q.hi))
     _mark(fig, float(answer), f"computed answer {float(answer):.3g}", COLORS["fit"], "solid")
     if mine is not None:
         _mark(fig, float(mine), f"your answer {float(mine):.3g}", COLORS["truth"], "dash")
-    return style(fig, x_title="answer", y_title="answers", title=title, height=height, y_axes=counts)
+    return style(fig, Look(title=title, x_title="answer", y_title="answers", height=height), y_axes=counts)

@@ -1,13 +1,15 @@
 """Fits on a grid: data points, true mean and band, predicted curves with their bands, per-head fits.
 
 ``band_trace``, ``line_trace`` and ``data_trace`` are the traces every fit figure is made of; a ``Curve``
-is one prediction to draw. ``mixing_figure`` shows the weights that mix the heads' fits.
+is one prediction to draw, ``Points`` the data it is drawn over, a ``Mixture`` several heads' fits.
+``mixing_figure`` shows the weights that mix the heads' fits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 import plotly.graph_objects as go
@@ -16,6 +18,9 @@ from kernelviz.app.figures.animation import Frame, animated, trace_index
 from kernelviz.app.figures.styling import (
     BAND_ALPHA,
     COLORS,
+    DEFAULT_LOOK,
+    Look,
+    PanelGrid,
     head_color,
     head_labels,
     outer_axis_titles,
@@ -68,45 +73,6 @@ def band_trace(x: object, lower: object, upper: object, name: str, color: str, *
     )
 
 
-def line_trace(
-    x: object,
-    y: object,
-    name: str,
-    color: str,
-    *,
-    dash: str = "solid",
-    width: float = 2.5,
-    hover_name: str | None = None,
-    **kw: object,
-) -> go.Scatter:
-    """A curve that breaks where y is NaN (``connectgaps=False``), with an x/y hover label."""
-    label = hover_name or name
-    return go.Scatter(
-        x=vec(x),
-        y=vec(y),
-        name=name,
-        mode="lines",
-        line={"color": color, "dash": dash, "width": width},
-        connectgaps=False,
-        hovertemplate=f"{label}<br>x = %{{x:.3g}}<br>y = %{{y:.3g}}<extra></extra>",
-        **kw,
-    )
-
-
-def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: float = 5.0) -> go.Scatter:
-    """The observed points; WebGL beyond 5,000 points so large data sets stay responsive."""
-    xs, ys = vec(x), vec(y)
-    cls = go.Scattergl if xs.shape[0] > 5000 else go.Scatter
-    return cls(
-        x=xs,
-        y=ys,
-        name=name,
-        mode="markers",
-        marker={"color": COLORS["data"], "size": size if xs.shape[0] <= 2000 else 3},
-        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
-    )
-
-
 @dataclass(frozen=True)
 class Curve:
     """One predicted curve on a grid: its legend name, values, colour, dash, and optionally a ±2σ band.
@@ -128,53 +94,83 @@ class Curve:
         return self.band_name or f"{self.name} ± 2s(x)"
 
 
-def fit_figure(
-    x: object,
-    y: object,
-    grid: object,
-    curves: Sequence[Curve] = (),
-    *,
-    truth: object | None = None,
-    noise_sd: object | None = None,
-    title: str | None = None,
-    x_title: str = "x",
-    y_title: str = "y",
-    height: int = 420,
-    legend_rows: int = 1,
-) -> go.Figure:
-    """Data points, the true mean f(x) with its true band f ± 2n (when given) and predicted curves.
+def line_trace(x: object, curve: Curve, *, hover_name: str | None = None, **kw: object) -> go.Scatter:
+    """``curve``'s line on ``x`` (its name, values, colour, dash and width; its band is ``band_trace``'s),
+    broken where y is NaN (``connectgaps=False``), with an x/y hover label naming ``hover_name`` (else the
+    curve); ``kw``: further properties of the Plotly trace (``legendgroup``, ``showlegend``, …)."""
+    label = hover_name or curve.name
+    return go.Scatter(
+        x=vec(x),
+        y=vec(curve.y),
+        name=curve.name,
+        mode="lines",
+        line={"color": curve.color, "dash": curve.dash, "width": curve.width},
+        connectgaps=False,
+        hovertemplate=f"{label}<br>x = %{{x:.3g}}<br>y = %{{y:.3g}}<extra></extra>",
+        **kw,
+    )
+
+
+def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: float = 5.0) -> go.Scatter:
+    """The observed points; WebGL beyond 5,000 points so large data sets stay responsive."""
+    xs, ys = vec(x), vec(y)
+    cls = go.Scattergl if xs.shape[0] > 5000 else go.Scatter
+    return cls(
+        x=xs,
+        y=ys,
+        name=name,
+        mode="markers",
+        marker={"color": COLORS["data"], "size": size if xs.shape[0] <= 2000 else 3},
+        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
+    )
+
+
+@dataclass(frozen=True)
+class Points:
+    """The data of a fit figure and where its curves are drawn: the points ``x``, ``y`` (n,), the ``grid``
+    (g,) the curves are given on, and, when known, the true mean f(x) (``truth``) and the noise level n(x)
+    (``noise_sd``) on that grid, (g,) each."""
+
+    x: object
+    y: object
+    grid: object
+    truth: object | None = None
+    noise_sd: object | None = None
+
+
+def fit_figure(points: Points, curves: Sequence[Curve] = (), *, look: Look = DEFAULT_LOOK) -> go.Figure:
+    """The data points, the true mean f(x) with its true band f ± 2n (when ``points`` have both) and the
+    predicted ``curves``, laid out as ``look`` says (by default x, y and 420 px).
 
     Bands are drawn first (underneath), then the data, then the curves. Every NaN in a curve or band is a
     gap, so a compact kernel's empty window shows as a missing piece of the fit. Without a title the legend
-    sits above the plot in ``legend_rows`` rows (``style``).
+    sits above the plot in ``look.legend_rows`` rows (``style``).
     """
-    g = vec(grid)
+    g, truth = vec(points.grid), points.truth
     fig = go.Figure()
-    if truth is not None and noise_sd is not None:
-        f, n = vec(truth), vec(noise_sd)
+    if truth is not None and points.noise_sd is not None:
+        f, n = vec(truth), vec(points.noise_sd)
         fig.add_trace(band_trace(g, f - 2 * n, f + 2 * n, "true band f(x) ± 2n(x)", COLORS["truth"]))
     for c in curves:
         if c.std is not None:
             m, s = vec(c.y), vec(c.std)
             fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_label, c.color))
-    fig.add_trace(data_trace(x, y))
+    fig.add_trace(data_trace(points.x, points.y))
     if truth is not None:
-        fig.add_trace(line_trace(g, truth, "true mean f(x)", COLORS["truth"], width=2.0))
+        fig.add_trace(line_trace(g, Curve("true mean f(x)", truth, COLORS["truth"], width=2.0)))
     for c in curves:
-        fig.add_trace(line_trace(g, c.y, c.name, c.color, dash=c.dash, width=c.width))
-    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, legend_rows=legend_rows)
+        fig.add_trace(line_trace(g, c))
+    return style(fig, look.over(x_title="x", y_title="y", height=420))
 
 
-def _panel_traces(
-    x: np.ndarray, y: np.ndarray, data_name: str, grid: np.ndarray, prediction: object, truth: object | None,
-    first: bool,
-) -> list[go.Scatter]:
-    """One small-multiples panel: data, true mean (when given) and fit; in the legend for the first only."""
-    traces = [data_trace(x, y, data_name, size=4).update(showlegend=first, legendgroup="data")]
-    if truth is not None:
-        truth_line = line_trace(grid, truth, "true mean f(x)", COLORS["truth"], width=1.8)
-        traces.append(truth_line.update(showlegend=first, legendgroup="truth"))
-    fit_line = line_trace(grid, prediction, "fit m(x)", COLORS["fit"])
+def _panel_traces(points: Points, data_name: str, prediction: object, first: bool) -> list[go.Scatter]:
+    """One small-multiples panel: the data, the true mean (when ``points`` have it) and the fit
+    ``prediction`` on the grid; in the legend for the ``first`` panel only."""
+    traces = [data_trace(points.x, points.y, data_name, size=4).update(showlegend=first, legendgroup="data")]
+    if points.truth is not None:
+        truth = Curve("true mean f(x)", points.truth, COLORS["truth"], width=1.8)
+        traces.append(line_trace(points.grid, truth).update(showlegend=first, legendgroup="truth"))
+    fit_line = line_trace(points.grid, Curve("fit m(x)", prediction, COLORS["fit"]))
     traces.append(fit_line.update(showlegend=first, legendgroup="fit"))
     return traces
 
@@ -191,19 +187,16 @@ def even_points(x: object, y: object, most: int) -> tuple[np.ndarray, np.ndarray
 
 
 def small_multiples_figure(
-    x: object,
-    y: object,
-    grid: object,
+    points: Points,
     panels: Sequence[tuple[str, np.ndarray]],
     *,
-    truth: object | None = None,
+    look: Look = DEFAULT_LOOK,
     cols: int = 2,
-    x_title: str = "x",
-    y_title: str = "y",
-    height: int = 560,
     most_points: int = PANEL_POINTS,
 ) -> go.Figure:
-    """One panel per (title, prediction on ``grid``), shared axes, data and true mean in every panel.
+    """One panel per (title, prediction on ``points.grid``) in ``cols`` columns, shared axes, the data and
+    the true mean in every panel; ``look`` gives the outer axis titles and the height (by default x, y and
+    560 px).
 
     Each panel draws at most ``most_points`` of the points (``even_points``; the legend says so): the
     browser draws an SVG marker per point, and four panels of 1,000 points took it 0.2 s against 0.07 s
@@ -211,16 +204,17 @@ def small_multiples_figure(
     computed from all the data.
     """
     rows = -(-len(panels) // cols)
-    xs, ys, data_name = even_points(x, y, most_points)
-    titles = [t for t, _ in panels]
-    fig = subplot_grid(rows, cols, titles, horizontal_spacing=0.06, vertical_spacing=0.12)
-    g = vec(grid)
+    xs, ys, data_name = even_points(points.x, points.y, most_points)
+    shown = replace(points, x=xs, y=ys, grid=vec(points.grid))
+    fig = subplot_grid(PanelGrid(rows, cols, horizontal_spacing=0.06, vertical_spacing=0.12),
+                       [t for t, _ in panels])
     for i, (_, pred) in enumerate(panels):
-        for trace in _panel_traces(xs, ys, data_name, g, pred, truth, first=i == 0):
+        for trace in _panel_traces(shown, data_name, pred, first=i == 0):
             fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
+    look = look.over(x_title="x", y_title="y", height=560)
     # the legend sits above the panel titles, not on them
-    return style(fig, x_title="", y_title="", height=height,
-                 layout=outer_axis_titles(rows, cols, x_title, y_title)
+    return style(fig, Look(height=look.height),
+                 layout=outer_axis_titles(rows, cols, look.x_title, look.y_title)
                  | {"margin": {"t": 95}, "legend": {"y": 1.1}})
 
 
@@ -241,47 +235,34 @@ def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
     return fig
 
 
-def heads_fit_figure(
-    x: object,
-    y: object,
-    grid: object,
-    head_means: object,
-    mean: object,
-    std: object | None,
-    head_names: Sequence[str],
-    *,
-    mixture_name: str = "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)",
-    band_name: str = "mixture band f̂(x) ± 2s(x)",
-    truth: object | None = None,
-    noise_sd: object | None = None,
-    title: str | None = None,
-    x_title: str = "x",
-    y_title: str = "y",
-    height: int = 460,
-) -> go.Figure:
-    """Each head's own fit f̂ₕ(x) (dotted, in its head colour) and the mixture Σₕ uₕ f̂ₕ(x) with its ±2s band.
+@dataclass(frozen=True)
+class Mixture:
+    """Several heads' fits on a grid and their mixture: every head's fit f̂ₕ (``head_means``, (H, g)), one
+    legend name per head (``head_names``), the mixture f̂ = Σₕ uₕ f̂ₕ (``mean``, (g,)) with its s(x)
+    (``std``, (g,); None: no band), and the legend names of the mixture and of its band."""
 
-    ``head_means`` is (H, grid); ``head_names`` one legend entry per head. The mixture is drawn last, on
-    top, solid and wider; NaN anywhere is a gap (``fit_figure``).
+    head_means: object
+    mean: object
+    std: object | None
+    head_names: Sequence[str]
+    name: str = "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)"
+    band_name: str = "mixture band f̂(x) ± 2s(x)"
+
+
+def heads_fit_figure(points: Points, mixture: Mixture, *, look: Look = DEFAULT_LOOK) -> go.Figure:
+    """Each head's own fit f̂ₕ(x) (dotted, in its head colour) and the mixture Σₕ uₕ f̂ₕ(x) with its ±2s band,
+    over the data of ``points`` (``fit_figure``; by default 460 px).
+
+    ``mixture.head_means`` is (H, grid), one legend entry per head. The mixture is drawn last, on top, solid
+    and wider; NaN anywhere is a gap (``fit_figure``).
     """
-    g = vec(grid)
-    curves = _head_curves(head_means, g, head_names)
-    band_std = None if std is None else vec(std)
-    curves.append(Curve(mixture_name, vec(mean), COLORS["fit"], width=3.2, std=band_std, band_name=band_name))
-    fig = fit_figure(
-        x,
-        y,
-        g,
-        curves,
-        truth=truth,
-        noise_sd=noise_sd,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        height=height,
-    )
+    m = mixture
+    curves = _head_curves(m.head_means, vec(points.grid), m.head_names)
+    band_std = None if m.std is None else vec(m.std)
+    curves.append(Curve(m.name, vec(m.mean), COLORS["fit"], width=3.2, std=band_std, band_name=m.band_name))
+    fig = fit_figure(points, curves, look=look.over(height=460))
     # up to ten legend entries: below the plot, so they never cover the title or the curves
-    return _legend_below(fig, len(head_names))
+    return _legend_below(fig, len(m.head_names))
 
 
 def mixing_figure(
@@ -317,9 +298,8 @@ def mixing_figure(
     )
     fig.add_hline(y=0.0, line={"color": rgba(COLORS["data"], 0.9), "width": 1})
     total = float(np.sum(u)) if u.size else 0.0
-    return style(
-        fig, x_title="", y_title=y_title, title=f"Σₕ uₕ = {total:.3g}", height=height, showlegend=False
-    )
+    return style(fig, Look(title=f"Σₕ uₕ = {total:.3g}", x_title="", y_title=y_title, height=height,
+                           showlegend=False))
 
 
 def _gapped(values: list) -> np.ndarray:
@@ -327,27 +307,37 @@ def _gapped(values: list) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=np.float64)
 
 
-def add_scrub(fig: go.Figure, curve: Curve, grid: object, lengthscales: Sequence[float], means: object,
-              stds: object, *, active: int, titles: Sequence[str] | None = None) -> go.Figure:
-    """Let the reader scrub ℓ in the browser: one animation frame per ℓ in ``lengthscales`` replaces the
-    line of ``curve`` (found by its name) by means[i] on ``grid`` and, when the curve has a band, the band
-    by means[i] ± 2 stds[i]; a slider under the plot (starting at ``active``) and Play / Pause buttons
-    drive them (``animated``); ``titles``: the figure's title at each frame. Returns a new figure: the
-    frames are built as plain data, float32 where nothing visible changes (``compact``), without Plotly's
-    validation (about 10x faster; the tests validate them)."""
+class Frames(Protocol):
+    """The fits a scrub animates (``scrub.Path`` is one): m_ℓ(x) and s_ℓ(x) on ``grid`` (g,) for each ℓ of
+    ``lengthscales`` (L), as ``means`` and ``stds`` (L, g)."""
+
+    grid: np.ndarray
+    lengthscales: Sequence[float]
+    means: np.ndarray
+    stds: np.ndarray
+
+
+def add_scrub(fig: go.Figure, curve: Curve, frames: Frames, *, active: int,
+              titles: Sequence[str] | None = None) -> go.Figure:
+    """Let the reader scrub ℓ in the browser: one animation frame per ℓ of ``frames`` replaces the line of
+    ``curve`` (found by its name) by that ℓ's mean on the frames' grid and, when the curve has a band, the
+    band by mean ± 2 std; a slider under the plot (starting at ``active``) and Play / Pause buttons drive
+    them (``animated``); ``titles``: the figure's title at each frame. Returns a new figure: the frames are
+    built as plain data, float32 where nothing visible changes (``compact``), without Plotly's validation
+    (about 10x faster; the tests validate them)."""
     mean_trace = trace_index(fig, curve.name)
     band_trace = None if curve.std is None else trace_index(fig, curve.band_label)
-    g, m = vec(grid), np.asarray(means, dtype=np.float64)
+    g, m = vec(frames.grid), np.asarray(frames.means, dtype=np.float64)
     still = fig.data[mean_trace]
     same_x = still.x is not None and np.array_equal(g, np.asarray(still.x, dtype=np.float64))
-    frames = []
-    for i, ell in enumerate(lengthscales):  # on the still line's own x, a frame sends y alone
+    made = []
+    for i, ell in enumerate(frames.lengthscales):  # on the still line's own x, a frame sends y alone
         data = [{"type": "scatter", "y": _single(m[i])} | ({} if same_x else {"x": _single(g)})]
         if band_trace is not None:
-            sd = np.asarray(stds[i], dtype=np.float64)
+            sd = np.asarray(frames.stds[i], dtype=np.float64)
             px, py = band_polygon(g, m[i] - 2 * sd, m[i] + 2 * sd)
             data.append({"type": "scatter", "x": _single(_gapped(px)), "y": _single(_gapped(py))})
-        frames.append(Frame(f"{ell:.6g}", f"{ell:.3g}", data,
-                            [mean_trace] + ([] if band_trace is None else [band_trace]),
-                            None if titles is None else titles[i]))
-    return animated(fig, frames, active=active, prefix="scrub ℓ = ")
+        made.append(Frame(f"{ell:.6g}", f"{ell:.3g}", data,
+                          [mean_trace] + ([] if band_trace is None else [band_trace]),
+                          None if titles is None else titles[i]))
+    return animated(fig, made, active=active, prefix="scrub ℓ = ")

@@ -9,8 +9,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.fits import data_trace, line_trace, mixing_figure, small_multiples_figure
-from kernelviz.app.figures.styling import COLORS, head_color, style, subplot_grid
+from kernelviz.app.figures.fits import (
+    Curve,
+    Points,
+    data_trace,
+    line_trace,
+    mixing_figure,
+    small_multiples_figure,
+)
+from kernelviz.app.figures.styling import (
+    COLORS,
+    DEFAULT_LOOK,
+    Look,
+    PanelGrid,
+    head_color,
+    style,
+    subplot_grid,
+)
 
 if TYPE_CHECKING:
     from kernelviz.app.views import AttentionView
@@ -22,20 +37,11 @@ FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
 TOKEN_NAMES = ("1", "x̃ᵢ", "x̃ᵢ²")  # the position part of a token, drawn as lines
 
 
-def heads_panels_figure(
-    x: object,
-    y: object,
-    grid: object,
-    shown: Sequence[Panel],
-    *,
-    truth: object | None = None,
-    x_title: str = "x",
-    y_title: str = "y",
-) -> go.Figure:
+def heads_panels_figure(points: Points, shown: Sequence[Panel], *, look: Look = DEFAULT_LOOK) -> go.Figure:
     """The post's figure: one panel per H with the data, the true mean (when known) and the fit f̂ of the
-    ``shown`` panels (``views_training.Panel``); pass the training points, so the figure stays light."""
-    fig = small_multiples_figure(x, y, grid, [(f"Heads = {p.heads}", p.mean) for p in shown], truth=truth,
-                                 x_title=x_title, y_title=y_title)
+    ``shown`` panels (``views_training.Panel``), as ``small_multiples_figure`` lays them out (``look``); pass
+    the training points, so the figure stays light."""
+    fig = small_multiples_figure(points, [(f"Heads = {p.heads}", p.mean) for p in shown], look=look)
     return fig.update_traces(selector={"name": "fit m(x)"}, name=FIT_NAME,
                              hovertemplate=FIT_NAME + "<br>x = %{x:.3g}<br>y = %{y:.3g}<extra></extra>")
 
@@ -53,18 +59,18 @@ def sequence_figure(v: AttentionView, head: int, x_title: str) -> go.Figure:
     part as lines) and head ``head``'s values v_i = t_i W_v (dotted) and outputs x′_i = Σ_j w_ij v_j (solid),
     each of its d_v components against x_i (right), one y axis in token units."""
     x, t = v.seq_x, v.seq_tokens
-    fig = subplot_grid(1, 2, ["input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)",
-                              f"head {head + 1}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ"],
-                       horizontal_spacing=0.06, vertical_spacing=0.1)
+    fig = subplot_grid(PanelGrid(1, 2, horizontal_spacing=0.06),
+                       ["input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)",
+                        f"head {head + 1}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ"])
     fig.add_trace(data_trace(x, t[:, 3], "ỹᵢ = yᵢ / max|y|", size=4), row=1, col=1)
     for f, (name, dash) in enumerate(zip(TOKEN_NAMES, ("solid", "dash", "dot"), strict=True)):
-        fig.add_trace(line_trace(x, t[:, f], name, COLORS["data"], dash=dash, width=1.5), row=1, col=1)
+        fig.add_trace(line_trace(x, Curve(name, t[:, f], COLORS["data"], dash=dash, width=1.5)), row=1, col=1)
     for c in range(v.seq_values.shape[2]):
-        value = line_trace(x, v.seq_values[head, :, c], f"value vᵢ, component {c + 1}", head_color(c),
-                           width=1.0).update(mode="markers", marker={"size": 4, "symbol": "circle-open"})
-        fig.add_trace(value, row=1, col=2)
-        fig.add_trace(line_trace(x, v.seq_outputs[head, :, c], f"output x′ᵢ, component {c + 1}",
-                                 head_color(c)), row=1, col=2)
-    return style(fig, x_title=x_title, y_title="", height=440,
+        value = Curve(f"value vᵢ, component {c + 1}", v.seq_values[head, :, c], head_color(c), width=1.0)
+        output = Curve(f"output x′ᵢ, component {c + 1}", v.seq_outputs[head, :, c], head_color(c))
+        dots = line_trace(x, value).update(mode="markers", marker={"size": 4, "symbol": "circle-open"})
+        fig.add_trace(dots, row=1, col=2)
+        fig.add_trace(line_trace(x, output), row=1, col=2)
+    return style(fig, Look(x_title=x_title, y_title="", height=440),
                  layout={"yaxis": {"title": {"text": "token units"}}, "margin": {"t": 90},
                          "legend": {"y": 1.16}})

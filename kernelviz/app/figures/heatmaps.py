@@ -9,13 +9,18 @@ the same cells.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.styling import (
     COLORBAR_MARGIN,
+    DEFAULT_LOOK,
     HEATMAP_SCALE,
+    Look,
+    PanelGrid,
     head_color,
     head_labels,
     outer_axis_titles,
@@ -25,6 +30,11 @@ from kernelviz.app.figures.styling import (
 )
 from kernelviz.runtime.shapes import thin_heatmap
 
+if TYPE_CHECKING:
+    from kernelviz.app.views import Heatmap
+
+HEAD_COLS = 4  # panels in a row of ``head_heatmaps_figure``
+PANEL_PX = 250  # px, the height of a row of its panels
 _WEIGHT_HOVER = "query x = %{y:.3g}<br>key xᵢ = %{x:.3g}<br>weight wᵢ(x) = %{z:.3g}<extra></extra>"
 
 
@@ -72,32 +82,24 @@ def _colorbar(title: str) -> dict:
     return {"title": {"text": title}}
 
 
-def heatmap_figure(
-    weights: object,
-    queries: object,
-    keys: object,
-    *,
-    title: str | None = None,
-    max_rows: int = 160,
-    max_cols: int = 320,
-    x_title: str = "sorted training inputs xᵢ (keys)",
-    y_title: str = "sorted test inputs x (queries)",
-    height: int = 420,
-) -> go.Figure:
-    """Attention weights w_i(x) as a heatmap, queries down the side, keys along the bottom (as in d2l).
+def heatmap_figure(weights: object, queries: object, keys: object, *, cells: tuple[int, int] = (160, 320),
+                   look: Look = DEFAULT_LOOK) -> go.Figure:
+    """Attention weights w_i(x) as a heatmap, queries down the side, keys along the bottom (as in d2l); by
+    default untitled, 420 px, its axes titled as sorted training inputs (keys) and test inputs (queries).
 
-    Queries and keys must be sorted. More than ``max_rows``/``max_cols`` are thinned to evenly spread
+    Queries and keys must be sorted. More than ``cells`` = (rows, columns) are thinned to evenly spread
     rows/columns (the colours are still the exact weights of the shown pairs). An all-zero row is a query
     whose window is empty.
     """
     w = np.asarray(weights, dtype=np.float64)
     q, k = vec(queries), vec(keys)
     _expect_shape("weights", w, (q.shape[0], k.shape[0]))
-    fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, max_rows, max_cols)))
-    return style(fig, x_title=x_title, y_title=y_title, title=title, height=height, showlegend=False,
-                 y_axes={"autorange": "reversed"},
-                 layout={"coloraxis": {"colorscale": HEATMAP_SCALE, "cmin": 0.0,
-                                       "colorbar": _colorbar("wᵢ(x)")}, "margin": {"r": COLORBAR_MARGIN}})
+    fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, *cells)))
+    look = look.over(x_title="sorted training inputs xᵢ (keys)", y_title="sorted test inputs x (queries)",
+                     height=420)
+    coloraxis = {"colorscale": HEATMAP_SCALE, "cmin": 0.0, "colorbar": _colorbar("wᵢ(x)")}
+    return style(fig, replace(look, showlegend=False), y_axes={"autorange": "reversed"},
+                 layout={"coloraxis": coloraxis, "margin": {"r": COLORBAR_MARGIN}})
 
 
 def _two_panels(
@@ -109,8 +111,8 @@ def _two_panels(
 ) -> go.Figure:
     """Two panels side by side, the traces of ``panels[0]`` on the left and of ``panels[1]`` on the
     right."""
-    fig = subplot_grid(1, 2, titles, horizontal_spacing=horizontal_spacing, shared_xaxes=False,
-                       shared_yaxes=shared_yaxes)
+    grid = PanelGrid(1, 2, horizontal_spacing, shared_xaxes=False, shared_yaxes=shared_yaxes)
+    fig = subplot_grid(grid, titles)
     for col, traces in enumerate(panels, start=1):
         for trace in traces:
             fig.add_trace(trace, row=1, col=col)
@@ -122,29 +124,21 @@ def _finish_two_panels(fig: go.Figure, coloraxis: dict, x_title: str, y_title: s
     # short titles: two panels side by side must not run into each other in a narrow window
     titles = [{**a, "font": {**a.get("font", {}), "size": 13}}
               for a in fig.layout.to_plotly_json().get("annotations", [])]
-    return style(fig, x_title=x_title, y_title="", height=height, showlegend=False,
+    return style(fig, Look(x_title=x_title, y_title="", height=height, showlegend=False),
                  y_axes={"autorange": "reversed"},
                  layout={"coloraxis": coloraxis, "annotations": titles, "yaxis": {"title": {"text": y_title}},
                          "margin": {"t": 70, "r": COLORBAR_MARGIN}})
 
 
-def heatmap_pair_figure(
-    left: object,
-    right: object,
-    queries: object,
-    keys: object,
-    titles: tuple[str, str],
-    *,
-    max_rows: int = 120,
-    max_cols: int = 200,
-    height: int = 400,
-) -> go.Figure:
-    """Two weight matrices side by side on one colour scale, so 'sharper' can be read off the colours."""
+def heatmap_pair_figure(weights: object, queries: object, keys: object, titles: tuple[str, str], *,
+                        cells: tuple[int, int] = (120, 200), height: int = 400) -> go.Figure:
+    """Two weight matrices (``weights``: (2, q, n), the left one first) side by side on one colour scale, so
+    'sharper' can be read off the colours; each thinned to at most ``cells`` = (rows, columns)."""
     q, k = vec(queries), vec(keys)
-    a, b = np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64)
+    a, b = (np.asarray(w, dtype=np.float64) for w in weights)
     for w in (a, b):
         _expect_shape("weights", w, (q.shape[0], k.shape[0]))
-    (za, zb), qs, ks = thin_heatmap(np.stack([a, b]), q, k, max_rows, max_cols)
+    (za, zb), qs, ks = thin_heatmap(np.stack([a, b]), q, k, *cells)
     panels = [[_heatmap(z, qs, ks, name=title)] for z, title in zip((za, zb), titles, strict=True)]
     fig = _two_panels(panels, titles, horizontal_spacing=0.05)
     top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
@@ -176,25 +170,16 @@ def _add_head_panels(
     return layout | {"annotations": titles}
 
 
-def head_heatmaps_figure(
-    weights: object,
-    queries: object,
-    keys: object,
-    titles: Sequence[str] | None = None,
-    *,
-    cols: int = 4,
-    max_rows: int = 96,
-    max_cols: int = 160,
-    x_title: str = "sorted keys xᵢ",
-    y_title: str = "sorted queries x",
-    panel_height: int = 250,
-) -> go.Figure:
-    """Small multiples: the weight matrix wₕ(x, xᵢ) of every head, queries down, keys across (as d2l).
+def head_heatmaps_figure(weights: object, queries: object, keys: object, titles: Sequence[str] | None = None,
+                         *, cells: tuple[int, int] = (96, 160), look: Look = DEFAULT_LOOK) -> go.Figure:
+    """Small multiples: the weight matrix wₕ(x, xᵢ) of every head, queries down, keys across (as d2l), in
+    rows of at most ``HEAD_COLS`` panels; ``look`` gives the outer axis titles (sorted keys and queries by
+    default) and the height (by default ``PANEL_PX`` a row of panels and 60 px).
 
     ``weights`` is (H, q, n) for sorted ``queries`` (q,) and ``keys`` (n,). Each panel has its own colour
     scale from 0 to that head's largest weight (a wide head's weights are all small, and would be invisible
     on a shared scale); the panel title is written in the head's colour and the hover gives exact values.
-    Rows and columns beyond ``max_rows``/``max_cols`` are thinned evenly.
+    Rows and columns beyond ``cells`` = (rows, columns) are thinned evenly.
     """
     w = np.asarray(weights, dtype=np.float64)
     q, k = vec(queries), vec(keys)
@@ -203,13 +188,14 @@ def head_heatmaps_figure(
     names = head_labels(titles, heads)
     if len(names) != heads:
         raise ValueError(f"{len(names)} titles for {heads} heads")
-    cols = max(1, min(cols, heads))
+    cols = max(1, min(HEAD_COLS, heads))
     rows = -(-heads // cols)
-    fig = subplot_grid(rows, cols, names, horizontal_spacing=0.03, vertical_spacing=0.16 if rows > 1 else 0.1)
-    layout = _add_head_panels(fig, *thin_heatmap(w, q, k, max_rows, max_cols), names, cols)
-    return style(fig, x_title="", y_title="", height=panel_height * rows + 60, showlegend=False,
-                 y_axes={"autorange": "reversed"},
-                 layout=layout | outer_axis_titles(rows, cols, x_title, y_title) | {"margin": {"t": 50}})
+    fig = subplot_grid(PanelGrid(rows, cols, 0.03, vertical_spacing=0.16 if rows > 1 else 0.1), names)
+    layout = _add_head_panels(fig, *thin_heatmap(w, q, k, *cells), names, cols)
+    look = look.over(x_title="sorted keys xᵢ", y_title="sorted queries x", height=PANEL_PX * rows + 60)
+    axis_titles = outer_axis_titles(rows, cols, look.x_title, look.y_title)
+    return style(fig, Look(height=look.height, showlegend=False), y_axes={"autorange": "reversed"},
+                 layout=layout | axis_titles | {"margin": {"t": 50}})
 
 
 def _diagonal(lo: float, hi: float) -> go.Scatter:
@@ -257,34 +243,33 @@ def score_transpose_figure(
 
 
 def self_cross_figure(
-    self_weights: object,
-    data_x: object,
-    cross_weights: object,
-    grid: object,
+    own: Heatmap,
+    cross: Heatmap,
     *,
     titles: tuple[str, str] = (
         "self-attention<br>queries = the data points xⱼ",
         "cross-attention<br>queries = new points x on a grid",
     ),
-    max_rows: int = 120,
-    max_cols: int = 200,
+    cells: tuple[int, int] = (120, 200),
     top_quantile: float = 0.995,
     height: int = 420,
 ) -> go.Figure:
     """Self- and cross-attention weights side by side, keys = the data points in both, one colour scale.
 
-    ``self_weights`` (n, n): the data points attend to each other (queries, keys and values from the same
-    sequence); ``cross_weights`` (m, n): queries from another sequence (here a grid) attend to the data.
-    The colour scale runs from 0 to the ``top_quantile`` of the drawn weights (brighter cells saturate), so
-    a few very sharp rows at the edge of the data do not turn everything else dark; hover shows exact values.
-    The two panels are the same size, each with its own query axis (the grid may reach past the data).
+    ``own`` (``views.Heatmap`` of one head): the data points ``own.keys`` (n,) attend to each other (queries,
+    keys and values from the same sequence), weights (n, n); ``cross``: queries from another sequence (here
+    a grid, ``cross.queries`` (m,)) attend to the same data, weights (m, n). Each is thinned to at most
+    ``cells`` = (rows, columns). The colour scale runs from 0 to the ``top_quantile`` of the drawn weights
+    (brighter cells saturate), so a few very sharp rows at the edge of the data do not turn everything else
+    dark; hover shows exact values. The two panels are the same size, each with its own query axis (the
+    grid may reach past the data).
     """
-    a, b = np.asarray(self_weights, dtype=np.float64), np.asarray(cross_weights, dtype=np.float64)
-    xd, g = vec(data_x), vec(grid)
+    a, b = np.asarray(own.weights, dtype=np.float64), np.asarray(cross.weights, dtype=np.float64)
+    xd, g = vec(own.keys), vec(cross.queries)
     _expect_shape("self weights", a, (xd.shape[0], xd.shape[0]))
     _expect_shape("cross weights", b, (g.shape[0], xd.shape[0]))
-    za, qa, ka = thin_heatmap(a, xd, xd, max_rows, max_cols)
-    zb, qb, kb = thin_heatmap(b, g, xd, max_rows, max_cols)
+    za, qa, ka = thin_heatmap(a, xd, xd, *cells)
+    zb, qb, kb = thin_heatmap(b, g, xd, *cells)
     # each panel its own query axis: the grid reaches past the data, and a shared axis would leave the
     # self-attention picture shorter than the cross-attention one
     panels = [[_heatmap(za, qa, ka, name=titles[0])], [_heatmap(zb, qb, kb, name=titles[1])]]
@@ -305,5 +290,6 @@ def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[s
         z=c, x=list(chapters), y=list(sources), colorscale=HEATMAP_SCALE, showscale=False,
         text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
     ))
-    return style(fig, x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False,
-                 y_axes={"autorange": "reversed"}, layout={"margin": {"l": 145}})  # the sources' names
+    look = Look(x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False)
+    # a wide left margin: the sources' names
+    return style(fig, look, y_axes={"autorange": "reversed"}, layout={"margin": {"l": 145}})

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.fits import line_trace
+from kernelviz.app.figures.fits import Curve, line_trace
 from kernelviz.app.figures.heatmaps import head_heatmaps_figure
-from kernelviz.app.figures.styling import COLORS, head_color, style, vec
+from kernelviz.app.figures.styling import COLORS, Look, head_color, style, vec
 from kernelviz.app.figures.training import _marker
 
 __all__ = [
@@ -30,18 +30,18 @@ def learned_kernel_figure(offsets: object, queries: Sequence[float], kernels: ob
     d, k = vec(offsets), np.asarray(kernels, dtype=np.float64)
     fig = go.Figure()
     if reference is not None:
-        fig.add_trace(line_trace(d, np.exp(-0.5 * np.square(d / reference)),
-                                 f"Nadaraya–Watson window, best ℓ = {reference:.3g}", COLORS["truth"],
-                                 width=2.0, dash="dot"))
+        window = np.exp(-0.5 * np.square(d / reference))
+        fig.add_trace(line_trace(d, Curve(f"Nadaraya–Watson window, best ℓ = {reference:.3g}", window,
+                                          COLORS["truth"], dash="dot", width=2.0)))
     for h in range(k.shape[0]):
         for j, x in enumerate(queries):
-            fig.add_trace(line_trace(d, k[h, j], f"head {h + 1}", head_color(h),
-                                     dash=QUERY_DASHES[j % len(QUERY_DASHES)], width=2.0,
-                                     hover_name=f"head {h + 1}, query x = {x:+.1f}", legendgroup=f"head {h}",
-                                     showlegend=j == 0))
-    return style(fig, x_title="offset x′ − x (key minus query)", y_title="weight K(x, x′) / K(x, x)",
-                 title=title, height=height, legend_rows=1 if k.shape[0] <= 4 else 3,
-                 y_axes={"range": [0.0, 1.1]})
+            head = Curve(f"head {h + 1}", k[h, j], head_color(h), dash=QUERY_DASHES[j % len(QUERY_DASHES)],
+                         width=2.0)
+            fig.add_trace(line_trace(d, head, hover_name=f"head {h + 1}, query x = {x:+.1f}",
+                                     legendgroup=f"head {h}", showlegend=j == 0))
+    return style(fig, Look(title=title, x_title="offset x′ − x (key minus query)",
+                           y_title="weight K(x, x′) / K(x, x)", height=height,
+                           legend_rows=1 if k.shape[0] <= 4 else 3), y_axes={"range": [0.0, 1.1]})
 
 
 def in_context_weights_figure(weights: object, queries: object, keys: object, mixing: Sequence[float]
@@ -50,8 +50,9 @@ def in_context_weights_figure(weights: object, queries: object, keys: object, mi
     context points across), titled with its mixing weight u_h; one head gets a taller panel, and the left
     margin holds the y axis's title beside its signed ticks (−0.5) without Plotly widening it."""
     names = [f"head {h + 1}: u = {u:+.2f}" for h, u in enumerate(mixing)]
-    fig = head_heatmaps_figure(weights, queries, keys, names, x_title="context points xᵢ (keys)",
-                               y_title="queries x", panel_height=380 if len(names) == 1 else 250)
+    look = Look(x_title="context points xᵢ (keys)", y_title="queries x",
+                height=440 if len(names) == 1 else None)  # one taller panel: 380 px and the margins
+    fig = head_heatmaps_figure(weights, queries, keys, names, look=look)
     return fig.update_layout(margin={"l": 96})
 
 
@@ -60,7 +61,7 @@ def lengthscale_error_figure(lengthscales: object, errors: object, best: float, 
     """The mean error of Gaussian Nadaraya–Watson on fresh tasks of the family against its fixed ℓ (log
     axis), with the best ℓ, the layer's learned window and the mean leave-one-out ℓ* marked on the curve."""
     ells, errs = vec(lengthscales), vec(errors)
-    fig = go.Figure(line_trace(ells, errs, "Nadaraya–Watson at a fixed ℓ", COLORS["fit"]))
+    fig = go.Figure(line_trace(ells, Curve("Nadaraya–Watson at a fixed ℓ", errs, COLORS["fit"])))
 
     def on_curve(ell: float) -> float:
         return float(np.interp(np.log(ell), np.log(ells), errs))
@@ -71,10 +72,11 @@ def lengthscale_error_figure(lengthscales: object, errors: object, best: float, 
     if loo is not None and np.isfinite(loo) and ells[0] <= loo <= ells[-1]:
         marks.append((loo, "mean leave-one-out ℓ*", "x", COLORS["knn"]))
     for ell, name, symbol, color in marks:
-        fig.add_trace(_marker(ell, on_curve(ell), f"{name} = {ell:.3g}", symbol, 12, color,
+        marker = {"symbol": symbol, "size": 12, "color": color}
+        fig.add_trace(_marker(ell, on_curve(ell), f"{name} = {ell:.3g}", marker,
                               f"{name}<br>ℓ = %{{x:.3g}}<br>error = %{{y:.3g}}<extra></extra>"))
-    return style(fig, x_title="lengthscale ℓ (x units)", y_title="mean squared error on fresh tasks",
-                 height=height, log_x=True, log_y=True)
+    return style(fig, Look(x_title="lengthscale ℓ (x units)", y_title="mean squared error on fresh tasks",
+                           height=height, log_x=True, log_y=True))
 
 
 def window_sweep_figure(values: object, windows: object, best: object, x_title: str,
@@ -92,4 +94,4 @@ def window_sweep_figure(values: object, windows: object, best: object, x_title: 
     ])
     if current is not None:
         fig.add_vline(x=current, line={"color": COLORS["data"], "dash": "dot", "width": 1.5})
-    return style(fig, x_title=x_title, y_title="width ℓ (x units)", height=height, log_y=True)
+    return style(fig, Look(x_title=x_title, y_title="width ℓ (x units)", height=height, log_y=True))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.animation import after_steps, animated, replay_frames, showing
+from kernelviz.app.figures.animation import Moves, after_steps, animated, replay_frames, showing
 from kernelviz.app.figures.fits import Curve
 from kernelviz.app.figures.styling import vec
 from kernelviz.app.figures.training import learned_name
@@ -27,11 +27,12 @@ PREFIX = "training step "
 
 
 def _replayed(fig: go.Figure, steps: Sequence[int], titles: Sequence[str] | None, opened: int | None,
-              **frames: object) -> go.Figure:
-    """``fig`` with a frame per step (``replay_frames``), Play from the first; the chart opens at the frame
-    whose step is nearest ``opened`` (None: the last, the still chart), its slider there."""
+              moves: Moves) -> go.Figure:
+    """``fig`` with a frame per step (``replay_frames``, moving ``moves``), Play from the first; the chart
+    opens at the frame whose step is nearest ``opened`` (None: the last, the still chart), its slider
+    there."""
     t = [int(v) for v in steps]
-    made = replay_frames(fig, t, titles or [None] * len(t), **frames)
+    made = replay_frames(fig, t, titles or [None] * len(t), moves)
     at = len(t) - 1 if opened is None else int(np.argmin(np.abs(np.asarray(t) - int(opened))))
     out = animated(fig, made, active=at, prefix=PREFIX, from_start=True)
     return out if at == len(t) - 1 else showing(out, made[at])
@@ -45,7 +46,7 @@ def add_training_scrub(fig: go.Figure, curve: Curve, steps: object, lengthscales
     t, ells = [int(v) for v in vec(steps)], vec(lengthscales)
     titles = [f"{after_steps(k)}: ℓ = {ell:.3g}" for k, ell in zip(t, ells, strict=True)]
     hidden = () if curve.std is None else (curve.band_label,)
-    return _replayed(fig, t, titles, opened, lines={curve.name: means}, hidden=hidden)
+    return _replayed(fig, t, titles, opened, Moves(lines={curve.name: means}, hidden=hidden))
 
 
 def add_loo_replay(fig: go.Figure, learned: float, steps: object, lengthscales: object,
@@ -60,7 +61,8 @@ def add_loo_replay(fig: go.Figure, learned: float, steps: object, lengthscales: 
     grid, cv = vec(curve[0]), vec(curve[1])
     ok = np.isfinite(cv)
     on_curve = np.interp(np.log(ells), np.log(grid[ok]), cv[ok])
-    return _replayed(fig, [int(v) for v in vec(steps)], None, opened, markers={marker: (ells, on_curve)})
+    moves = Moves(markers={marker: (ells, on_curve)})
+    return _replayed(fig, [int(v) for v in vec(steps)], None, opened, moves)
 
 
 def loss_titles(steps: Sequence[int], losses: Sequence[float], what: str = "hold-out loss") -> list[str]:
@@ -75,8 +77,8 @@ def add_layer_replay(fig: go.Figure, path: LayerPath, mixture: str, heads: Seque
     ``mixture``) and every head's part (the traces ``heads``), the band (``band``) only at the last; the
     chart opens at the step nearest ``opened``."""
     lines = {mixture: path.means} | {name: path.head_outputs[:, h] for h, name in enumerate(heads)}
-    return _replayed(fig, path.steps, loss_titles(path.steps, path.losses), opened, lines=lines,
-                     hidden=(band,))
+    return _replayed(fig, path.steps, loss_titles(path.steps, path.losses), opened,
+                     Moves(lines=lines, hidden=(band,)))
 
 
 def add_kernel_replay(fig: go.Figure, path: LayerPath, head: int, opened: int | None = None) -> go.Figure:
@@ -84,8 +86,8 @@ def add_kernel_replay(fig: go.Figure, path: LayerPath, head: int, opened: int | 
     log K(x, x′) and its transpose at each step of ``path``, on its thinned grid, opening at the step
     nearest ``opened``."""
     k = path.log_kernels[:, head]
-    return _replayed(fig, path.steps, None, opened, heatmaps={0: k, 2: np.swapaxes(k, 1, 2)},
-                     heatmap_xy=(path.kgrid, path.kgrid))
+    return _replayed(fig, path.steps, None, opened,
+                     Moves(heatmaps={0: k, 2: np.swapaxes(k, 1, 2)}, heatmap_xy=(path.kgrid, path.kgrid)))
 
 
 def add_pretrain_replay(fig: go.Figure, path: PretrainPath, opened: int | None = None) -> go.Figure:
@@ -98,4 +100,4 @@ def add_pretrain_replay(fig: go.Figure, path: PretrainPath, opened: int | None =
     titles = [f"{after_steps(k)}: window ℓ = {w:.3g}, in-context error {e:.3g}" if np.isfinite(w) else
               f"{after_steps(k)}: no window yet, in-context error {e:.3g}"
               for k, w, e in zip(path.steps, path.windows, path.errors, strict=True)]
-    return _replayed(fig, path.steps, titles, opened, lines=lines)
+    return _replayed(fig, path.steps, titles, opened, Moves(lines=lines))

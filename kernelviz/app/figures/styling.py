@@ -2,7 +2,8 @@
 
 ``COLORS`` maps a *role* to a colour and ``HEAD_COLORS`` gives one colour per attention head; ``style`` is
 the layout every figure ends with, ``thumbnail`` its preview size, ``png_config`` the ``config=`` for
-``st.plotly_chart``. ``subplot_grid`` and ``outer_axis_titles`` lay out small multiples.
+``st.plotly_chart``; a ``Look`` is what ``style`` lays out. ``subplot_grid`` (of a ``PanelGrid``) and
+``outer_axis_titles`` lay out small multiples.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import copy
 import functools
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -159,6 +162,7 @@ MARGIN = {"l": 76, "r": 24, "b": 75}
 TITLED_MARGIN = {"t": 50, "b": 110}  # a titled figure's top (its title) and bottom (axis title, then legend)
 LEGEND_DROP = 44  # px from the plot's bottom edge to a legend below it: under the x axis's ticks and title
 COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
+DEFAULT_HEIGHT = 380  # px, of a figure whose look gives no height
 
 
 LABEL_CHARS = 4  # the longest tick label MARGIN["l"] holds beside the y-axis title ("0.01")
@@ -182,34 +186,48 @@ def _top_margin(showlegend: bool, legend_rows: int) -> int:
     return max(40, 28 + 19 * legend_rows) if showlegend else 40
 
 
-def style(
-    fig: go.Figure,
-    *,
-    x_title: str,
-    y_title: str,
-    title: str | None = None,
-    height: int = 380,
-    showlegend: bool = True,
-    log_x: bool = False,
-    log_y: bool = False,
-    y_axes: dict | None = None,
-    layout: dict | None = None,
-    legend_rows: int = 1,
-) -> go.Figure:
-    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins, then ``y_axes``
-    merged into every y axis and a builder's own ``layout`` (one new figure, ``with_layout``).
+@dataclass(frozen=True)
+class Look:
+    """How a figure is laid out: its ``title`` (None: untitled), the axis titles, its ``height`` in px, the
+    rows its legend wraps into above the plot (``legend_rows``), whether it has a legend, and which axes are
+    logarithmic. A field left None takes the figure's own default (``over``); ``style`` draws it."""
+
+    title: str | None = None
+    x_title: str | None = None
+    y_title: str | None = None
+    height: int | None = None
+    legend_rows: int = 1
+    showlegend: bool = True
+    log_x: bool = False
+    log_y: bool = False
+
+    def over(self, **defaults: object) -> Look:
+        """This look with each of its fields that is None taken from ``defaults`` (a builder's own title,
+        axis titles and height)."""
+        return replace(self, **{k: v for k, v in defaults.items() if getattr(self, k) is None})
+
+
+DEFAULT_LOOK = Look()  # every builder's own title, axis titles and height
+
+
+def style(fig: go.Figure, look: Look, *, y_axes: dict | None = None, layout: dict | None = None) -> go.Figure:
+    """The shared layout: axis titles, a horizontal legend, closest-point hover, margins (``look``; no axis
+    title where it is None, ``DEFAULT_HEIGHT`` px without a height), then ``y_axes`` merged into every y axis
+    and a builder's own ``layout`` (one new figure, ``with_layout``).
 
     The legend sits above the plot, or below the x-axis title when the figure has a title (so the two never
-    overlap: ``legend_below``); above the plot, the top margin holds ``legend_rows`` rows of it (how many it
-    wraps into in the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
+    overlap: ``legend_below``); above the plot, the top margin holds ``look.legend_rows`` rows of it (how
+    many it wraps into in the page's column), so that Plotly need not widen it and draw again (``MARGIN``).
 
-    Log axes (``log_x``/``log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴), never a bare
-    mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks follow the
-    data.
+    Log axes (``look.log_x``/``look.log_y``) get ``log_props``: every label a whole value (0.05, 10⁻⁴),
+    never a bare mantissa or an SI prefix (100µ). Call ``style`` after adding the traces, since the ticks
+    follow the data.
     """
-    axes = {a: {"title": {"text": t}, "exponentformat": "power"} for a, t in (("x", x_title), ("y", y_title))}
+    title, height = look.title, look.height or DEFAULT_HEIGHT
+    axes = {a: {"title": {"text": t or ""}, "exponentformat": "power"}
+            for a, t in (("x", look.x_title), ("y", look.y_title))}
     axes["y"].update(y_axes or {})
-    for letter, log in (("x", log_x), ("y", log_y)):
+    for letter, log in (("x", look.log_x), ("y", look.log_y)):
         if log:
             axes[letter].update(log_props(fig, letter))
     legend = (
@@ -220,10 +238,10 @@ def style(
     shared = {
         "height": height,
         "margin": {**MARGIN, "l": _left_margin(axes["y"]),
-                   "t": TITLED_MARGIN["t"] if title else _top_margin(showlegend, legend_rows),
-                   "b": TITLED_MARGIN["b"] if title and showlegend else MARGIN["b"]},
+                   "t": TITLED_MARGIN["t"] if title else _top_margin(look.showlegend, look.legend_rows),
+                   "b": TITLED_MARGIN["b"] if title and look.showlegend else MARGIN["b"]},
         "hovermode": "closest",
-        "showlegend": showlegend,
+        "showlegend": look.showlegend,
         "legend": legend,
     }
     if title:
@@ -278,30 +296,31 @@ def thumbnail(fig: go.Figure, height: int = 200) -> go.Figure:
     return fig
 
 
+class PanelGrid(NamedTuple):
+    """The shape of a grid of small panels: ``rows`` × ``cols``, the gaps between them (fractions of the
+    figure's width and height) and whether the panels share their x and y axes."""
+
+    rows: int
+    cols: int
+    horizontal_spacing: float
+    vertical_spacing: float = 0.1
+    shared_xaxes: bool = True
+    shared_yaxes: bool = True
+
+
 @functools.lru_cache(maxsize=32)
-def _grid(rows: int, cols: int, titles: int, spacing: tuple[float, float], shared: tuple[bool, bool]):
+def _grid(grid: PanelGrid, titles: int):
     """(layout dict, grid reference) of ``make_subplots`` with placeholder titles: a grid's layout depends
     only on its shape, so it is built once per shape (``make_subplots`` takes 10–35 ms)."""
-    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=shared[0], shared_yaxes=shared[1],
-                        subplot_titles=[f"title {i}" for i in range(titles)],
-                        horizontal_spacing=spacing[0], vertical_spacing=spacing[1])
+    fig = make_subplots(rows=grid.rows, cols=grid.cols, shared_xaxes=grid.shared_xaxes,
+                        shared_yaxes=grid.shared_yaxes, subplot_titles=[f"title {i}" for i in range(titles)],
+                        horizontal_spacing=grid.horizontal_spacing, vertical_spacing=grid.vertical_spacing)
     return fig.to_dict()["layout"], (fig._grid_ref, fig._grid_str)
 
 
-def subplot_grid(
-    rows: int,
-    cols: int,
-    titles: Sequence[str],
-    *,
-    horizontal_spacing: float,
-    vertical_spacing: float = 0.1,
-    shared_xaxes: bool = True,
-    shared_yaxes: bool = True,
-) -> go.Figure:
-    """An empty ``rows`` × ``cols`` grid of panels (``make_subplots``; shared x and y axes unless told
-    otherwise), one title per panel."""
-    layout, ref = _grid(rows, cols, len(titles), (horizontal_spacing, vertical_spacing),
-                        (shared_xaxes, shared_yaxes))
+def subplot_grid(grid: PanelGrid, titles: Sequence[str]) -> go.Figure:
+    """An empty grid of panels of the shape ``grid`` (``make_subplots``), one title per panel."""
+    layout, ref = _grid(grid, len(titles))
     layout = copy.deepcopy(layout)
     for annotation, text in zip(layout.get("annotations", ()), titles, strict=False):
         annotation["text"] = text

@@ -4,13 +4,13 @@ training's path and the exact optimum, learned values across seeds, and the kern
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.fits import line_trace
-from kernelviz.app.figures.styling import COLORS, head_color, rgba, style, vec
+from kernelviz.app.figures.fits import Curve, line_trace
+from kernelviz.app.figures.styling import COLORS, Look, head_color, rgba, style, vec
 
 if TYPE_CHECKING:
     from kernelviz.app.views import MaskedView
@@ -32,10 +32,10 @@ def kernel_shape_figure(
     fig = go.Figure()
     others = [name for name in shapes if name != highlight]
     for i, name in enumerate(others):
-        fig.add_trace(line_trace(uu, shapes[name], "other kernels", rgba(COLORS["data"], 0.55), width=1.3,
-                                 hover_name=name, legendgroup="others", showlegend=i == 0))
-    fig.add_trace(line_trace(uu, shapes[highlight], highlight, COLORS["fit"], width=3.0))
-    return style(fig, x_title="u = (x − x′)/ℓ", y_title="K(u)", height=height)
+        other = Curve("other kernels", shapes[name], rgba(COLORS["data"], 0.55), width=1.3)
+        fig.add_trace(line_trace(uu, other, hover_name=name, legendgroup="others", showlegend=i == 0))
+    fig.add_trace(line_trace(uu, Curve(highlight, shapes[highlight], COLORS["fit"], width=3.0)))
+    return style(fig, Look(x_title="u = (x − x′)/ℓ", y_title="K(u)", height=height))
 
 
 def _running_mean(v: np.ndarray, window: int) -> np.ndarray:
@@ -64,12 +64,12 @@ def loss_figure(
     steps = np.arange(1, v.shape[0] + 1)
     v_plot = np.where(np.isfinite(v) & (v > 0), v, np.nan)
     fig = go.Figure()
-    fig.add_trace(line_trace(steps, v_plot, "loss at each step", rgba(COLORS["loss"], 0.45), width=1.0))
-    fig.add_trace(
-        line_trace(steps, _running_mean(v_plot, window), f"mean of last {window} steps", COLORS["fit"])
-    )
+    each = Curve("loss at each step", v_plot, rgba(COLORS["loss"], 0.45), width=1.0)
+    mean = Curve(f"mean of last {window} steps", _running_mean(v_plot, window), COLORS["fit"])
+    fig.add_trace(line_trace(steps, each))
+    fig.add_trace(line_trace(steps, mean))
     fig.update_traces(x=None, x0=1, dx=1, hovertemplate="step %{x}<br>loss = %{y:.4g}<extra></extra>")
-    return style(fig, x_title="training step", y_title=y_title, height=height, log_y=True)
+    return style(fig, Look(x_title="training step", y_title=y_title, height=height, log_y=True))
 
 
 def epoch_loss_figure(losses: object, y_title: str, validation: object | None = None, *,
@@ -80,13 +80,14 @@ def epoch_loss_figure(losses: object, y_title: str, validation: object | None = 
     v = vec(losses)
     epochs = np.arange(1, v.shape[0] + 1)
     hover = "epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
-    traces = [line_trace(epochs, v, "training loss", COLORS["loss"]).update(mode="lines+markers",
-                                                                             hovertemplate=hover)]
+    traces = [line_trace(epochs, Curve("training loss", v, COLORS["loss"])).update(mode="lines+markers",
+                                                                                    hovertemplate=hover)]
     if validation is not None:
-        traces.append(line_trace(epochs, vec(validation), "validation loss", COLORS["truth"], dash="dash")
-                      .update(mode="lines+markers", hovertemplate=hover.replace("loss", "validation loss")))
-    return style(go.Figure(traces), x_title="epoch", y_title=y_title, height=height,
-                 showlegend=validation is not None, legend_rows=2, log_y=validation is not None)
+        after = Curve("validation loss", vec(validation), COLORS["truth"], dash="dash")
+        later = hover.replace("loss", "validation loss")
+        traces.append(line_trace(epochs, after).update(mode="lines+markers", hovertemplate=later))
+    return style(go.Figure(traces), Look(x_title="epoch", y_title=y_title, height=height, legend_rows=2,
+                                         showlegend=validation is not None, log_y=validation is not None))
 
 
 def error_by_size_figure(sizes: object, errors: Mapping[str, object], current: int | None = None, *,
@@ -95,30 +96,22 @@ def error_by_size_figure(sizes: object, errors: Mapping[str, object], current: i
     points n, both axes log; a dotted vertical line at the ``current`` n."""
     n = vec(sizes)
     colors = (COLORS["average"], COLORS["fit"], COLORS["optimum"])
-    traces = [line_trace(n, v, name, colors[i % len(colors)]).update(
+    traces = [line_trace(n, Curve(name, v, colors[i % len(colors)])).update(
         mode="lines+markers", hovertemplate=f"{name}<br>n = %{{x}}<br>error = %{{y:.3g}}<extra></extra>")
         for i, (name, v) in enumerate(errors.items())]
     if current is not None:
         values = np.concatenate([vec(v) for v in errors.values()])
         span = [float(np.nanmin(values)), float(np.nanmax(values))]
-        traces.append(line_trace([current, current], span, f"this page's n = {current:,}", COLORS["data"],
-                                 dash="dot", width=1.5, hoverinfo="skip"))
-    return style(go.Figure(traces), x_title="number of points n", y_title=y_title, height=height,
-                 log_x=True, log_y=True, legend_rows=2)
+        now = Curve(f"this page's n = {current:,}", span, COLORS["data"], dash="dot", width=1.5)
+        traces.append(line_trace([current, current], now, hoverinfo="skip"))
+    return style(go.Figure(traces), Look(x_title="number of points n", y_title=y_title, height=height,
+                                         legend_rows=2, log_x=True, log_y=True))
 
 
-def _marker(
-    x: float, y: float | None, name: str, symbol: str, size: int, color: str, hover: str
-) -> go.Scatter:
-    """A single marked point with its own legend entry."""
-    return go.Scatter(
-        x=[x],
-        y=[y],
-        name=name,
-        mode="markers",
-        marker={"symbol": symbol, "size": size, "color": color},
-        hovertemplate=hover,
-    )
+def _marker(x: float, y: float | None, name: str, marker: dict, hover: str) -> go.Scatter:
+    """A single marked point with its own legend entry; ``marker``: Plotly's marker (symbol, size in px,
+    colour)."""
+    return go.Scatter(x=[x], y=[y], name=name, mode="markers", marker=marker, hovertemplate=hover)
 
 
 def _path_trace(trajectory: object, trajectory_cv: object) -> go.Scatter:
@@ -151,7 +144,8 @@ def _optimum_marker(optimum: float, ells: np.ndarray, cv: np.ndarray) -> go.Scat
     y0 = float(np.interp(np.log(optimum), np.log(ells), np.where(np.isfinite(cv), cv, np.nanmax(cv))))
     name = f"exact LOO optimum ℓ* = {optimum:.3g}"
     hover = "ℓ* = %{x:.4g}<extra>exact optimum</extra>"
-    return _marker(optimum, y0 if finite.size else None, name, "star", 16, COLORS["optimum"], hover)
+    star = {"symbol": "star", "size": 16, "color": COLORS["optimum"]}
+    return _marker(optimum, y0 if finite.size else None, name, star, hover)
 
 
 def learned_name(learned: float) -> str:
@@ -159,49 +153,51 @@ def learned_name(learned: float) -> str:
     return f"learned ℓ = {learned:.3g}"
 
 
-def loo_figure(
-    lengthscales: object,
-    cv: object,
-    *,
-    optimum: float | None = None,
-    trajectory: object | None = None,
-    trajectory_cv: object | None = None,
-    learned: float | None = None,
-    learned_cv: float | None = None,
-    height: int = 380,
-) -> go.Figure:
+class LooPath(NamedTuple):
+    """Where training went on the leave-one-out curve: ℓ and CV(ℓ) at steps along training
+    (``lengthscales``, ``cv``: (p,) each) and the ℓ it ended at (``learned``) with its CV(ℓ) (``learned_cv``;
+    no marker when either is None or CV is not finite)."""
+
+    lengthscales: object
+    cv: object
+    learned: float | None = None
+    learned_cv: float | None = None
+
+
+def loo_figure(lengthscales: object, cv: object, *, optimum: float | None = None, path: LooPath | None = None,
+               height: int = 380) -> go.Figure:
     """The leave-one-out error CV(ℓ) on a log ℓ axis, training's path over it and the exact optimum.
 
-    +∞ (some point's window empty) and NaN are gaps. ``trajectory`` / ``trajectory_cv`` are ℓ and CV(ℓ)
-    along training (markers coloured by step); ``optimum`` is the exact minimiser, ``learned`` the end of
-    training.
+    +∞ (some point's window empty) and NaN are gaps. ``path`` is where training went (markers coloured by
+    step) and ended; ``optimum`` is the exact minimiser.
     """
     ells, c = vec(lengthscales), vec(cv)
     c = np.where(np.isfinite(c), c, np.nan)
     fig = go.Figure()
     fig.add_trace(
-        line_trace(ells, c, "leave-one-out error CV(ℓ)", COLORS["fit"]).update(
+        line_trace(ells, Curve("leave-one-out error CV(ℓ)", c, COLORS["fit"])).update(
             hovertemplate="ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
         )
     )
-    if trajectory is not None and trajectory_cv is not None:
-        fig.add_trace(_path_trace(trajectory, trajectory_cv))
-    if learned is not None and learned_cv is not None and np.isfinite(learned_cv):
-        hover = "learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
-        name = learned_name(learned)
-        fig.add_trace(_marker(learned, learned_cv, name, "diamond", 13, COLORS["trajectory"], hover))
+    if path is not None:
+        fig.add_trace(_path_trace(path.lengthscales, path.cv))
+        learned, learned_cv = path.learned, path.learned_cv
+        if learned is not None and learned_cv is not None and np.isfinite(learned_cv):
+            hover = "learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
+            diamond = {"symbol": "diamond", "size": 13, "color": COLORS["trajectory"]}
+            fig.add_trace(_marker(learned, learned_cv, learned_name(learned), diamond, hover))
     if optimum is not None:
         fig.add_vline(x=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
         fig.add_trace(_optimum_marker(optimum, ells, c))
-    return style(fig, x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)", height=height,
-                 log_x=True, legend_rows=4)
+    return style(fig, Look(x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)",
+                           height=height, legend_rows=4, log_x=True))
 
 
 def masked_loo_figure(view: MaskedView) -> go.Figure:
     """``loo_figure`` of one masked-training run (``views.MaskedView``): the leave-one-out curve, the exact
     optimum and where training went."""
-    return loo_figure(view.ells, view.cv, optimum=view.best, trajectory=view.path,
-                      trajectory_cv=view.path_cv, learned=view.learned, learned_cv=view.learned_cv)
+    return loo_figure(view.ells, view.cv, optimum=view.best,
+                      path=LooPath(view.path, view.path_cv, view.learned, view.learned_cv))
 
 
 def _seed_box(label: str, values: object, color: str) -> go.Box:
@@ -251,4 +247,4 @@ def seeds_figure(
         fig.add_trace(_seed_box(label, values, head_color(i)))
     if optimum is not None:
         _mark_optimum_level(fig, optimum)
-    return style(fig, x_title="", y_title=y_title, height=height, showlegend=False, log_y=True)
+    return style(fig, Look(x_title="", y_title=y_title, height=height, showlegend=False, log_y=True))

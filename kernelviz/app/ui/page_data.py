@@ -9,6 +9,7 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.app.figures import Look, Points
 
 __all__ = ["GRID_POINTS", "Data"]
 
@@ -53,3 +54,17 @@ class Data:
             return None
         g = self.grid(num)
         return np.asarray(self.ds.true_mean(g)), np.asarray(self.ds.noise_sd(g))
+
+    def points(self, grid: np.ndarray | None = None, *, band: bool = False, train: bool = False) -> Points:
+        """What a fit figure draws the curves over: the data set's points (the training points when
+        ``train``), ``grid`` (by default ``grid()``, on which the truth is) and, for synthetic data, the true
+        mean f(x) and, when ``band``, the noise level n(x)."""
+        truth, pts = self.truth(), self.train if train else self.ds
+        return Points(pts.x, pts.y, self.grid() if grid is None else grid,
+                      truth=None if truth is None else truth[0],
+                      noise_sd=None if truth is None or not band else truth[1])
+
+    def look(self, title: str | None = None, legend_rows: int = 1) -> Look:
+        """A figure's look whose axes are titled with the data set's labels of x and y, titled ``title``,
+        its legend in ``legend_rows`` rows above the plot when it has no title."""
+        return Look(title=title, x_title=self.ds.x_label, y_title=self.ds.y_label, legend_rows=legend_rows)

@@ -20,16 +20,8 @@ __all__ = ["attention", "in_context", "kernel_regression", "masked_training", "m
 def kernel_regression(data: Data) -> go.Figure:
     """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
     s = cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
-    truth = data.truth()
-    fig = kf.fit_figure(
-        data.ds.x,
-        data.ds.y,
-        data.grid(),
-        [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")],
-        truth=None if truth is None else truth[0],
-        x_title="x",
-        y_title="y",
-    )
+    fig = kf.fit_figure(data.points(),
+                        [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")])
     return kf.thumbnail(fig)
 
 
@@ -46,14 +38,16 @@ def multihead(data: Data) -> go.Figure:
     """Chapter 3's default model: each head's fit and their mixture."""
     view = cache.heads_preview(data)
     names = [f"head {h + 1}" for h in range(view.head_means.shape[0])]
-    fig = kf.heads_fit_figure(data.ds.x, data.ds.y, view.grid, view.head_means, view.mean, None, names)
+    fig = kf.heads_fit_figure(kf.Points(data.ds.x, data.ds.y, view.grid),
+                              kf.Mixture(view.head_means, view.mean, None, names))
     return kf.thumbnail(fig)
 
 
 def attention(data: Data) -> go.Figure:
     """Chapter 4's default layer: the first head's attention weights of grid queries over the keys."""
     heat = cache.attention_preview(data).cross
-    fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys, x_title="keys xᵢ", y_title="queries x")
+    fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys,
+                            look=kf.Look(x_title="keys xᵢ", y_title="queries x"))
     fig.update_layout(coloraxis_showscale=False)
     return kf.thumbnail(fig)
 

@@ -11,6 +11,7 @@ for every view; ``training_status`` is the one rule for a training run that dive
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,26 +31,9 @@ from kernelviz.models.smoothing import nadaraya_watson, predict_heads
 from kernelviz.runtime.shapes import thin_heatmap
 
 __all__ = [
-    "D2L_TEST_INPUTS",
-    "AttentionView",
-    "Consistency",
-    "D2lPooling",
-    "GaussianCheck",
-    "HeadsView",
-    "Heatmap",
-    "HoldoutPanel",
-    "MaskedView",
-    "SeedSpread",
-    "Status",
-    "attention_view",
-    "cell_budget",
-    "d2l_consistency",
-    "d2l_pooling",
-    "gaussian_check",
-    "heads_view",
-    "heatmap_keys",
-    "read_off",
-    "training_status",
+    "D2L_TEST_INPUTS", "AttentionView", "Consistency", "D2lPooling", "GaussianCheck", "HeadsView", "Heatmap",
+    "HoldoutPanel", "MaskedView", "SeedSpread", "Status", "attention_view", "cell_budget", "d2l_consistency",
+    "d2l_pooling", "gaussian_check", "heads_view", "heatmap_keys", "read_off", "training_status",
     "weights_heatmap",
 ]
 
@@ -72,7 +56,11 @@ class Heatmap:
     queries: np.ndarray
     keys: np.ndarray
     weights: np.ndarray
-    note: str
+    note: str = ""
+
+    def panel(self, h: int) -> Heatmap:
+        """The heatmap of panel (head) ``h`` alone: weights[h], the same queries and keys."""
+        return Heatmap(self.queries, self.keys, self.weights[h], self.note)
 
 
 def heatmap_keys(ds: Dataset, limit: int = defaults.HEATMAP_KEYS) -> tuple[Dataset, str]:
@@ -99,14 +87,27 @@ def cell_budget(panels: int, rows: int, cols: int, budget: int = FIGURE_CELLS, *
     return r, cols if keep_cols else max(1, min(cols, per // r))
 
 
+class Cells(NamedTuple):
+    """The cells a heatmap asks for (``cell_budget`` gives them): ``rows`` × ``cols`` in each of ``panels``
+    heatmaps of one figure (None: one per leading entry of the weights, e.g. per head), the key columns
+    kept whole when ``keep_cols``."""
+
+    rows: int
+    cols: int
+    panels: int | None = None
+    keep_cols: bool = False
+
+
+HEAD_CELLS = Cells(HEAT_ROWS, HEAT_COLS)  # a heatmap per head
+
+
 def _heatmap(weights: np.ndarray, queries: np.ndarray, keys: np.ndarray, note: str,
-             cells: tuple[int, int] = (HEAT_ROWS, HEAT_COLS), panels: int | None = None,
-             keep_cols: bool = False) -> Heatmap:
-    """The weights thinned to ``cell_budget`` for a figure of ``panels`` heatmaps (default: one per leading
-    entry, e.g. per head), in float32."""
+             cells: Cells = HEAD_CELLS) -> Heatmap:
+    """The weights thinned to ``cell_budget`` of ``cells``, in float32."""
     w = np.asarray(weights)
-    count = int(np.prod(w.shape[:-2])) if panels is None else panels
-    shown, q, k = thin_heatmap(w, queries, keys, *cell_budget(count, *cells, keep_cols=keep_cols))
+    count = int(np.prod(w.shape[:-2])) if cells.panels is None else cells.panels
+    budget = cell_budget(count, cells.rows, cells.cols, keep_cols=cells.keep_cols)
+    shown, q, k = thin_heatmap(w, queries, keys, *budget)
     return Heatmap(q, k, shown.astype(np.float32), note)
 
 
@@ -116,7 +117,7 @@ def weights_heatmap(ds: Dataset, lengthscale: float, kernel: str,
     keys, note = heatmap_keys(ds)
     q = ds.grid(rows)
     w = nadaraya_watson(q, keys.x, keys.y, lengthscale, kernel, with_weights=True).weights
-    return _heatmap(w, q, keys.x, note, (rows, defaults.HEATMAP_KEYS))
+    return _heatmap(w, q, keys.x, note, Cells(rows, defaults.HEATMAP_KEYS))
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def d2l_pooling(ds: Dataset, lengthscale: float = 1.0) -> D2lPooling:
     w = nadaraya_watson(q, keys.x, keys.y, lengthscale, with_weights=True).weights
     truth = None if ds.true_mean is None else np.asarray(ds.true_mean(q))
     return D2lPooling(q, mean, truth, _truth_error(mean, truth),
-                      _heatmap(w, q, keys.x, note, (q.size, D2L_HEAT_KEYS)), float(lengthscale))
+                      _heatmap(w, q, keys.x, note, Cells(q.size, D2L_HEAT_KEYS)), float(lengthscale))
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,7 @@ def gaussian_check(ds: Dataset, lengthscale: float) -> GaussianCheck:
     att = attention_predict(layer, grid, keys.x, keys.y)
     nw = nadaraya_watson(grid, keys.x, keys.y, lengthscale, "gaussian", with_weights=True)
     return GaussianCheck(
-        heatmap=_heatmap(np.stack([nw.weights, att.weights[0]]), grid, keys.x, note, PAIR_CELLS),
+        heatmap=_heatmap(np.stack([nw.weights, att.weights[0]]), grid, keys.x, note, Cells(*PAIR_CELLS)),
         weight_diff=float(np.max(np.abs(nw.weights - att.weights[0]))),
         mean_diff=float(np.max(np.abs(nw.mean - att.mean))),
         w_q=layer.w_q[0], w_k=layer.w_k[0], w_v=layer.w_v[0], center=layer.center, scale=layer.scale,
@@ -285,8 +286,8 @@ def attention_view(ds: Dataset, fit: AttentionFit) -> AttentionView:
     log_k = attention_kernel(fit, kgrid)
     return AttentionView(
         grid, full.mean, full.std, full.head_outputs,
-        cross=_heatmap(cross, grid, keys.x, note, (PAIR_CELLS[0], SELF_SIDE), keep_cols=True),
-        self_=_heatmap(own.weights, keys.x, keys.x, note, (SELF_SIDE, SELF_SIDE), panels=1),
+        cross=_heatmap(cross, grid, keys.x, note, Cells(PAIR_CELLS[0], SELF_SIDE, keep_cols=True)),
+        self_=_heatmap(own.weights, keys.x, keys.x, note, Cells(SELF_SIDE, SELF_SIDE, panels=1)),
         kgrid=kgrid, log_kernel=log_k.astype(np.float32), y_weights=fit.readout[:, 3],
         asymmetry=np.max(np.abs(log_k - log_k.transpose(0, 2, 1)), axis=(1, 2)),
         offsets=np.mean(np.abs(own.centres - keys.x), axis=1) / span,

@@ -191,8 +191,7 @@ def show_result(session: Session, values: list, key: str, mine: object = None) -
     """After the reveal: the class's answers beside the computed one (``mine`` marked), how the class did,
     and why."""
     q, a = session.question, session.answer
-    fig = kf.class_answers_figure(values, a.value, options=q.options, labels=q.labels, lo=q.lo, hi=q.hi,
-                                  mine=mine)
+    fig = kf.class_answers_figure(values, q, a.value, mine=mine)
     text.show(fig, key=key)
     st.markdown(summary(session, values))
     st.markdown(f"The computed answer: **{md_escape(a.label)}**. {a.why}")
