@@ -12,7 +12,8 @@ Data
     ``Dataset`` (x, y, the truth where known), ``DATASETS`` (the built-in names), ``make_dataset(name)``,
     ``blog_data()`` (the blog post's own sample) and ``d2l_data()`` (kernelviz's draw of d2l's data set, which
     d2l draws without a seed), ``load_csv`` and
-    ``dataset_from_arrays`` (your data, checked), ``DataError`` (what is wrong with an input, in words).
+    ``dataset_from_arrays`` (your data, checked; ``DataInfo`` its title, labels, source and truth),
+    ``DataError`` (what is wrong with an input, in words).
 Chapter 1 · Nadaraya–Watson
     ``KERNELS`` (their names), ``kernel_value(u, kernel)`` K(u), ``nadaraya_watson`` f̂(x) = Σᵢ wᵢ(x) yᵢ with
     wᵢ = softmax(log K((x − xᵢ)/ℓ)) and its band, ``knn_average`` (k nearest neighbours),
@@ -36,7 +37,7 @@ and ``kernelviz.app`` (the dashboard). Importing kernelviz changes nothing in JA
 """
 
 from kernelviz.core.kernels import KERNELS, kernel_value
-from kernelviz.data.csvfile import dataset_from_arrays, load_csv
+from kernelviz.data.csvfile import DataInfo, dataset_from_arrays, load_csv
 from kernelviz.data.datasets import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset
 from kernelviz.data.tasks import sample_prompts
 from kernelviz.models.attention import attention_loo_error, attention_predict, dot_product_attention
@@ -53,6 +54,7 @@ __all__ = [
     "DATASETS",
     "KERNELS",
     "DataError",
+    "DataInfo",
     "Dataset",
     "attention_loo_error",
     "attention_predict",

@@ -156,7 +156,7 @@ def test_dataset_pickles_for_caching() -> None:
 
 
 def test_dataset_from_arrays_sorts_and_drops_non_finite_pairs() -> None:
-    ds = kv.dataset_from_arrays([3, 1, np.nan, 2, 5, 4], [30, 10, 0, 20, np.inf, 40], title="T")
+    ds = kv.dataset_from_arrays([3, 1, np.nan, 2, 5, 4], [30, 10, 0, 20, np.inf, 40], kv.DataInfo(title="T"))
     np.testing.assert_array_equal(ds.x, [1, 2, 3, 4])
     np.testing.assert_array_equal(ds.y, [10, 20, 30, 40])
     assert ds.n_rows_read == 6 and ds.title == "T" and ds.name == "custom"

@@ -31,7 +31,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # pandas is imported when a CSV is read, so that importing ke
     import pandas as pd
 
 __all__ = [
-    "MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_CSV_MB", "MAX_CSV_ROWS", "dataset_from_arrays", "load_csv",
+    "MAX_CSV_BYTES", "MAX_CSV_COLUMNS", "MAX_CSV_MB", "MAX_CSV_ROWS", "DataInfo", "dataset_from_arrays",
+    "load_csv",
 ]
 
 #: Upload limit in megabytes; ``.streamlit/config.toml`` sets ``[server] maxUploadSize`` to this number.
@@ -93,14 +94,29 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
                     source=f"Your file: {title}", columns=tuple(names[c] for c in numeric))
 
 
+class DataInfo(NamedTuple):
+    """What a data set is, besides its points: a short ``name`` and a ``title``, the labels of its x and y
+    axes, where it comes from (``source``), sentences for the reader (``notes``) and, for a synthetic set,
+    its generating mean f(x) and noise level n(x) (``true_mean``, ``noise_sd``: functions of an array of x;
+    None when unknown)."""
+
+    name: str = "custom"
+    title: str = "Custom data"
+    x_label: str = "x"
+    y_label: str = "y"
+    source: str = "Arrays supplied by the caller."
+    notes: Sequence[str] = ()
+    true_mean: Callable[[np.ndarray], np.ndarray] | None = None
+    noise_sd: Callable[[np.ndarray], np.ndarray] | None = None
+
+
+CUSTOM = DataInfo()  # arrays of unknown origin
+
+
 @float64
-def dataset_from_arrays(
-    x: Any, y: Any, name: str = "custom", title: str = "Custom data", *, x_label: str = "x",
-    y_label: str = "y", source: str = "Arrays supplied by the caller.", notes: Sequence[str] = (),
-    true_mean: Callable[[np.ndarray], np.ndarray] | None = None,
-    noise_sd: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> Dataset:
-    """A validated :class:`Dataset` from two equal-length 1-D sequences of numbers, sorted by x."""
+def dataset_from_arrays(x: Any, y: Any, info: DataInfo = CUSTOM) -> Dataset:
+    """A validated :class:`Dataset` from two equal-length 1-D sequences of numbers, sorted by x, described
+    by ``info`` (its title, labels, source, notes and truth)."""
     try:
         if np.iscomplexobj(x) or np.iscomplexobj(y):  # NumPy would drop the imaginary parts
             raise TypeError("complex numbers")
@@ -110,9 +126,9 @@ def dataset_from_arrays(
     if xa.ndim != 1 or xa.shape != ya.shape:
         raise DataError(f"x and y must be flat sequences of the same length; got shapes {xa.shape} and "
                         f"{ya.shape}.")
-    return _checked(xa, ya, lambda i: f"index {i}", ("x", "y"), name=str(name), title=str(title),
-                    x_label=str(x_label), y_label=str(y_label), source=str(source), notes=[*notes],
-                    true_mean=true_mean, noise_sd=noise_sd)
+    return _checked(xa, ya, lambda i: f"index {i}", ("x", "y"), name=str(info.name), title=str(info.title),
+                    x_label=str(info.x_label), y_label=str(info.y_label), source=str(info.source),
+                    notes=[*info.notes], true_mean=info.true_mean, noise_sd=info.noise_sd)
 
 
 def _checked(x: np.ndarray, y: np.ndarray, where: Callable[[int], str], labels: tuple[str, str], *,
