@@ -216,7 +216,7 @@ def own_model(data: ui.Data, kernel: str) -> None:
     label = get_kernel(kernel).label
     with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
                  f"{holdout} held-out point(s) per step, {label} kernel…"):
-        result = cache_heads.fit_multihead(data, n_heads, kernel, holdout, steps, lr, seed)
+        result = cache_heads.fit_multihead(data, n_heads, vt.MaskedSettings(kernel, holdout, steps, lr, seed))
     with ui.busy("Predicting with every head and with the mixture…"):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
     point = own_fit(data, result, view, kernel, steps)

@@ -12,6 +12,7 @@ import pytest
 import kernelviz as kv
 from kernelviz.app.ui.caching import cache, continuing
 from kernelviz.app.ui.widgets.sidebar import make_data
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models import heads
 from kernelviz.models.results import FitResult
 
@@ -149,8 +150,8 @@ def test_the_page_fit_continues_the_run_it_kept(monkeypatch):
         return real(x, y, seeds, req, start)
 
     monkeypatch.setattr(heads, "train", spy)
-    first = cache.fit(data, "gaussian", 3, 120, 0.21, 11)
-    later = cache.fit(data, "gaussian", 3, 170, 0.21, 11)
+    first = cache.fit(data, MaskedSettings("gaussian", 3, 120, 0.21, 11))
+    later = cache.fit(data, MaskedSettings("gaussian", 3, 170, 0.21, 11))
     assert starts == [None, 120]
     assert first.steps_run == 120 and later.steps_run == 170
     fresh = kv.fit(data.train.x, data.train.y, holdout=3, steps=170, learning_rate=0.21, seed=11)

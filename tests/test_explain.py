@@ -12,6 +12,7 @@ from test_app import KR, MASKED, charts, ok, page_texts, start, values
 import kernelviz as kv
 from kernelviz.app import figures as kf
 from kernelviz.app.views import explain
+from kernelviz.app.views.training import MaskedSettings
 
 X = np.array([0.0, 0.4, 1.0, 1.3, 2.0, 2.2, 3.1, 4.0, 4.4, 5.0])
 Y = np.array([1.0, 0.5, -0.2, 0.3, 1.7, 1.1, -0.8, 0.0, 2.0, 0.9])
@@ -113,7 +114,7 @@ def test_the_replay_is_the_recorded_training_and_ends_at_the_learned_l():
     from kernelviz.app.ui.widgets.sidebar import make_data
 
     data = make_data(("blog", 150, 2024), kv.make_dataset("blog", n=150, seed=2024))
-    run = cache.fit(data, "gaussian", 10, 100, 0.2, 2024)
+    run = cache.fit(data, MaskedSettings("gaussian", 10, 100, 0.2, 2024))
     replay = cache_scrub.training_path(data, "gaussian", 10, 100, 0.2, 2024)
     assert replay.steps[0] == 0 and replay.steps[-1] == run.steps_run == 100
     assert len(replay.steps) == cache_scrub.TRAINING_FRAMES

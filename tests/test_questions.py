@@ -85,7 +85,8 @@ def test_the_largest_mixing_weight_is_the_pages_own_fit():
     at = start(MH)
     data = at.session_state["kv._data"]
     H = defaults.MULTIHEAD
-    result = cache_heads.fit_multihead(data, H.heads, H.kernel, H.holdout, H.steps, H.learning_rate, H.seed)
+    result = cache_heads.fit_multihead(data, H.heads, vt.MaskedSettings(H.kernel, H.holdout, H.steps,
+                                                                        H.learning_rate, H.seed))
     best = int(np.argmax(np.abs(result.mixing))) + 1
     text = answer(at, "mh.largest_mixing", best)
     assert text.startswith(f"**Right.** Head {best} gets the largest")
@@ -120,7 +121,8 @@ def test_each_head_is_labelled_with_the_lengthscale_its_training_starts_at():
         data = at.session_state["kv._data"]
         H = defaults.MULTIHEAD
         heads = int(query.get("mh.heads", H.heads))
-        result = cache_heads.fit_multihead(data, heads, H.kernel, H.holdout, H.steps, H.learning_rate, H.seed)
+        result = cache_heads.fit_multihead(data, heads, vt.MaskedSettings(H.kernel, H.holdout, H.steps,
+                                                                          H.learning_rate, H.seed))
         control = at.segmented_control(key="q.mh.largest_mixing.guess")
         labels = list(control.options)  # as shown: the labels
         assert labels == [f"head {h + 1} (starts at ℓ = {s:.3g})" for h, s in enumerate(result.trajectory[0])]

@@ -247,14 +247,28 @@ def gaps(view: HeadsView, result: FitResult) -> tuple[float, str] | None:
 
 
 class MaskedSettings(NamedTuple):
-    """Chapter 2's controls of the post's model (a tuple, so that caches hash it by value): the kernel's
-    name, the hold-out size, Adam's steps and learning rate, and the seed of the hold-out sets."""
+    """Chapter 2's controls of the post's model, and chapter 3's of its heads (a tuple, so that caches hash
+    it by value): the kernel's name, the hold-out size, Adam's steps and learning rate, and the seed of the
+    hold-out sets."""
 
     kernel: str
     holdout: int
     steps: int
     learning_rate: float
     seed: int
+
+
+class ParametricSettings(NamedTuple):
+    """How d2l's parametric pooling trains w (a tuple, so that caches hash it by value): ``steps`` of SGD at
+    ``learning_rate``, from ``w0`` (None: w ~ U(0, 1) drawn from ``seed``), each query's own pair among its
+    keys when ``include_self``, in batches of ``batch_size`` queries (None: the full batch)."""
+
+    steps: int
+    learning_rate: float
+    w0: float | None = None
+    seed: int = 0
+    include_self: bool = False
+    batch_size: int | None = None
 
 
 class Settings(NamedTuple):

@@ -27,7 +27,7 @@ from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.ui.widgets.values import lengthscale_options, log_options
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
-from kernelviz.app.views.training import MaskedSettings, ParametricView
+from kernelviz.app.views.training import MaskedSettings, ParametricSettings, ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
 from kernelviz.models.heads import SEEDS_MAX, FitResult
@@ -166,17 +166,18 @@ def kernel_shapes(points: int = defaults.KERNEL_SHAPE_POINTS) -> tuple[np.ndarra
 
 
 @cached()
-def fit(data: Data, kernel: str, holdout: int, steps: int, learning_rate: float, seed: int,
-        arithmetic: str = "kernelviz") -> FitResult:
-    """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points,
+def fit(data: Data, s: MaskedSettings, arithmetic: str = "kernelviz") -> FitResult:
+    """``kv.fit`` (the post's GaussianKernel: one head, ℓ alone, masked training) on the training points at
+    the settings ``s``, computed with kernelviz's softmax or as the post computes it (``arithmetic``),
     continuing the longest shorter run of the same settings the server has kept (``continued``)."""
     train = data.train
 
     def run(start: FitResult | None) -> FitResult:
-        return kv.fit(train.x, train.y, heads=1, kernel=kernel, holdout=holdout, steps=steps,
-                      learning_rate=learning_rate, seed=seed, arithmetic=arithmetic, start=start)
+        return kv.fit(train.x, train.y, heads=1, kernel=s.kernel, holdout=s.holdout, steps=s.steps,
+                      learning_rate=s.learning_rate, seed=s.seed, arithmetic=arithmetic, start=start)
 
-    return continued(("fit", data.key, kernel, holdout, learning_rate, seed, arithmetic), steps, run)
+    setting = ("fit", data.key, s.kernel, s.holdout, s.learning_rate, s.seed, arithmetic)
+    return continued(setting, s.steps, run)
 
 
 @cached()
@@ -201,7 +202,7 @@ def masked_view(data: Data, s: MaskedSettings) -> MaskedView:
     lo, hi = data.train.domain
     ells = log_options((hi - lo) / 500.0, (hi - lo) * 2.0, LOO_CURVE_POINTS)
     kernel = s.kernel
-    result = fit(data, kernel, s.holdout, s.steps, s.learning_rate, s.seed)
+    result = fit(data, s)
     traj = result.trajectory[:, 0]
     path = traj[even_indices(traj.shape[0], PATH_POINTS)]
     learned = float(result.lengthscales[0])
@@ -241,9 +242,10 @@ def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_ra
                   seed: int) -> HoldoutPanel:
     """The post's run of one GaussianKernel with ``holdout`` points held out at every step, computed as the
     post computes it and with kernelviz's softmax, and its prediction from all the data."""
-    result = fit(data, kernel, holdout, steps, learning_rate, seed, "post")
+    s = MaskedSettings(kernel, holdout, steps, learning_rate, seed)
+    result = fit(data, s, "post")
     ell = float(result.lengthscales[0])
-    own = float(fit(data, kernel, holdout, steps, learning_rate, seed).lengthscales[0])
+    own = float(fit(data, s).lengthscales[0])
     lo, hi = data.train.domain
     return HoldoutPanel(holdout, ell, own, predict(data, ell, kernel).mean,
                         views.training_status(result, hi - lo))
@@ -295,12 +297,12 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
 
 
 @cached()
-def fit_parametric(data: Data, kernel: str, steps: int, learning_rate: float, w0: float | None = None,
-                   seed: int = 0, include_self: bool = False, batch_size: int | None = None) -> FitResult:
-    """``kv.fit_parametric`` on the training points (d2l's start and procedure unless told otherwise)."""
+def fit_parametric(data: Data, kernel: str, s: ParametricSettings) -> FitResult:
+    """``kv.fit_parametric`` on the training points, trained as ``s`` says (d2l's start and procedure unless
+    it says otherwise)."""
     train = data.train
-    return kv.fit_parametric(train.x, train.y, kernel=kernel, steps=steps, learning_rate=learning_rate, w0=w0,
-                             seed=seed, include_self=include_self, batch_size=batch_size)
+    return kv.fit_parametric(train.x, train.y, kernel=kernel, steps=s.steps, learning_rate=s.learning_rate,
+                             w0=s.w0, seed=s.seed, include_self=s.include_self, batch_size=s.batch_size)
 
 
 @st.cache_resource(show_spinner=False)
@@ -314,11 +316,13 @@ def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,
                     seed: int) -> tuple[FitResult, int]:
     """(the fit, batches per epoch): d2l's procedure or the Kotlin/DJL port's (``defaults.D2L_KOTLIN``)."""
     if not kotlin:
-        return fit_parametric(data, kernel, epochs, defaults.D2L.learning_rate, seed=seed), 1
+        d2l = ParametricSettings(epochs, defaults.D2L.learning_rate, seed=seed)
+        return fit_parametric(data, kernel, d2l), 1
     k = defaults.D2L_KOTLIN
     batches = batch_count(len(data.train), k.batch_size)
-    return fit_parametric(data, kernel, epochs * batches, k.learning_rate, w0=k.w0, include_self=True,
-                          batch_size=k.batch_size), batches
+    port = ParametricSettings(epochs * batches, k.learning_rate, w0=k.w0, include_self=True,
+                              batch_size=k.batch_size)
+    return fit_parametric(data, kernel, port), batches
 
 
 @cached(heavy=True)

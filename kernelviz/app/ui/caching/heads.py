@@ -19,7 +19,7 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import Data
-from kernelviz.app.views.training import Panel
+from kernelviz.app.views.training import MaskedSettings, Panel
 from kernelviz.models.heads import FitResult
 
 __all__ = ["fit_multihead", "heads_view", "panel", "panels", "status"]
@@ -28,20 +28,20 @@ MH = defaults.MULTIHEAD
 
 
 @cached()
-def fit_multihead(data: Data, heads: int, kernel: str, holdout: int, steps: int, learning_rate: float,
-        seed: int, arithmetic: str = "kernelviz") -> FitResult:
+def fit_multihead(data: Data, heads: int, s: MaskedSettings, arithmetic: str = "kernelviz") -> FitResult:
     """``kv.fit(..., multihead=True)`` on the training points: the post's MultiheadGaussianKernel with H
-    heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error (continuing the
-    longest shorter run of the same settings the server has kept, ``continued``)."""
+    heads, f̂ = Σ_h u_h m_h, log ℓ_h and u_h trained by Adam on the hold-out squared error at the settings
+    ``s``, with kernelviz's softmax or as the post computes it (``arithmetic``), continuing the longest
+    shorter run of the same settings the server has kept (``continued``)."""
     train = data.train
 
     def run(start: FitResult | None) -> FitResult:
-        return kv.fit(train.x, train.y, heads=heads, kernel=kernel, holdout=holdout, steps=steps,
-                      learning_rate=learning_rate, seed=seed, multihead=True, arithmetic=arithmetic,
+        return kv.fit(train.x, train.y, heads=heads, kernel=s.kernel, holdout=s.holdout, steps=s.steps,
+                      learning_rate=s.learning_rate, seed=s.seed, multihead=True, arithmetic=arithmetic,
                       start=start)
 
-    setting = ("fit_multihead", data.key, heads, kernel, holdout, learning_rate, seed, arithmetic)
-    return continued(setting, steps, run)
+    setting = ("fit_multihead", data.key, heads, s.kernel, s.holdout, s.learning_rate, s.seed, arithmetic)
+    return continued(setting, s.steps, run)
 
 
 @cached(heavy=True)
@@ -61,7 +61,8 @@ def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) 
     """The post's experiment for H = ``heads``: ``fit_multihead`` with hold-out ``MULTIHEAD.holdout`` and
     ``MULTIHEAD.steps`` steps, computed as the post computes it (float32, K/(ΣK + 1e-16)), then
     f̂(x) = Σ_h u_h m_h(x) on the grid, predicting from all the data."""
-    result = fit_multihead(data, heads, kernel, MH.holdout, MH.steps, learning_rate, seed, "post")
+    post = MaskedSettings(kernel, MH.holdout, MH.steps, learning_rate, seed)
+    result = fit_multihead(data, heads, post, "post")
     ds = data.ds
     pred = kv.predict_heads(ds.grid(defaults.GRID_POINTS), ds.x, ds.y, result.lengthscales, result.mixing,
                             kernel, with_weights=False)

@@ -11,6 +11,7 @@ import numpy as np
 from kernelviz.app.ui.caching.cache import cached, fit
 from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.ui.widgets.values import lengthscale_options
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
 
@@ -78,7 +79,7 @@ def training_path(data: Data, kernel: str, holdout: int, steps: int, learning_ra
     """The fit at ``TRAINING_FRAMES`` evenly spaced steps of ``cache.fit``'s run, from its recorded
     trajectory of ℓ (training is not run again); None for a search (no steps to replay) or a run that
     stopped at its first step."""
-    result = fit(data, kernel, holdout, steps, learning_rate, seed)
+    result = fit(data, MaskedSettings(kernel, holdout, steps, learning_rate, seed))
     traj = result.trajectory[:, 0]
     if result.method == "search" or traj.shape[0] < 2:
         return None
