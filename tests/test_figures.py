@@ -294,6 +294,14 @@ def test_thumbnail_hides_legend_and_shrinks():
     assert fig.layout.xaxis.title.text == "x"
 
 
+def test_a_look_takes_the_builders_defaults_only_where_it_gives_none():
+    look = kf.Look(title="T", height=300).over(x_title="x", y_title="y", height=420)
+    assert (look.title, look.x_title, look.y_title, look.height) == ("T", "x", "y", 300)
+    fig = kf.fit_figure(kf.Points([0, 1, 2], [1, 2, 3], [0, 1, 2]), look=kf.Look(y_title="signal"))
+    assert fig.layout.height == 420 and fig.layout.title.text is None
+    assert fig.layout.xaxis.title.text == "x" and fig.layout.yaxis.title.text == "signal"
+
+
 def test_style_sets_titles_and_legend_position():
     fig = kf.style(go.Figure(), kf.Look(x_title="a", y_title="b", title="t", log_x=True))
     assert fig.layout.xaxis.title.text == "a" and fig.layout.xaxis.type == "log"
