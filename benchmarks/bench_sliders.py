@@ -18,7 +18,14 @@ most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare pa
 / (CPU per press) students each moving that slider every 5 s with the server half busy.
 
     python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
-        [--slider "Number of points"] [--pin] [--without-ahead]
+        [--slider "Number of points"] [--pin] [--without-ahead] [--in-a-row K]
+
+With ``--in-a-row K`` every slider (the overview's and the sidebar's number of points included) is pressed
+as a presenter steps through it: K presses one way, each as soon as the charts have repainted and Streamlit
+is idle in the browser (not waiting for the server to go idle: what a press leaves behind, such as the next
+notch, is paid by the next), every value new, turning at an end; then the bare page's slider K presses in a
+row the same way. The server's CPU per press is its CPU from the first key until it is idle after the last,
+over K. The table adds the worst press to the median.
 
 With ``--pin`` (two cores or more) both servers run on the first core and Chromium, Playwright's driver
 and this process on the others, as on Streamlit Community Cloud, where the browser is on the student's
@@ -135,6 +142,36 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
     return row
 
 
+def measure_in_a_row(app_page, payload: Payload, index: int, bare_page, bare_thumb, k: int,
+                     app_pid: int, chapter: str) -> SliderRow:
+    """The slider at ``index`` pressed ``k`` times in a row, then the bare page's ``k`` times in a row."""
+    thumb = harness.sliders(app_page).nth(index)
+    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in SliderRow._fields[2:]))
+    start = thumb_value(thumb)
+    app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
+    press_and_wait(app_page, thumb, app_dir)  # not counted: a first rerun pays for one-off work
+    wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
+    for page in (app_page, bare_page):
+        page.evaluate(DRAWS_JS)
+        page.evaluate(TAKE_DRAWS_JS)
+    payload.take()
+    used = cpu_seconds(app_pid)
+    for _ in range(k):
+        row.app.append(press_and_wait(app_page, harness.sliders(app_page).nth(index), app_dir))
+        row.server.append(server_time(payload.finished, time.perf_counter() - row.app[-1]))
+        row.sizes.append(payload.take())
+        take_draws(app_page, row.draws, row.draw_s)
+    wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
+    row.cpu.append((cpu_seconds(app_pid) - used) / k)
+    for _ in range(k):
+        row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
+        take_draws(bare_page, row.bare_draws, row.bare_draw_s)
+    move_back(app_page, index, start)
+    wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
+    payload.take()
+    return row
+
+
 def take_draws(page, draws: list[int], seconds: list[float]) -> None:
     """Appends the Plotly draws the page made since the last call, and their main-thread seconds."""
     count, ms = page.evaluate(TAKE_DRAWS_JS)
@@ -166,6 +203,8 @@ def main() -> None:
     parser.add_argument("--pin", action="store_true", help="servers on the first core, Chromium on the rest")
     parser.add_argument("--without-ahead", action="store_true",
                         help="the app with KERNELVIZ_AHEAD=0: chapter 5 prepares no next notch")
+    parser.add_argument("--in-a-row", type=int, default=0, metavar="K",
+                        help="press each slider K times in a row, as a presenter does (overview included)")
     args = parser.parse_args()
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
@@ -189,15 +228,17 @@ def main() -> None:
             bare_thumb = harness.slider_by_label(bare_page, "Width")
             for label, path in harness.nav_links(app_page):
                 label = label.splitlines()[-1].strip()
-                if path in ("", "/") or path in harness.REFERENCE_PATHS or args.chapter not in label:
+                overview = path in ("", "/") and not args.in_a_row
+                if overview or path in harness.REFERENCE_PATHS or args.chapter not in label:
                     continue
                 app_page.goto(app.url + path)
                 harness.wait_until_drawn(app_page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
                 for index in range(harness.sliders(app_page).count()):
                     if args.slider not in harness.slider_label(harness.sliders(app_page).nth(index)):
                         continue
-                    rows.append(measure_slider(app_page, payload, index, bare_page, bare_thumb,
-                                               args.repeat, app.pid, label))
+                    measure = measure_in_a_row if args.in_a_row else measure_slider
+                    rows.append(measure(app_page, payload, index, bare_page, bare_thumb,
+                                        args.in_a_row or args.repeat, app.pid, label))
                     print(line(rows[-1]), flush=True)
             errors = harness.exception_texts(app_page)
             browser.close()
@@ -211,7 +252,7 @@ def line(r: SliderRow, floor: float | None = None) -> str:
     """One slider's line; with ``floor`` (the bare page's median over the whole run) also its ratio to it."""
     med = statistics.median
     steady = "" if floor is None else f" {med(r.app) / floor:6.2f}x"
-    return (f"{r.chapter[:28]:<28} {r.slider[:30]:<30} {med(r.app) * 1e3:8.0f}ms "
+    return (f"{r.chapter[:28]:<28} {r.slider[:30]:<30} {med(r.app) * 1e3:8.0f}ms {max(r.app) * 1e3:7.0f}ms "
             f"{med(r.bare) * 1e3:8.0f}ms {med(r.app) / med(r.bare):5.2f}x{steady} "
             f"{med(r.sizes) / 1e3:8.0f}kB {med(r.server) * 1e3:8.0f}ms {med(r.cpu) * 1e3:8.0f}ms "
             f"{med(r.draws):6.0f} {med(r.draw_s) * 1e3:8.0f}ms")
@@ -222,7 +263,7 @@ def report(rows: list[SliderRow], errors: list[str]) -> None:
     bare presses beside a slider move with the machine's load, their whole run much less."""
     med = statistics.median
     floor = med(t for r in rows for t in r.bare) if rows else None
-    print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'bare':>10} {'ratio':>6} {'run':>7} "
+    print(f"\n{'chapter':<28} {'slider':<30} {'app':>10} {'worst':>9} {'bare':>10} {'ratio':>6} {'run':>7} "
           f"{'payload':>10} {'server':>10} {'CPU':>10} {'draws':>6} {'Plotly':>10}")
     for r in rows:
         print(line(r, floor))
