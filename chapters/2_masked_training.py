@@ -3,6 +3,7 @@ parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -237,7 +238,18 @@ def holdout_pictures(data: ui.Data, s: vt.MaskedSettings) -> None:
         seed_spread(data, s)
 
 
-def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
+class D2lChoice(NamedTuple):
+    """The d2l section's settings: whose data, the kernel, whose training (the Kotlin port's or d2l's),
+    the epochs and the seed of w₀."""
+
+    data: ui.Data
+    kernel: str
+    kotlin: bool
+    epochs: int
+    seed: int
+
+
+def d2l_controls(data: ui.Data) -> D2lChoice:
     """The d2l section's controls: whose data, whose training, the kernel, epochs and the seed of w₀."""
     c1, c2, c3, c4 = st.columns([1.9, 1.2, 1.3, 1.1])
     own = ui.control(
@@ -267,10 +279,10 @@ def d2l_controls(data: ui.Data) -> tuple[ui.Data, str, bool, int, int]:
     pdata = data if own else cache.d2l_source()
     epochs = epochs_slider(pdata, kotlin, c3)
     if kotlin:
-        return pdata, kernel, True, epochs, D2L.seed
+        return D2lChoice(pdata, kernel, True, epochs, D2L.seed)
     seed = seed_slider("Seed of w₀", "masked.d2l_seed", D2L.seed, c4,
                        "d2l draws w₀ uniformly from [0, 1); this seed picks it.")
-    return pdata, kernel, False, epochs, seed
+    return D2lChoice(pdata, kernel, False, epochs, seed)
 
 
 def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
@@ -291,14 +303,15 @@ def d2l_section(data: ui.Data) -> None:
     st.subheader("d2l's parametric attention pooling: w = 1/ℓ")
     ui.say(CH, "d2l_intro")
     st.latex(ui.prose(CH, "d2l_formula"))
-    pdata, kernel, kotlin, epochs, seed = d2l_controls(data)
-    with ui.busy(f"Training w for {epochs} epochs of SGD…"):
-        view = cache.parametric_view(pdata, kernel, kotlin, epochs, seed)
-    ui.say(CH, "kotlin_runs" if kotlin else "d2l_runs", epochs=epochs, seed=seed, w0=f"{view.w_path[0]:.3g}")
+    d = d2l_controls(data)
+    with ui.busy(f"Training w for {d.epochs} epochs of SGD…"):
+        view = cache.parametric_view(d.data, d.kernel, d.kotlin, d.epochs, d.seed)
+    ui.say(CH, "kotlin_runs" if d.kotlin else "d2l_runs", epochs=d.epochs, seed=d.seed,
+           w0=f"{view.w_path[0]:.3g}")
     ui.show_status(view.status)
-    ui.data_summary(pdata, training=True)
+    ui.data_summary(d.data, training=True)
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"Learned w after {epochs} epochs", f"{view.w:.4g}",
+    m1.metric(f"Learned w after {d.epochs} epochs", f"{view.w:.4g}",
               help=f"Started at w₀ = {view.w_path[0]:.3g}.")
     m2.metric("ℓ = 1/w", f"{1.0 / view.w:.4g}")
     m3.metric(
@@ -309,8 +322,8 @@ def d2l_section(data: ui.Data) -> None:
     m4.metric("Weight on its own pair", f"{view.self_weight:.0%}",
               help="kernelviz's measure: the weight a training point gives its own pair (mean over the "
               "training points), with the learned w.")
-    validation = cache_d2l.kotlin_validation(pdata, kernel, epochs) if kotlin else None
-    d2l_figures(pdata, view, kotlin, epochs, validation)
+    validation = cache_d2l.kotlin_validation(d.data, d.kernel, d.epochs) if d.kotlin else None
+    d2l_figures(d.data, view, d.kotlin, d.epochs, validation)
 
 
 def d2l_loss(view: vt.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:

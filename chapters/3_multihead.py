@@ -39,7 +39,7 @@ def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int
     return lr, seed
 
 
-def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
+def own_controls(train: kv.Dataset, kernel: str) -> vt.HeadsSettings:
     """Number of heads, hold-out size, steps, learning rate and seed of the reader's own model."""
     lo_h, hi_h = holdout_range(len(train))
     c_heads, c_holdout, c_steps = st.columns(3)
@@ -56,7 +56,9 @@ def own_controls(train: kv.Dataset) -> tuple[int, int, int, float, int]:
         "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=STEPS_MAX,
         step=50, container=c_steps, help="The blog post trains this model for 1,000 steps.",
     )
-    return n_heads, holdout, steps, *rate_and_seed("mh.own_", *st.columns(3)[:2])
+    c_lr, c_seed, _ = st.columns(3)
+    lr, seed = rate_and_seed("mh.own_", c_lr, c_seed)
+    return vt.HeadsSettings(n_heads, vt.MaskedSettings(kernel, holdout, steps, lr, seed))
 
 
 def picked_point(data: ui.Data, result: FitResult, kernel: str) -> views_explain.HeadsPoint | None:
@@ -159,7 +161,8 @@ def loss_picture(result: FitResult) -> None:
 def post_experiment(data: ui.Data, kernel: str) -> None:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone)."""
-    lr, seed = rate_and_seed("mh.", *st.columns(3)[:2])
+    c_lr, c_seed, _ = st.columns(3)
+    lr, seed = rate_and_seed("mh.", c_lr, c_seed)
     label = get_kernel(kernel).label
     with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
                  f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
@@ -212,14 +215,14 @@ def own_model(data: ui.Data, kernel: str) -> None:
     """The reader's own model: any number of heads (its controls rerun this alone)."""
     st.subheader("Your own model: any number of heads")
     ui.say(CHAPTER, "explore_intro")
-    n_heads, holdout, steps, lr, seed = own_controls(data.train)
-    label = get_kernel(kernel).label
-    with ui.busy(f"Training {n_heads} head{'s' if n_heads > 1 else ''}: {steps:,} steps of masked training, "
-                 f"{holdout} held-out point(s) per step, {label} kernel…"):
-        result = cache_heads.fit_multihead(data, n_heads, vt.MaskedSettings(kernel, holdout, steps, lr, seed))
+    own = own_controls(data.train, kernel)
+    s, label = own.training, get_kernel(kernel).label
+    with ui.busy(f"Training {own.heads} head{'s' if own.heads > 1 else ''}: {s.steps:,} steps of masked "
+                 f"training, {s.holdout} held-out point(s) per step, {label} kernel…"):
+        result = cache_heads.fit_multihead(data, own.heads, s)
     with ui.busy("Predicting with every head and with the mixture…"):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
-    point = own_fit(data, result, view, kernel, steps)
+    point = own_fit(data, result, view, kernel, s.steps)
     learned(result)
     heads_pictures(result, view, point)
     question_bank.largest_mixing(result)

@@ -36,6 +36,7 @@ __all__ = [
     "PRINTED",
     "Agreement",
     "Comparison",
+    "HeadsSettings",
     "Panel",
     "ParametricView",
     "Printed",
@@ -256,6 +257,13 @@ class MaskedSettings(NamedTuple):
     steps: int
     learning_rate: float
     seed: int
+
+
+class HeadsSettings(NamedTuple):
+    """Chapter 3's own model: the number of heads H and how they are trained (``MaskedSettings``)."""
+
+    heads: int
+    training: MaskedSettings
 
 
 class ParametricSettings(NamedTuple):
