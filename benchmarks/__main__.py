@@ -40,6 +40,8 @@ BENCHMARKS = {
                            False, ("--seeds", "2")),
     "incontext": Benchmark("chapter 5: pretraining time, in-context error, the learned window", False,
                            ("--repeats", "1")),
+    "blocks": Benchmark("multi-head predictions in query blocks sized to the cache, against fixed blocks",
+                        False, ("--repeats", "2")),
     "threads": Benchmark("one XLA compute thread against one per core", False, ("--repeat", "3")),
     "lean": Benchmark("training programs compiled lean against XLA's defaults: memory and time", False),
     "memory": Benchmark("the server's peak memory while one visitor walks every page and control", True),

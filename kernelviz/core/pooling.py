@@ -38,9 +38,11 @@ from jax import Array
 from kernelviz.runtime.shapes import value_scale
 
 __all__ = [
+    "BLOCK_CELLS",
     "Pooled",
     "Summary",
     "finish",
+    "fitted_block",
     "linear_weights",
     "masked_softmax",
     "merge",
@@ -290,13 +292,27 @@ def over_query_blocks(fn: Callable[[Array], tuple], queries: Array, block: int,
     return tuple(stitch(o, axis) for o, axis in zip(outs, query_axes, strict=True))
 
 
+# Heads × queries × keys of one block's temporaries (2 MB in float64): past it a block no longer fits the
+# CPU's cache, and a prediction from 2,000 keys ran 2–4x slower (benchmarks/bench_blocks.py).
+BLOCK_CELLS = 1 << 18
+
+
+def fitted_block(block: int, heads: int, keys: int) -> int:
+    """``block`` halved until one block's heads × queries × keys fit in ``BLOCK_CELLS`` (at least 8
+    queries)."""
+    while block > 8 and heads * block * keys > BLOCK_CELLS:
+        block //= 2
+    return block
+
+
 def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
               keys: Array, values: Array, available: Array, mixing: Array, *, block: int,
               with_weights: bool) -> tuple[Array, ...]:
     """H heads pooled side by side and mixed: scores s_h = ``score_fn(params_h, queries, keys)`` (q, n).
 
     Returns (f̂ (q,), its band s² (q,), head means (H, q), head variances (H, q)) and, with
-    ``with_weights``, the weights (H, q, n). Queries run in blocks of ``block`` (``over_query_blocks``).
+    ``with_weights``, the weights (H, q, n). Queries run in blocks of at most ``block``
+    (``over_query_blocks``; fewer where H × block × n would leave the cache: ``fitted_block``).
     """
 
     def one_block(qb: Array) -> tuple[Array, ...]:
@@ -306,7 +322,8 @@ def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: ob
         return (*out, heads.weights) if with_weights else out
 
     axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)
-    return over_query_blocks(one_block, queries, block, axes)
+    heads = jax.tree.leaves(head_params)[0].shape[0]
+    return over_query_blocks(one_block, queries, fitted_block(block, heads, keys.shape[0]), axes)
 
 
 def summed_heads(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
