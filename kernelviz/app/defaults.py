@@ -24,6 +24,7 @@ __all__ = [
     "LEARNING_RATES",
     "MASKED",
     "MULTIHEAD",
+    "POINT_CHOICES",
     "POST_SPAN",
     "SEED_MAX",
     "SQRT2",
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 GRID_POINTS = 256  # query points of every fit figure
+POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)  # the sidebar's n
 TAIL = 25  # training steps averaged for a hold-out loss readout
 SQRT2 = math.sqrt(2.0)  # the blog post's ℓ_post = √2 ℓ
 # the learning-rate sliders of the post's models (Adam; the post's 0.2 among them)

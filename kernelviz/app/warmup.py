@@ -26,7 +26,7 @@ import numpy as np
 
 from kernelviz.app import defaults
 from kernelviz.core.kernels import KERNELS, get_kernel, kernel_values
-from kernelviz.data.datasets import d2l_data
+from kernelviz.data.datasets import blog_data, d2l_data
 from kernelviz.models.attention import (
     AttentionFit,
     attention_kernel,
@@ -194,6 +194,14 @@ def _other_views(n: int) -> list[Callable[[], object]]:
     ]
 
 
+def _data_sets() -> None:
+    """The blog post's sample at every n of the sidebar: its x = linspace(−3, 3, n) is one small program
+    per n, its noise and sines one per padded size, so a press of the sidebar's n draws its data compiling
+    nothing."""
+    for n in defaults.POINT_CHOICES:
+        blog_data(n)
+
+
 def _kernel_shapes() -> None:
     """Chapter 1's kernel-shape figure: every kernel's K(u) on the page's grid (one program)."""
     np.asarray(kernel_values(np.linspace(-3.0, 3.0, defaults.KERNEL_SHAPE_POINTS)))
@@ -249,7 +257,7 @@ def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[],
     first, *others = sizes
     pretraining, *in_context = _in_context_views()
     tasks: list[Callable[[], object]] = [*_prediction_views(first), _kernel_shapes, pretraining]
-    tasks.extend((*_training_views(first), _d2l_views, *in_context))
+    tasks.extend((*_training_views(first), _d2l_views, *in_context, _data_sets))
     for n in others:
         tasks.extend((*_prediction_views(n), *_training_views(n)))
     for n in sizes:

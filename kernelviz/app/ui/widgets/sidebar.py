@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 import kernelviz as kv
+from kernelviz.app import defaults
 from kernelviz.app.ui.page_data import GRID_POINTS, Data
 from kernelviz.app.ui.widgets.controls import control
 from kernelviz.app.ui.widgets.text import md_escape
@@ -34,7 +35,7 @@ __all__ = [
     "native_sample",
 ]
 
-POINT_CHOICES = (10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000, 5000)
+POINT_CHOICES = defaults.POINT_CHOICES
 
 # session_state keys that are not widgets
 _UPLOAD = "kv._upload"  # the last CSV upload that parsed (a CsvUpload)
