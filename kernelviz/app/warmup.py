@@ -40,7 +40,7 @@ from kernelviz.models.heads import SEEDS_MAX, fit, fit_seeds
 from kernelviz.models.holdout import holdout_range
 from kernelviz.models.loo import loo_curve, loo_lengthscale
 from kernelviz.models.parametric import fit_parametric, validation_losses
-from kernelviz.models.smoothing import knn_average, nadaraya_watson, predict_heads
+from kernelviz.models.smoothing import knn_average, nadaraya_watson, nadaraya_watson_path, predict_heads
 from kernelviz.runtime import jax_setup as _jax
 from kernelviz.runtime.memory import COMPILE_EVENT  # every backend compile (or cache load)
 
@@ -55,6 +55,8 @@ __all__ = [
 
 QUERY_POINTS = defaults.GRID_POINTS  # the pages evaluate fits on this many query points
 HEATMAP_QUERIES = (defaults.HEATMAP_ROWS, 48)  # rows of the weight heatmaps: chapter pages, home preview
+LARGER_SIZES = (1000, 2000)  # the sidebar's n past the first padded size (after everything else)
+SCRUB_QUERIES = 96  # chapter 1's scrub through ℓ: its frames' query points
 SEARCH_KERNELS = tuple(name for name in KERNELS if not get_kernel(name).differentiable)  # fitted by search
 CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"  # a program loaded from the persistent cache
 
@@ -178,6 +180,30 @@ def _training_views(n: int) -> list[Callable[[], object]]:
     ]
 
 
+def _larger_views(n: int) -> list[Callable[[], object]]:
+    """The predictions a press of the sidebar's n redraws from n keys (its larger padded sizes): the
+    prediction views, the trained layer's on the grid, and chapter 1's scrub through ℓ. Training runs on at
+    most ``TRAIN_MAX_POINTS`` points, whose programs the first size compiled."""
+    x, y = _data(n)
+    queries = _queries()
+    state: dict[str, AttentionFit] = {}
+
+    def attention() -> None:
+        state["fit"] = fit_attention(x[:: max(1, n // 150)], y[:: max(1, n // 150)], steps=1)
+        attention_predict(state["fit"], queries, x, y)
+        attention_predict(state["fit"], queries, x, y, with_weights=False)
+
+    return [
+        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
+        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        lambda: knn_average(queries, x, y, 10),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5], with_weights=False),
+        attention,
+        lambda: nadaraya_watson_path(queries[:SCRUB_QUERIES], x, y, np.geomspace(0.03, 12.0, 31)),
+    ]
+
+
 def _gaussian(ell: float) -> tuple[np.ndarray, np.ndarray, float]:
     g = gaussian_attention_params(ell)
     return g.w_q, g.w_k, g.score_scale
@@ -262,6 +288,8 @@ def warmup_tasks(n_points: int | Sequence[int] = (150, 50)) -> list[Callable[[],
         tasks.extend((*_prediction_views(n), *_training_views(n)))
     for n in sizes:
         tasks.extend(_other_views(n))
+    for n in LARGER_SIZES:
+        tasks.extend(_larger_views(n))
     return tasks
 
 
