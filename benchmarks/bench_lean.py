@@ -71,12 +71,10 @@ from kernelviz.models import loo
 import functools, types
 from kernelviz.runtime import train
 ADAPTED = [(heads, "_adam_run"), (heads, "_search_run"), (attention_training, "_train"),
-           (incontext, "_pretrain")]
+           (incontext, "_pretrain"), (loo, "_optimum")]
 def copy(fn):  # the training adapter compiles the copies with XLA's defaults
     return types.FunctionType(fn.__code__, fn.__globals__)
 both = {key: {"lean": getattr(*key), "default": copy(getattr(*key))} for key in ADAPTED}
-both[(loo, "_optimum")] = {"lean": loo._optimum, "default": jax.jit(loo._optimum.__wrapped__,
-                                                                     static_argnames=("smooth",))}
 DEFAULTS = {fns["default"] for key, fns in both.items() if key in ADAPTED}
 _compiled = train.compiled
 train.compiled = functools.cache(lambda program, static=(), lean=True: _compiled(

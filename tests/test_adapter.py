@@ -30,12 +30,6 @@ ALLOWED = {
                                                    "check pads and cuts (not moved yet)",
     "kernelviz/models/attention/__init__.py": "_grid_scores (jit) and its cut to the real heads: not moved "
                                               "yet",
-    "kernelviz/models/smoothing.py": "the streamed path (key blocks padded to a block multiple, jit) and the "
-                                     "path's lengthscale blocks: not moved yet",
-    "kernelviz/models/loo.py": "the curve's lengthscale blocks and the search's padded data and lean_jit: "
-                               "not moved yet",
-    "kernelviz/models/parametric.py": "validation_losses pads three axes for validation_errors (jit): not "
-                                      "moved yet",
     "kernelviz/models/incontext/evaluation.py": "loo_window keeps the first n of the N_MAX points a prompt "
                                                 "draws (the task family's shape, not a padded output)",
     "kernelviz/data/datasets.py": "the post's sample padded to a bucket for its noise and sines (jit): not "

@@ -56,7 +56,8 @@ def test_lean_jit_gives_the_same_numbers_as_jit():
 
 
 @pytest.mark.parametrize("program", [
-    train.compiled(heads._adam_run, ("arithmetic",)), train.compiled(heads._search_run), loo._optimum,
+    train.compiled(heads._adam_run, ("arithmetic",)), train.compiled(heads._search_run),
+    train.compiled(loo._optimum, ("smooth",)),
     train.compiled(attention_training._train, ("model", "snapshots")),
     train.compiled(incontext._pretrain, ("snapshots",)),
 ])

@@ -25,9 +25,9 @@ from jax import Array
 
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores, log_kernel
-from kernelviz.runtime import serve
-from kernelviz.runtime.jax_setup import float64, lean_jit
-from kernelviz.runtime.shapes import bucket, pad, paired, vector
+from kernelviz.runtime import serve, train
+from kernelviz.runtime.jax_setup import float64
+from kernelviz.runtime.shapes import columns, paired, vector
 
 __all__ = ["loo_bounds", "loo_curve", "loo_lengthscale", "loo_loss"]
 
@@ -69,11 +69,8 @@ def loo_curve(x: object, y: object, lengthscales: object, kernel: str = "gaussia
     if not np.all(np.isfinite(ells) & (ells > 0)):
         raise ValueError("lengthscales must be finite positive numbers")
     p = serve.problem(xs, xs, ys)
-    count = ells.shape[0]
-    padded = pad(ells, -(-count // LOO_BLOCK) * LOO_BLOCK, 1.0)
-    blocks = range(0, padded.shape[0], LOO_BLOCK)
-    out = [serve.run(curve_model, p, padded[i : i + LOO_BLOCK], kernel_index(kernel))[0] for i in blocks]
-    return np.concatenate(out)[:count] * p.scale**2  # a squared error: in the data's units squared
+    grid = serve.Grid(ells, LOO_BLOCK, chunks=True)
+    return serve.over(curve_model, p, grid, kernel_index(kernel))[0] * p.scale**2  # in the data's units²
 
 
 def loo_bounds(x: object) -> tuple[float, float]:
@@ -201,11 +198,11 @@ def _refined(cv_grid: Callable[[Array], Array], cv: Callable[[Array], Array], bo
     return t, cv(t)
 
 
-@partial(lean_jit, static_argnames=("smooth",))
 def _optimum(x: Array, y: Array, mask: Array, nn: Array, bounds: Array, kernel: Array, *,
              smooth: bool) -> tuple[Array, Array]:
     """(log ℓ*, CV(ℓ*)) by ``_refined``: the grid's CV in ``GRID_DTYPE``, the pairs in blocks of
-    ``PAIR_BLOCK`` (``tests/reference/plain_loo.py`` holds the plain form, float64 and one block)."""
+    ``PAIR_BLOCK`` (``tests/reference/plain_loo.py`` holds the plain form, float64 and one block); compiled
+    by ``kernelviz.runtime.train.call`` (``lean_jit``), ``smooth`` static."""
     cv = _pair_cv(x, y, mask, nn, kernel, min(PAIR_BLOCK, x.shape[0]))
     return _refined(partial(cv, dtype=GRID_DTYPE), cv, bounds, smooth)
 
@@ -220,7 +217,8 @@ def _nearest(xs: np.ndarray) -> np.ndarray:
 
 
 class _Padded(NamedTuple):
-    """The search's data: x shifted and divided by its span, y by max |y|, padded to ``bucket(n)``."""
+    """The search's data: x shifted and divided by its span, y by max |y|, padded to a bucket
+    (``shapes.columns``)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -234,21 +232,21 @@ class _Padded(NamedTuple):
 def _padded(xs: np.ndarray, ys: np.ndarray, kernel: str) -> _Padded:
     """The search's data (CV(ℓ; x) = CV(ℓ/s; x/s)) and range: ``loo_bounds(x)``, its lower end raised for
     compact kernels to just above max_i nn_i, below which some window is empty."""
-    n, size = xs.shape[0], bucket(xs.shape[0])
     lo, hi = loo_bounds(xs)
     span, scale = float(np.ptp(xs)), pooling.value_scale(ys)
     nn = _nearest(xs)
     if get_kernel(kernel).compact:
         lo = max(lo, float(nn.max()) * (1.0 + 1e-9))
-    return _Padded(pad((xs - xs.min()) / span, size), pad(ys / scale, size), np.arange(size) < n,
-                   pad(nn / span, size), np.array([lo, hi]) / span, span, scale)
+    c = columns((xs - xs.min()) / span, ys / scale, nn / span)
+    (x, y, near), mask = c.arrays, c.mask
+    return _Padded(x, y, mask, near, np.array([lo, hi]) / span, span, scale)
 
 
 def _search(xs: np.ndarray, ys: np.ndarray, kernel: str) -> tuple[float, float]:
     """(ℓ*, CV(ℓ*)) from the compiled search (``_optimum``) on the ``_padded`` data."""
     p = _padded(xs, ys, kernel)
-    t, cv = _optimum(p.x, p.y, p.mask, p.nn, p.bounds, kernel_index(kernel),
-                     smooth=get_kernel(kernel).differentiable)
+    t, cv = train.call(_optimum, p.x, p.y, p.mask, p.nn, p.bounds, kernel_index(kernel),
+                       static={"smooth": get_kernel(kernel).differentiable})
     return p.span * math.exp(float(t)), float(cv) * p.scale**2
 
 

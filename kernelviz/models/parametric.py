@@ -24,9 +24,9 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import Kernel, get_kernel, kernel_index, kernel_scores
 from kernelviz.models import training
 from kernelviz.models.heads import OUTSIDE, FitResult
-from kernelviz.runtime import train
+from kernelviz.runtime import serve, train
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import bucket, check_int, pad, paired, vector
+from kernelviz.runtime.shapes import bucketed, check_int, paired, param, vector
 
 __all__ = [
     "batch_count",
@@ -183,17 +183,15 @@ def validation_losses(x: object, y: object, x_val: object, y_val: object, ws: ob
     xv, yv = paired(x_val, y_val, 1, "the validation set needs at least one point")
     w = vector("ws", ws)
     k = get_kernel(kernel)
-    nw, nv, n = w.shape[0], xv.shape[0], xs.shape[0]
-    sizes = bucket(nw), bucket(nv), bucket(n)
-    e = np.asarray(validation_errors(pad(w, sizes[0], 1.0), pad(xv, sizes[1], xv[0]), pad(yv, sizes[1]),
-                                      pad(xs, sizes[2], xs[0]), pad(ys, sizes[2]), np.arange(sizes[2]) < n,
-                                      kernel_index(k.name)))[:nw, :nv]
+    p = serve.problem(xv, xs, ys, scaled=False)  # the validation points are the queries
+    e = serve.call(validation_errors, bucketed(w, 1.0), p.queries, param(yv, p.queries.shape[0]), p.keys,
+                   p.values, p.available, kernel_index(k.name))
+    e, nv = serve.cut(e, (w.shape[0], p.nq)), p.nq
     size = nv if batch_size is None else check_int("batch_size", batch_size, 1, nv)
     starts = range(0, nv, size)
     return np.mean([e[:, b : b + size].mean(axis=1) for b in starts], axis=0)
 
 
-@jax.jit
 def validation_errors(ws: jax.Array, xv: jax.Array, yv: jax.Array, xs: jax.Array, ys: jax.Array,
                       mask: jax.Array, kernel: jax.Array) -> jax.Array:
     """e_j(w) = ½(y_val,j − f_w(x_val,j))² for every w (rows) and validation point (columns), f_w the

@@ -12,14 +12,13 @@ weight row. Nothing else is ever NaN or infinite, for any ℓ > 0 and finite dat
 
 Two paths compute ``nadaraya_watson``: dense (the (q, n) weights at once, for heatmaps and small data) and
 streaming (key blocks merged by ``pooling.merge`` inside ``lax.scan``, memory O(query block × key block)).
-Shapes are padded to buckets with masks (``kernelviz.runtime.shapes``), so a slider never changes a compiled
-shape.
+The adapter (``kernelviz.runtime.serve``) pads shapes to buckets with masks, so a slider never changes a
+compiled shape.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import NamedTuple
 
 import jax
@@ -31,7 +30,7 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_index, kernel_scores
 from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
-from kernelviz.runtime.shapes import bucket, check_lengthscale, pad, param, vector
+from kernelviz.runtime.shapes import check_lengthscale, param, vector
 
 __all__ = [
     "HEADS_MAX",
@@ -48,6 +47,7 @@ __all__ = [
     "nadaraya_watson_streamed",
     "path_model",
     "predict_heads",
+    "streamed_model",
 ]
 
 HEADS_MAX = 8  # heads are padded to this many, so the head count never recompiles
@@ -125,19 +125,17 @@ def nadaraya_watson_path(queries: object, keys: object, values: object, lengthsc
     if ells.size == 0 or not np.all(ells > 0):
         raise ValueError("lengthscales must be positive")
     p = serve.problem(queries, keys, values)
-    padded = pad(ells, -(-ells.shape[0] // PATH_BLOCK) * PATH_BLOCK, 1.0)
-    out = serve.serve(path_model, p, padded, kernel_index(kernel))
-    return out.mean[: ells.shape[0]], out.std[: ells.shape[0]]
+    out = serve.read(serve.over(path_model, p, serve.Grid(ells, PATH_BLOCK), kernel_index(kernel)), p)
+    return out.mean, out.std
 
 
-@partial(jax.jit, static_argnames=("sizes",))
-def _nw_stream(points: tuple[Array, Array, Array, Array], lengthscale: Array, kernel: Array,
-               sizes: tuple[int, int]) -> tuple[Array, Array]:
-    """(m, s²) at the queries of ``points`` = (queries, keys, values, key mask), key blocks merged exactly;
-    ``sizes`` = (query block, key block)."""
-    queries, keys, values, key_mask = points
+def streamed_model(queries: Array, keys: Array, values: Array, available: Array, lengthscale: Array,
+                   kernel: Array, *, sizes: tuple[int, int]) -> tuple[Array, Array]:
+    """(m, s²) of ``nadaraya_watson_model`` at every query, the keys pooled in blocks (``pooling.summarize``)
+    merged exactly (``pooling.merge``); ``sizes`` = (query block, key block), the keys a whole number of
+    key blocks."""
     query_block, key_block = sizes
-    blocks = (keys.reshape(-1, key_block), values.reshape(-1, key_block), key_mask.reshape(-1, key_block))
+    blocks = (keys.reshape(-1, key_block), values.reshape(-1, key_block), available.reshape(-1, key_block))
 
     def one_query_block(qs):
         empty = jnp.full(qs.shape, -jnp.inf), *(jnp.zeros(qs.shape),) * 3
@@ -157,13 +155,10 @@ def nadaraya_watson_streamed(p: serve.Problem, lengthscale: float, kernel: str,
                              query_block: int = QUERY_BLOCK, key_block: int = KEY_BLOCK) -> Smooth:
     """``nadaraya_watson_model`` for many keys without its weights: key blocks pooled one at a time and
     merged exactly (``pooling.summarize``, ``pooling.merge``: a running log-sum-exp), so memory stays
-    O(query block × key block)."""
-    q, k, v = p.queries[: p.nq], p.keys[: p.nk], p.values[: p.nk]
-    qb, kb = min(query_block, bucket(p.nq)), min(key_block, bucket(p.nk))
-    qp, kp = -(-p.nq // qb) * qb, bucket(-(-p.nk // kb), 1, 2) * kb
-    points = (pad(q, qp), pad(k, kp), pad(v, kp), np.arange(kp) < p.nk)
-    mean, var = _nw_stream(points, lengthscale, kernel_index(kernel), (qb, kb))
-    return Smooth(np.asarray(mean)[: p.nq] * p.scale, np.sqrt(np.asarray(var)[: p.nq]) * p.scale, None)
+    O(query block × key block) (``streamed_model``, served by ``serve.streamed``)."""
+    out = serve.streamed(streamed_model, p, lengthscale, kernel_index(kernel), query_block=query_block,
+                         key_block=key_block)
+    return Smooth(out.mean, out.std, None)
 
 
 @float64

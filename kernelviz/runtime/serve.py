@@ -15,6 +15,12 @@ rest, the same way for every model:
 4. compiling: one ``jax.jit`` of the model per model (``compiled``), parameters traced;
 5. slicing: the outputs cut back to the real queries, keys and heads, as NumPy arrays.
 
+The same steps serve a model over a grid of one parameter (``Grid``, ``over``: the lengthscales of a path or
+a leave-one-out curve, padded to a block multiple), a model that streams over key blocks (``streamed``:
+queries padded to whole query blocks, keys to a power-of-two count of key blocks), and programs that read no
+regression problem: ``call`` (outputs cut with ``cut``), ``elementwise`` (arrays padded to a bucket, the
+outputs cut back) and ``sized`` (a program that makes n values, n traced, in the slots of a bucket).
+
 The caller's public function (``nadaraya_watson``, ``knn_average``, ``predict_heads`` …) checks its own
 parameters, runs inside ``jax_setup.float64`` and hands the rest to ``serve``.
 """
@@ -28,9 +34,10 @@ from typing import NamedTuple
 import jax
 import numpy as np
 
-from kernelviz.runtime.shapes import bucket, pad, unslot, value_scale, vector
+from kernelviz.runtime.shapes import bucket, corner, pad, unslot, value_scale, vector
 
-__all__ = ["Problem", "Served", "call", "compiled", "problem", "run", "serve"]
+__all__ = ["Grid", "Problem", "Served", "call", "compiled", "cut", "elementwise", "over", "problem", "read",
+           "run", "serve", "sized", "streamed"]
 
 
 class Problem(NamedTuple):
@@ -109,11 +116,74 @@ def serve(model: Callable, p: Problem, *params: object, pairs: int = 1, heads: i
     """
     if pairs not in (1, 2):
         raise ValueError(f"a served model returns one or two (mean, variance) pairs, not {pairs}")
-    out = run(model, p, *params, static=static)
-    cut = slice(heads)
+    return read(run(model, p, *params, static=static), p, pairs=pairs, heads=heads, head_axis=head_axis,
+                weights=weights)
+
+
+def read(out: Sequence[np.ndarray], p: Problem, *, pairs: int = 1, heads: int | None = None,
+         head_axis: int = 0, weights: bool = True) -> Served:
+    """A served model's padded, scaled outputs (``run``, ``over``) as a ``Served`` (step 5, see ``serve``):
+    the means and stds cut to the real queries (last axis) and multiplied back into the data's units."""
+    cut_heads = slice(heads)
     means = [a[..., : p.nq] * p.scale for a in out[0 : 2 * pairs : 2]]
     stds = [np.sqrt(a[..., : p.nq]) * p.scale for a in out[1 : 2 * pairs : 2]]
-    on_heads = (slice(None),) * head_axis + (cut,)
+    on_heads = (slice(None),) * head_axis + (cut_heads,)
     head_means, head_stds = (means[1][on_heads], stds[1][on_heads]) if pairs == 2 else (None, None)
-    w = np.array(out[2 * pairs][..., : p.nq, : p.nk][cut]) if weights and len(out) > 2 * pairs else None
+    w = np.array(out[2 * pairs][..., : p.nq, : p.nk][cut_heads]) if weights and len(out) > 2 * pairs else None
     return Served(means[0], stds[0], head_means, head_stds, w)
+
+
+def cut(a: object, real: Sequence[int], lead: int = 0) -> np.ndarray:
+    """A padded output cut to its ``real`` leading corner (the real heads, widths, points), after ``lead``
+    axes kept whole, as a NumPy array of its own."""
+    return corner(np.asarray(a), tuple(real), lead)
+
+
+class Grid(NamedTuple):
+    """The values (G,) of one parameter a model maps over (``lax.map``: lengthscales), padded with ``fill``
+    to a multiple of ``block`` so that few grid lengths compile; ``chunks`` runs the padded grid one block
+    per call (one compiled shape for every G) instead of in one call."""
+
+    values: np.ndarray
+    block: int
+    fill: float = 1.0
+    chunks: bool = False
+
+
+def over(model: Callable, p: Problem, grid: Grid, *params: object) -> list[np.ndarray]:
+    """``model(p.queries, p.keys, p.values, p.available, g, *params)`` for the padded grid g (``Grid``), its
+    outputs' leading axis cut to the grid's G values: (G, …) each, still padded in the queries and scaled
+    (``read`` cuts and scales a mean and a variance)."""
+    count = grid.values.shape[0]
+    size = -(-count // grid.block) * grid.block
+    padded = pad(grid.values, size, grid.fill)
+    parts = [padded[i : i + grid.block] for i in range(0, size, grid.block)] if grid.chunks else [padded]
+    outs = [run(model, p, part, *params) for part in parts]
+    return [np.concatenate(column)[:count] for column in zip(*outs, strict=True)]
+
+
+def streamed(model: Callable, p: Problem, *params: object, query_block: int, key_block: int) -> Served:
+    """``model(queries, keys, values, available, *params, sizes=(qb, kb))`` for a model that pools key blocks
+    of kb keys one at a time over query blocks of qb queries, without weights: the queries padded to whole
+    query blocks, the keys to a power-of-two count of key blocks (few compiled shapes), each block no larger
+    than the padded data; the mean and std served as ``serve`` serves them."""
+    qb, kb = min(query_block, bucket(p.nq)), min(key_block, bucket(p.nk))
+    qp, kp = -(-p.nq // qb) * qb, bucket(-(-p.nk // kb), 1, 2) * kb
+    q, k, v = (corner(a, (m,)) for a, m in ((p.queries, p.nq), (p.keys, p.nk), (p.values, p.nk)))
+    blocked = Problem(pad(q, qp), pad(k, kp), pad(v, kp), np.arange(kp) < p.nk, p.nq, p.nk, p.scale)
+    return serve(model, blocked, *params, weights=False, static={"sizes": (qb, kb)})
+
+
+def elementwise(program: Callable, *arrays: np.ndarray) -> list[np.ndarray]:
+    """``program(*arrays)`` for a program that maps arrays (n,) entry by entry, compiled once per bucket: the
+    arrays padded with zeros (in their own dtype) to ``bucket(n)``, each output cut back to its first n."""
+    n = arrays[0].shape[0]
+    size = bucket(n)
+    padded = [np.concatenate([a, np.zeros(size - n, a.dtype)]) for a in arrays]
+    return [corner(np.asarray(a), (n,)) for a in jax.tree.leaves(compiled(program)(*padded))]
+
+
+def sized(program: Callable, n: int, *args: object) -> np.ndarray:
+    """``program(*args, n, size=bucket(n))`` for a program that makes n values (n traced) in the first n of
+    ``size`` slots, compiled once per bucket: its output cut to the n values."""
+    return corner(np.asarray(compiled(program, ("size",))(*args, n, size=bucket(n))), (n,))

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 __all__ = [
     "MIN_BUCKET",
+    "Columns",
     "Param",
     "bucket",
+    "bucketed",
     "check_int",
     "check_lengthscale",
     "check_positive",
+    "columns",
+    "corner",
     "even_indices",
     "pad",
     "paired",
@@ -75,6 +80,32 @@ def param(real: object, slots: int | tuple[int, ...], fill: float = 0.0, trains:
     out = np.full(shape, fill, dtype=np.float64)
     out[tuple(slice(s) for s in a.shape)] = a
     return Param(out.astype(dtype), a.shape, trains, dtype)
+
+
+def bucketed(real: object, fill: float = 0.0) -> Param:
+    """A vector parameter (n,) padded with ``fill`` to ``bucket(n)`` slots (a grid of values, say)."""
+    a = np.asarray(real, dtype=np.float64).reshape(-1)
+    return param(a, bucket(a.shape[0]), fill)
+
+
+def corner(a: np.ndarray, real: tuple[int, ...], lead: int = 0) -> np.ndarray:
+    """``a`` cut to its ``real`` leading corner, after ``lead`` leading axes kept whole (a copy)."""
+    return np.array(a[(slice(None),) * lead + tuple(slice(s) for s in real)])
+
+
+class Columns(NamedTuple):
+    """Columns of n values each, padded with zeros to ``bucket(n)``: ``arrays`` (size,) each in float64,
+    and ``mask`` (size,), true on the n real entries."""
+
+    arrays: tuple[np.ndarray, ...]
+    mask: np.ndarray
+
+
+def columns(*arrays: np.ndarray) -> Columns:
+    """The columns (n,) each padded with zeros to ``bucket(n)``, with the mask of the n real entries."""
+    n = arrays[0].shape[0]
+    size = bucket(n)
+    return Columns(tuple(pad(a, size) for a in arrays), np.arange(size) < n)
 
 
 def unslot(tree: object) -> object:

@@ -37,6 +37,7 @@ from kernelviz.runtime.shapes import (
     bucket,
     check_int,
     check_positive,
+    corner,
     pad,
     paired,
     param,
@@ -195,24 +196,19 @@ class Fitted(NamedTuple):
     out: Any
 
 
-def _real(a: np.ndarray, real: tuple[int, ...], lead: int = 0) -> np.ndarray:
-    """``a`` cut to its ``real`` corner, after ``lead`` leading axes kept whole."""
-    return np.array(a[(slice(None),) * lead + tuple(slice(s) for s in real)])
-
-
 def cut(out: Any, r: Readout, snapshot_steps: Callable[[int], np.ndarray] | None = None) -> Fitted:
     """One run's output (no seed axis) cut to its real slots and steps, in the data's units (step 5);
     ``snapshot_steps(steps)`` names the step each kept snapshot holds."""
     run, leaves = int(out.steps_run), jax.tree.leaves(out.params)
     reals = [p.real for p in r.params]
-    params = tuple(_real(np.asarray(a, np.float64), real) for a, real in zip(leaves, reals, strict=True))
+    params = tuple(corner(np.asarray(a, np.float64), real) for a, real in zip(leaves, reals, strict=True))
     cols = (slice(None),) if r.record_cols is None else (slice(None), slice(r.record_cols))
     trajectory = np.array(np.asarray(out.trajectory, np.float64)[: run + 1][cols]) * r.record_scale
     snaps: tuple[np.ndarray, ...] = ()
     at = np.zeros(0, int)
     if out.snapshots is not None and snapshot_steps is not None:
         at = np.minimum(snapshot_steps(int(r.steps)), run)
-        snaps = tuple(_real(np.asarray(a), real, 1)
+        snaps = tuple(corner(np.asarray(a), real, 1)
                       for a, real in zip(jax.tree.leaves(out.snapshots), reals, strict=True))
     return Fitted(params, np.array(np.asarray(out.losses)[:run]) * r.loss_scale, trajectory, run,
                   bool(out.diverged), at, snaps, out)
