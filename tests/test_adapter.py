@@ -25,11 +25,8 @@ REAL_COUNTS = {"n", "nq", "nk", "nw", "nv", "h", "heads", "d", "dv", "d_qk", "d_
 ALLOWED = {
     "kernelviz/core/kernels.py": "the kernel shapes for the figures (kernel_value(s)): one compiled core "
                                  "operation each, over a grid of any length, nothing padded",
-    "kernelviz/models/attention/selfattention.py": "the lecture notes' functions as the notes write them "
-                                                   "(jit per call) and padded_heads, which the app's notes "
-                                                   "check pads and cuts (not moved yet)",
-    "kernelviz/models/attention/__init__.py": "_grid_scores (jit) and its cut to the real heads: not moved "
-                                              "yet",
+    "kernelviz/models/attention/selfattention.py": "as_self_attention writes W_q and W_k with a zero row "
+                                                   "for ỹ (np.pad): the formula's own row, not a bucket",
     "kernelviz/models/incontext/evaluation.py": "loo_window keeps the first n of the N_MAX points a prompt "
                                                 "draws (the task family's shape, not a padded output)",
     "kernelviz/data/datasets.py": "the post's sample padded to a bucket for its noise and sines (jit): not "
@@ -37,8 +34,6 @@ ALLOWED = {
     "kernelviz/data/post.py": "the post's normal draws padded to a bucket (jit, n traced): not moved yet",
     "kernelviz/data/tasks.py": "draw_prompts' jit: the module is being changed on another branch",
     "kernelviz/app/ui/caching/cache.py": "bucket() prices a training run (its padded size), pads nothing",
-    "kernelviz/app/ui/caching/attention.py": "cuts padded_heads' outputs to the real heads and d_v (moves "
-                                             "with padded_heads)",
     "kernelviz/app/views/incontext.py": "keeps the first n of the N_MAX points a prompt draws",
     "kernelviz/app/figures/describe.py": "the first n points of a text alternative: not a padded output",
 }

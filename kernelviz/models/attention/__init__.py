@@ -313,7 +313,6 @@ def attention_values(fit: AttentionFit, x: object, y: object) -> np.ndarray:
     return np.einsum("nf,hfv->hnv", tokens((xs - fit.center) / fit.scale, ys / fit.y_scale), fit.w_v)
 
 
-@jax.jit
 def _grid_scores(layer: Layer, grid: Array) -> Array:
     """Every head's ``dot_scores`` of the grid against itself, (H, g, g)."""
     heads = jax.vmap(dot_scores, in_axes=(0, 0, None, None, None))
@@ -330,7 +329,7 @@ def attention_kernel(fit: AttentionFit, grid: object, kind: str = "log_kernel") 
     if kind not in ("scores", "log_kernel"):
         raise ValueError(f"kind must be 'scores' or 'log_kernel', not {kind!r}")
     gt = (vector("grid", grid) - fit.center) / fit.scale
-    s = np.asarray(_grid_scores(_layer(fit), gt))[: fit.heads]
+    s = serve.cut(serve.call(_grid_scores, _layer(fit), gt), (fit.heads,))
     a = score_matrices(fit.w_q, fit.w_k, fit.d_qk)
     c = (a[:, 0, 1] - a[:, 1, 0])[:, None] * gt + (a[:, 0, 2] - a[:, 2, 0])[:, None] * gt**2
     return s if kind == "scores" else s + c[:, :, None]

@@ -27,8 +27,7 @@ from kernelviz.models.attention import (
 )
 from kernelviz.models.attention.selfattention import (
     as_self_attention,
-    multihead_self_attention,
-    padded_heads,
+    notes_outputs,
 )
 
 __all__ = [
@@ -84,14 +83,13 @@ def training_path(data: Data, s: Settings) -> LayerPath:
 def notes_check(data: Data, s: Settings) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
-    the same weights (``as_self_attention``, ``kv.self_attention``, ``multihead_self_attention``)."""
+    the same weights (``as_self_attention``, then ``notes_outputs``: ``kv.self_attention`` per head and
+    ``multihead_self_attention``)."""
     fit, points = fit_attention(data, s), data.train
-    w = padded_heads(as_self_attention(fit, points.x, points.y))
+    notes = notes_outputs(as_self_attention(fit, points.x, points.y))
     layer = attention_predict(fit, points.x, points.x, points.y, with_weights=False)
-    heads = np.stack([np.asarray(kv.self_attention(w.x, *maps))[:, : s.d_v]
-                      for maps in zip(w.w_q[: s.heads], w.w_k[: s.heads], w.w_v[: s.heads], strict=True)])
-    joined = np.asarray(multihead_self_attention(*w))[:, 0] * fit.y_scale
-    return float(np.max(np.abs(heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
+    joined = notes.joined[:, 0] * fit.y_scale
+    return float(np.max(np.abs(notes.heads - layer.head_vectors))), float(np.max(np.abs(joined - layer.mean)))
 
 
 def _scores(data: Data, layer: AttentionFit) -> tuple[float, float, float]:
