@@ -29,9 +29,6 @@ ALLOWED = {
                                                    "for ỹ (np.pad): the formula's own row, not a bucket",
     "kernelviz/models/incontext/evaluation.py": "loo_window keeps the first n of the N_MAX points a prompt "
                                                 "draws (the task family's shape, not a padded output)",
-    "kernelviz/data/datasets.py": "the post's sample padded to a bucket for its noise and sines (jit): not "
-                                  "moved yet",
-    "kernelviz/data/post.py": "the post's normal draws padded to a bucket (jit, n traced): not moved yet",
     "kernelviz/data/tasks.py": "draw_prompts' jit: the module is being changed on another branch",
     "kernelviz/app/ui/caching/cache.py": "bucket() prices a training run (its padded size), pads nothing",
     "kernelviz/app/views/incontext.py": "keeps the first n of the N_MAX points a prompt draws",

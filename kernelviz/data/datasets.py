@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
 
 __all__ = [
@@ -202,21 +203,17 @@ def _post_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def _computed_sample(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) computed as the post computes them, in float32 (returned as float64).
 
-    The noise (``post.noise``) and the sines are compiled for arrays padded to a bucket size
-    (``shapes.bucket``), n traced, and the rest is NumPy: a new n compiles only ``jnp.linspace``'s program
-    (XLA folds its constants, and no other form gives its last bits).
+    The noise (``post.noise``) and the sines are compiled for arrays padded to a bucket size by the adapter
+    (``serve.sized``, ``serve.elementwise``), n traced, and the rest is NumPy: a new n compiles only
+    ``jnp.linspace``'s program (XLA folds its constants, and no other form gives its last bits).
     """
     from kernelviz.data.post import noise
-    from kernelviz.runtime.shapes import bucket
 
-    size = bucket(n)
-    x = np.pad(np.asarray(jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32)), (0, size - n))
-    eps = np.pad(noise(seed, n).astype(np.float32), (0, size - n))
-    y = _post_y(x, eps)
-    return x[:n].astype(np.float64), np.asarray(y, np.float64)[:n]
+    x = np.asarray(jnp.linspace(-3.0, 3.0, n, dtype=jnp.float32))
+    y = _post_y(x, noise(seed, n).astype(np.float32))
+    return x.astype(np.float64), np.asarray(y, np.float64)
 
 
-@jax.jit
 def _sines(x: jax.Array) -> tuple[jax.Array, jax.Array]:
     """(sin x, sin 3x) in one program (XLA's float32 sine, as the post's ops computed it)."""
     return jnp.sin(x), jnp.sin(3 * x)
@@ -226,7 +223,7 @@ def _post_y(x: np.ndarray, eps: np.ndarray) -> np.ndarray:
     """y = 0.5 sin x − sin 3x + 0.2 x² + (0.2 + 0.05 |x|) ε in float32, each operation rounded as the post's
     op-by-op arithmetic rounds it (NumPy's float32 operations; a compiled program would fuse a product and
     a sum into one multiply-add, a last bit apart)."""
-    sin_x, sin_3x = (np.asarray(s) for s in _sines(x))
+    sin_x, sin_3x = serve.elementwise(_sines, x)  # compiled once per bucket of len(x)
     f32 = np.float32
     spread = f32(0.2) + f32(0.05) * np.abs(x)
     return f32(0.5) * sin_x - f32(1) * sin_3x + f32(0.2) * np.square(x) + spread * eps

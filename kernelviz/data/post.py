@@ -17,7 +17,7 @@ post's code (``tests/reference/post_run.py``).
 
 from __future__ import annotations
 
-from functools import lru_cache, partial
+from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +25,7 @@ import numpy as np
 from jax import Array
 from jax.extend.random import threefry2x32_p, threefry_2x32
 
-from kernelviz.runtime.shapes import bucket
+from kernelviz.runtime import serve
 
 __all__ = [
     "EXPERIMENTS", "POST_SEED", "erf_normals", "experiment_key", "experiment_keys", "experiment_of", "noise",
@@ -115,12 +115,12 @@ SQRT2_F32 = np.float32(np.sqrt(2.0))
 BELOW_ONE = np.nextafter(np.float32(-1.0), np.float32(0.0))  # the open lower end of normal's uniform draw
 
 
-@partial(jax.jit, static_argnames="size")
 def normal(key: Array, n: Array, size: int) -> Array:
     """``random.normal(key, (n,))`` in float32, one value per slot of ``size`` ≥ n (padding after n): (size,).
 
     As JAX draws it: u = 1.m − 1 from the top 23 bits m of each word (``random_bits``), scaled onto
-    [nextafter(−1, 0), 1), and ε = √2 erf⁻¹(u). n is traced, so one program serves every n of a size.
+    [nextafter(−1, 0), 1), and ε = √2 erf⁻¹(u). n is traced, so one program serves every n of a size
+    (``noise`` runs it through ``kernelviz.runtime.serve.sized``).
     """
     mantissa = jax.lax.shift_right_logical(random_bits(key, n, size), jnp.uint32(32 - 23))
     one = jnp.uint32(np.float32(1.0).view(np.uint32))
@@ -138,7 +138,7 @@ def noise(seed: int, n: int) -> np.ndarray:
     """ε of the post's sample: ``random.normal(subkey, (n,))`` in float32 after ``key, subkey =
     random.split(random.PRNGKey(seed))`` (n values, float64)."""
     _, sub = split(prng_key(seed))
-    return np.asarray(normal(sub, int(n), bucket(int(n))), dtype=np.float64)[: int(n)]
+    return np.asarray(serve.sized(normal, int(n), sub), dtype=np.float64)  # one program per bucket of n
 
 
 def post_holdouts(n: int) -> tuple[int, ...]:
