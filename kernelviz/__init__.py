@@ -27,9 +27,9 @@ Chapter 4 · dot-product attention
     ``attention_loo_error`` (its leave-one-out error),
     ``dot_product_attention`` softmax(q·k/√d) v, ``self_attention`` (the notes' module, in JAX).
 Chapter 5 · in-context learning
-    ``sample_prompts`` (small regression tasks), ``pretrain`` (one attention layer on many tasks),
-    ``in_context_predict``, ``learned_window`` (the window it learned), ``evaluate`` (its error against
-    the best fixed kernel).
+    ``sample_prompts`` (small regression tasks of a ``Task`` family), ``pretrain`` (one attention layer on
+    many tasks), ``in_context_predict``, ``learned_window`` (the window it learned), ``evaluate`` (its error
+    against the best fixed kernel).
 
 Everything else lives in the layers: ``kernelviz.core`` (kernels, pooling), ``kernelviz.data``,
 ``kernelviz.models`` (one module per chapter), ``kernelviz.runtime`` (JAX set-up and the server's devices)
@@ -39,7 +39,7 @@ and ``kernelviz.app`` (the dashboard). Importing kernelviz changes nothing in JA
 from kernelviz.core.kernels import KERNELS, kernel_value
 from kernelviz.data.csvfile import DataInfo, dataset_from_arrays, load_csv
 from kernelviz.data.datasets import DATASETS, DataError, Dataset, blog_data, d2l_data, make_dataset
-from kernelviz.data.tasks import sample_prompts
+from kernelviz.data.tasks import Task, sample_prompts
 from kernelviz.models.attention import attention_loo_error, attention_predict, dot_product_attention
 from kernelviz.models.attention.selfattention import self_attention
 from kernelviz.models.attention.training import fit_attention
@@ -56,6 +56,7 @@ __all__ = [
     "DataError",
     "DataInfo",
     "Dataset",
+    "Task",
     "attention_loo_error",
     "attention_predict",
     "blog_data",

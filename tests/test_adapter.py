@@ -29,7 +29,6 @@ ALLOWED = {
                                                    "for ỹ (np.pad): the formula's own row, not a bucket",
     "kernelviz/models/incontext/evaluation.py": "loo_window keeps the first n of the N_MAX points a prompt "
                                                 "draws (the task family's shape, not a padded output)",
-    "kernelviz/data/tasks.py": "draw_prompts' jit: the module is being changed on another branch",
     "kernelviz/app/ui/caching/cache.py": "bucket() prices a training run (its padded size), pads nothing",
     "kernelviz/app/views/incontext.py": "keeps the first n of the N_MAX points a prompt draws",
     "kernelviz/app/figures/describe.py": "the first n points of a text alternative: not a padded output",

@@ -70,7 +70,7 @@ def test_linear_layer_shares_the_score_without_softmax() -> None:
 def test_head_by_head_gradient_is_the_plain_gradient(kind: int) -> None:
     rng = np.random.default_rng(4)
     params = ic.ICLParams(rng.normal(size=(8, 3, 2)), rng.normal(size=(8, 3, 2)), rng.normal(size=8))
-    prompts = tasks.draw_prompts(jax.random.PRNGKey(0), 0, 3.0, 0.1, 4, 32)
+    prompts = tasks.draw_prompts(jax.random.PRNGKey(0), tasks.Task(0, 3.0, 0.1), 4, 32)
     available = np.arange(32) < 20
 
     def plain(p: ic.ICLParams) -> jax.Array:
@@ -127,18 +127,19 @@ def test_nothing_recompiles_across_controls(fits: dict[str, ic.Pretrained]) -> N
 
 def test_task_shapes() -> None:
     for family in tasks.FAMILIES:
-        p = tasks.sample_prompts(family, 3.0, 0.1, n=17, count=5, seed=1)
+        p = tasks.sample_prompts(tasks.Task(family, 3.0, 0.1), n=17, count=5, seed=1)
         assert p.x.shape == p.y.shape == (5, 17) and p.xq.shape == p.fq.shape == (5, tasks.QUERIES)
         assert np.all(np.abs(p.x) <= 1) and np.all(np.abs(p.xq) <= 1) and np.all(np.isfinite(p.y))
-    rough = tasks.sample_prompts("gp", 10.0, 0.0, n=64, count=500, seed=4)  # float32 Cholesky, λ = 0.1
+    # float32 Cholesky, λ = 0.1
+    rough = tasks.sample_prompts(tasks.Task("gp", 10.0, 0.0), n=64, count=500, seed=4)
     assert np.all(np.isfinite(rough.y)) and np.all(np.isfinite(rough.fq))
-    sine = tasks.sample_prompts("sine", 3.0, 0.0, n=32, count=200, seed=2)
+    sine = tasks.sample_prompts(tasks.Task("sine", 3.0, 0.0), n=32, count=200, seed=2)
     assert np.max(np.abs(sine.y)) <= 1.5 + 1e-6
 
 
 @pytest.mark.parametrize("roughness", [2.0, 5.0])
 def test_gp_draws_have_the_stated_lengthscale(roughness: float) -> None:
-    p = tasks.sample_prompts("gp", roughness, 0.0, n=64, count=400, seed=3)
+    p = tasks.sample_prompts(tasks.Task("gp", roughness, 0.0), n=64, count=400, seed=3)
     d = np.abs(p.x[:, :, None] - p.x[:, None, :])
     half_sq = 0.5 * np.square(p.y[:, :, None] - p.y[:, None, :])
     lam = 1.0 / roughness  # the stated lengthscale, written out: the test must not trust the module

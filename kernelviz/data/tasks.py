@@ -28,6 +28,7 @@ import numpy as np
 from jax import Array
 
 from kernelviz.data.post import erf_normals
+from kernelviz.runtime import serve
 from kernelviz.runtime.jax_setup import float64
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "QUERIES",
     "ROUGHNESS_RANGE",
     "Prompts",
+    "Task",
     "check_task",
     "draw_prompts",
     "family_index",
@@ -53,6 +55,18 @@ N_MIN, N_MAX = 4, 64  # context points per prompt; padded to a bucket of 32 or 6
 QUERIES = 8  # query points per prompt, on which the pretraining loss is taken
 GP_JITTER = 1e-4  # added to the GP kernel's diagonal before the float32 Cholesky
 DTYPE = jnp.float32
+
+
+class Task(NamedTuple):
+    """A family of tasks: ``family`` (a name in ``FAMILIES``; inside a compiled program its index, which may
+    be traced), the task ``roughness`` r and the label ``noise`` σ (numbers, or traced)."""
+
+    family: str | int | Array = "sine"
+    roughness: float | Array = 3.0
+    noise: float | Array = 0.1
+
+
+DEFAULT_TASK = Task()  # random sines at roughness 3, label noise 0.1
 
 
 class Prompts(NamedTuple):
@@ -87,19 +101,18 @@ def _gp(u: Array, roughness: Array, points: Array) -> Array:
     return jnp.einsum("bij,bj->bi", jax.lax.linalg.cholesky(k, symmetrize_input=False), z)
 
 
-def draw_prompts(key: Array, family: Array, roughness: Array, noise: Array, batch: int, points: int,
-                 queries: int = QUERIES) -> Prompts:
+def draw_prompts(key: Array, task: Task, batch: int, points: int, queries: int = QUERIES) -> Prompts:
     """``batch`` prompts of ``points`` context points (x_i ~ U[−1, 1], y_i = f(x_i) + σ ε_i, ε_i ~ N(0, 1))
-    and ``queries`` query points with their true f, one task f per prompt from ``family`` (an index into
-    ``FAMILIES``, ``lax.switch``) at roughness r: one draw of uniforms on [−1, 1) (a single random-bits
-    call, which keeps the compiled step small), split into the points, the label noise's normals
-    (``post.erf_normals``) and the task's. ``batch``, ``points`` and ``queries`` are static, the rest may be
-    traced."""
+    and ``queries`` query points with their true f, one task f per prompt from ``task.family`` (an index
+    into ``FAMILIES``, ``lax.switch``) at roughness r and noise σ: one draw of uniforms on [−1, 1) (a single
+    random-bits call, which keeps the compiled step small), split into the points, the label noise's
+    normals (``post.erf_normals``) and the task's. ``batch``, ``points`` and ``queries`` are static, the
+    task may be traced."""
     m = points + queries
     u = jax.random.uniform(key, (batch, 2 * m + points), DTYPE, -1.0, 1.0)
     xs, eps = u[:, :m], erf_normals(u[:, m : m + points])
-    f = jax.lax.switch(family, (_sine, _gp), u[:, m + points :], jnp.asarray(roughness, DTYPE), xs)
-    y = f[:, :points] + jnp.asarray(noise, DTYPE) * eps
+    f = jax.lax.switch(task.family, (_sine, _gp), u[:, m + points :], jnp.asarray(task.roughness, DTYPE), xs)
+    y = f[:, :points] + jnp.asarray(task.noise, DTYPE) * eps
     return Prompts(xs[:, :points], y, xs[:, points:], f[:, points:])
 
 
@@ -131,13 +144,12 @@ def check_task(family: str, roughness: object, noise: object, n: object) -> tupl
     return fam, r, s, int(n)
 
 
-_draw = jax.jit(draw_prompts, static_argnames=("batch", "points", "queries"))
-
-
 @float64
-def sample_prompts(family: str = "sine", roughness: float = 3.0, noise: float = 0.1, n: int = 32,
-                   count: int = 1, seed: int = 0, queries: int = QUERIES) -> Prompts:
-    """``count`` prompts of ``family`` as numpy arrays (float64): x, y (count, n), xq, fq (count, queries)."""
-    fam, r, s, m = check_task(family, roughness, noise, n)
-    p = _draw(jax.random.PRNGKey(int(seed)), fam, r, s, batch=int(count), points=m, queries=int(queries))
+def sample_prompts(task: Task = DEFAULT_TASK, n: int = 32, count: int = 1, seed: int = 0,
+                   queries: int = QUERIES) -> Prompts:
+    """``count`` prompts of ``task`` (``draw_prompts``, compiled by ``kernelviz.runtime.serve.call``) as
+    numpy arrays (float64): x, y (count, n), xq, fq (count, queries)."""
+    fam, r, s, m = check_task(task.family, task.roughness, task.noise, n)
+    p = serve.call(draw_prompts, jax.random.PRNGKey(int(seed)), Task(fam, r, s),
+                   static={"batch": int(count), "points": m, "queries": int(queries)})
     return Prompts(*(np.asarray(a, dtype=np.float64) for a in p))

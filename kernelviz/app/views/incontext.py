@@ -123,8 +123,9 @@ def task_view(fit: Pretrained, lengthscale: float, task: int = 0) -> TaskView:
     ``TASK_SEED`` + task): the first ``fit.n`` of ``tasks.N_MAX`` points drawn as the context, and
     ``TASK_QUERIES`` query points on which the true f is known; the layer's in-context prediction
     (``in_context_predict``) beside Nadaraya–Watson at ``lengthscale`` on the same context."""
-    p = tasks.sample_prompts(fit.family, fit.roughness, fit.noise, tasks.N_MAX, 1, TASK_SEED + int(task),
-                             queries=TASK_QUERIES)  # the first n of N_MAX points: n is no shape to compile
+    family = tasks.Task(fit.family, fit.roughness, fit.noise)
+    # the first n of N_MAX points: n is no shape to compile
+    p = tasks.sample_prompts(family, tasks.N_MAX, 1, TASK_SEED + int(task), queries=TASK_QUERIES)
     order, qorder = np.argsort(p.x[0, : fit.n]), np.argsort(p.xq[0])
     x, y, q, f = p.x[0, : fit.n][order], p.y[0, : fit.n][order], p.xq[0][qorder], p.fq[0][qorder]
     pred = in_context_predict(fit, x, y, q)

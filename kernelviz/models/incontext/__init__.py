@@ -130,7 +130,8 @@ def _step_branch(points: int):
     drawn from the step's key (``tasks.draw_prompts``: the points this bucket needs, no more)."""
 
     def branch(params, key, task, sizes, kind):
-        prompts = tasks.draw_prompts(key, task[0].astype(jnp.int32), task[1], task[2], BATCH, points)
+        prompts = tasks.draw_prompts(key, tasks.Task(task[0].astype(jnp.int32), task[1], task[2]), BATCH,
+                                      points)
         return jax.lax.switch(kind, _LOSSES, params, prompts, jnp.arange(points) < sizes[0], sizes[1])
 
     return branch

@@ -100,7 +100,7 @@ def _fresh(family: str, roughness: float, noise: float, n: int, count: int, seed
            ) -> tuple[tasks.Prompts, np.ndarray]:
     """``count`` fresh prompts (``tasks.N_MAX`` points drawn) and the mask of their first n points."""
     tasks.check_task(family, roughness, noise, n)
-    p = tasks.sample_prompts(family, roughness, noise, tasks.N_MAX, count, EVAL_SEED + int(seed))
+    p = tasks.sample_prompts(tasks.Task(family, roughness, noise), tasks.N_MAX, count, EVAL_SEED + int(seed))
     return p, np.arange(tasks.N_MAX) < n
 
 
