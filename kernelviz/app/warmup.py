@@ -138,14 +138,22 @@ def _prediction_views(n: int) -> list[Callable[[], object]]:
     x, y = _data(n)
     queries = _queries()
     return [
-        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
-        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        *_grid_views(queries, x, y),
         lambda: nadaraya_watson(x, x, y, 0.3),
-        lambda: knn_average(queries, x, y, 10),
         lambda: loo_curve(x, y, np.geomspace(0.01, 10.0, 64)),
-        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
         lambda: predict_heads(x, x, y, [0.2, 0.5], [0.5, 0.5]),
         lambda: dot_product_attention(queries, x, y, *_gaussian(0.3)),
+    ]
+
+
+def _grid_views(queries: np.ndarray, x: np.ndarray, y: np.ndarray) -> list[Callable[[], object]]:
+    """The predictions on the query grid from the points (x, y): Nadaraya–Watson on the grid and on the
+    heatmap rows, k-NN and multi-head prediction."""
+    return [
+        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
+        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
+        lambda: knn_average(queries, x, y, 10),
+        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
     ]
 
 
@@ -194,10 +202,7 @@ def _larger_views(n: int) -> list[Callable[[], object]]:
         attention_predict(state["fit"], queries, x, y, with_weights=False)
 
     return [
-        lambda: nadaraya_watson(queries, x, y, 0.3, with_weights=False),
-        *(partial(nadaraya_watson, queries[:q], x, y, 0.3) for q in HEATMAP_QUERIES),
-        lambda: knn_average(queries, x, y, 10),
-        lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5]),
+        *_grid_views(queries, x, y),
         lambda: predict_heads(queries, x, y, [0.2, 0.5], [0.5, 0.5], with_weights=False),
         attention,
         lambda: nadaraya_watson_path(queries[:SCRUB_QUERIES], x, y, np.geomspace(0.03, 12.0, 31)),
