@@ -114,18 +114,30 @@ class SliderRow(NamedTuple):
     bare_draw_s: list[float]
 
 
-def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
-                   app_pid: int, chapter: str) -> SliderRow:
-    """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
+def first_press(app_page, index: int, chapter: str) -> tuple[SliderRow, float, list[str], list[str]]:
+    """An empty row for the slider at ``index``, its value before, and the directions of the app's and the
+    bare page's presses, after one press of it that is not counted (a first rerun pays for one-off work)."""
     thumb = harness.sliders(app_page).nth(index)
     row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in SliderRow._fields[2:]))
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
-    payload.take()
-    for page in (app_page, bare_page):
+    return row, start, app_dir, bare_dir
+
+
+def count_draws(*pages) -> None:
+    """Plotly's draws counted from now on in each page (``DRAWS_JS``), the count so far dropped."""
+    for page in pages:
         page.evaluate(DRAWS_JS)
         page.evaluate(TAKE_DRAWS_JS)
+
+
+def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
+                   app_pid: int, chapter: str) -> SliderRow:
+    """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
+    row, start, app_dir, bare_dir = first_press(app_page, index, chapter)
+    payload.take()
+    count_draws(app_page, bare_page)
     for _ in range(repeat):
         thumb = harness.sliders(app_page).nth(index)
         used = cpu_seconds(app_pid)
@@ -145,15 +157,9 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
 def measure_in_a_row(app_page, payload: Payload, index: int, bare_page, bare_thumb, k: int,
                      app_pid: int, chapter: str) -> SliderRow:
     """The slider at ``index`` pressed ``k`` times in a row, then the bare page's ``k`` times in a row."""
-    thumb = harness.sliders(app_page).nth(index)
-    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in SliderRow._fields[2:]))
-    start = thumb_value(thumb)
-    app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
-    press_and_wait(app_page, thumb, app_dir)  # not counted: a first rerun pays for one-off work
+    row, start, app_dir, bare_dir = first_press(app_page, index, chapter)
     wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
-    for page in (app_page, bare_page):
-        page.evaluate(DRAWS_JS)
-        page.evaluate(TAKE_DRAWS_JS)
+    count_draws(app_page, bare_page)
     payload.take()
     used = cpu_seconds(app_pid)
     for _ in range(k):
