@@ -11,7 +11,8 @@ from pathlib import Path
 import streamlit as st
 
 from kernelviz.app import ui
-from kernelviz.app.ui import pages, server
+from kernelviz.app.ui import pages, previews, server
+from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.classroom import join
 from kernelviz.app.ui.lesson import presenter, scene_copy
 from kernelviz.app.ui.pages import CHAPTERS
@@ -91,6 +92,7 @@ def chapter_cards(data: ui.Data) -> None:
                     preview = ch.preview(data)  # kept for the first data set (ui/caching/kept.py)
                 ui.show(preview, key=f"home.preview.{Path(ch.path).stem}",
                         filename=f"kernelviz-{Path(ch.path).stem}")
+    ahead.prepare_next_data("home", data, previews.prepare)  # a student stepping n finds the next ready
 
 
 def lessons() -> None:

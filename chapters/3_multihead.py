@@ -1,10 +1,13 @@
 """Chapter 3 · Multi-head kernel regression: several lengthscales (heads) mixed by learned weights u_h."""
 
+from functools import partial
+
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
+from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
@@ -158,9 +161,9 @@ def loss_picture(result: FitResult) -> None:
 
 
 @ui.fragment
-def post_experiment(data: ui.Data, kernel: str) -> None:
+def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
-    rate and seed above the figure rerun this alone)."""
+    rate and seed above the figure rerun this alone); returns how they are trained."""
     c_lr, c_seed, _ = st.columns(3)
     lr, seed = rate_and_seed("mh.", c_lr, c_seed)
     label = get_kernel(kernel).label
@@ -182,6 +185,7 @@ def post_experiment(data: ui.Data, kernel: str) -> None:
     st.markdown(post_match(panels, at_post=data.key == ("blog", *native_sample("blog"))
                            and (kernel, lr, seed) == (MH.kernel, MH.learning_rate, MH.seed)))
     ui.say(CHAPTER, "post_numbers.seeds")
+    return vt.MaskedSettings(kernel, MH.holdout, MH.steps, lr, seed)
 
 
 def post_match(panels: list[vt.Panel], at_post: bool) -> str:
@@ -211,8 +215,8 @@ def match_line(a: vt.Agreement) -> str:
 
 
 @ui.fragment
-def own_model(data: ui.Data, kernel: str) -> None:
-    """The reader's own model: any number of heads (its controls rerun this alone)."""
+def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
+    """The reader's own model: any number of heads (its controls rerun this alone); returns its settings."""
     st.subheader("Your own model: any number of heads")
     ui.say(CHAPTER, "explore_intro")
     own = own_controls(data.train, kernel)
@@ -226,6 +230,7 @@ def own_model(data: ui.Data, kernel: str) -> None:
     learned(result)
     heads_pictures(result, view, point)
     question_bank.largest_mixing(result)
+    return own
 
 
 data = ui.current_data()
@@ -240,15 +245,17 @@ kernel = ui.control(
 )
 
 st.subheader("The blog post's experiment: 1, 2, 4 and 8 heads")
-post_experiment(data, kernel)
+post = post_experiment(data, kernel)
 st.subheader("The model")
 st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "training")
 ui.say(CHAPTER, "shared_controls")
 ui.data_summary(data, training=True)
-own_model(data, kernel)
+own = own_model(data, kernel)
 
 st.subheader("Conventions")
 ui.say(CHAPTER, "conventions")
 
 ui.try_this([ui.prose(CHAPTER, f"try_{i}") for i in (1, 2, 3)])
+ahead.prepare_next_data("mh", data, partial(cache_heads.prepare, post=post, own=own),
+                        context=(post, own))  # a teacher stepping the number of points finds the next ready

@@ -14,6 +14,7 @@ import kernelviz as kv
 from kernelviz.app.ui import server
 from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import incontext as cache_incontext
+from kernelviz.app.ui.page_data import Data
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.notches import Options, next_settings
@@ -225,3 +226,60 @@ def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
     cache_incontext.kernels(s)
     cache_incontext.in_context_error(s.other_kind())
     assert len(calls) == 2  # all from the caches
+
+
+def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "41"})
+    assert asked == []  # a first visit moved nothing
+    at.select_slider(key="data.n").set_value(200).run()  # 150 → 200: 300 comes next
+    ok(at)
+    (key, _job), = asked
+    post = vt.MaskedSettings("gaussian", 1, 1000, 0.2, 2024)
+    own = vt.HeadsSettings(4, vt.MaskedSettings("gaussian", 1, 50, 0.2, 41))
+    assert key == ("mh.data", ahead.Sample("blog", 300, 2024), (post, own))
+    at.select_slider(key="data.n").set_value(100).run()  # down: 75 comes next
+    assert asked[-1][0][1] == ahead.Sample("blog", 75, 2024)
+    at.select_slider(key="data.n").set_value(10).run()  # the slider's end: nothing more
+    assert len(asked) == 2
+
+
+def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "43", "data.n": "20"})
+    at.select_slider(key="data.n").set_value(10).run()  # 20 → 10, the end: nothing asked
+    at.select_slider(key="data.n").set_value(20).run()  # 10 → 20: 30 comes next
+    ok(at)
+    (_key, job), = asked
+    trained = []
+    real = kv.fit
+    monkeypatch.setattr(kv, "fit", lambda *a, **k: trained.append(len(a[0])) or real(*a, **k))
+    job()
+    assert trained == [30] * 5  # the post's four models and the reader's own
+    at.select_slider(key="data.n").set_value(30).run()
+    ok(at)
+    assert trained == [30] * 5  # drawn from the caches
+
+
+def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    for page in ("chapters/4_attention.py", None):
+        at = start(page, {"attn.steps": "150"})
+        at.select_slider(key="data.n").set_value(200).run()
+        ok(at)
+    assert [key[:2] for key, _ in asked] == [("attn.data", ahead.Sample("blog", 300, 2024)),
+                                              ("home.data", ahead.Sample("blog", 300, 2024))]
+
+
+def test_an_uploaded_csv_has_no_next_n(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    ds = kv.load_csv(b"x,y\n0,1\n1,2\n2,2.5\n3,4\n")
+    data = Data(key=("csv", "0" * 64, "x", "y"), ds=ds, train=ds)
+    monkeypatch.setattr(ahead.st, "session_state", {})
+    for _ in range(2):
+        ahead.prepare_next_data("page", data, lambda d: None)
+    assert asked == []

@@ -1,4 +1,6 @@
-"""The home page's previews: one small picture per chapter, as the chapter opens on the current data."""
+"""The home page's previews: one small picture per chapter, as the chapter opens on the current data.
+
+``prepare`` computes what the previews of chapters 1 to 4 draw from a data set, ahead of the page."""
 
 from __future__ import annotations
 
@@ -9,17 +11,36 @@ from kernelviz.app import figures as kf
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.widgets.sidebar import Data
+from kernelviz.app.views import MaskedView
 from kernelviz.app.views.incontext import Settings
 from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models import incontext
 from kernelviz.models.holdout import holdout_range
+from kernelviz.models.smoothing import Smooth
 
-__all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead"]
+__all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead", "prepare"]
+
+
+def _fit(data: Data) -> Smooth:
+    return cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
+
+
+def _masked(data: Data) -> MaskedView:
+    m = defaults.MASKED
+    holdout = min(m.holdout, holdout_range(len(data.train))[1])
+    return cache.masked_view(data, MaskedSettings(kernel=m.kernel, holdout=holdout, steps=m.steps,
+                                                  learning_rate=m.learning_rate, seed=m.seed))
+
+
+def prepare(data: Data) -> None:
+    """What the previews of chapters 1 to 4 draw from ``data``, into the caches."""
+    for view in (_fit, _masked, cache.heads_preview, cache.attention_preview):
+        view(data)
 
 
 def kernel_regression(data: Data) -> go.Figure:
     """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
-    s = cache.predict(data, cache.start_lengthscale(data), defaults.KERNEL_REGRESSION.kernel)
+    s = _fit(data)
     fig = kf.fit_figure(data.points(),
                         [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")])
     return kf.thumbnail(fig)
@@ -27,11 +48,7 @@ def kernel_regression(data: Data) -> go.Figure:
 
 def masked_training(data: Data) -> go.Figure:
     """Chapter 2 as it opens: where masked training took ℓ on the exact leave-one-out curve."""
-    m = defaults.MASKED
-    holdout = min(m.holdout, holdout_range(len(data.train))[1])
-    view = cache.masked_view(data, MaskedSettings(kernel=m.kernel, holdout=holdout, steps=m.steps,
-                                                  learning_rate=m.learning_rate, seed=m.seed))
-    return kf.thumbnail(kf.masked_loo_figure(view))
+    return kf.thumbnail(kf.masked_loo_figure(_masked(data)))
 
 
 def multihead(data: Data) -> go.Figure:

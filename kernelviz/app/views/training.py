@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, HoldoutPanel,
 from kernelviz.app.views.notches import Notch, Options
 from kernelviz.models.attention import D_QK_MAX, D_V_MAX
 from kernelviz.models.heads import FitResult
+from kernelviz.models.holdout import holdout_range
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
 
@@ -50,6 +51,7 @@ __all__ = [
     "head_names",
     "heads_table",
     "holdout_panel_title",
+    "holdout_within",
     "last_loss",
     "maps_table",
     "panels_status",
@@ -58,6 +60,7 @@ __all__ = [
 ]
 
 MH = defaults.MULTIHEAD
+S = TypeVar("S", bound=tuple)
 SQRT2 = defaults.SQRT2
 TAIL = defaults.TAIL
 
@@ -264,6 +267,13 @@ class HeadsSettings(NamedTuple):
 
     heads: int
     training: MaskedSettings
+
+
+def holdout_within(s: S, n: int) -> S:
+    """Settings ``s`` (a record with a ``holdout`` field) with the hold-out size clamped to what ``n``
+    training points allow (``holdout_range``), as a page's hold-out slider clamps it when n changes."""
+    lo, hi = holdout_range(n)
+    return s._replace(holdout=min(max(s.holdout, lo), hi))  # type: ignore[attr-defined]
 
 
 class ParametricSettings(NamedTuple):

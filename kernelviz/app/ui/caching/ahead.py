@@ -5,7 +5,8 @@ its settings one more notch along the slider moved last (``prepare_next``, with 
 the page will need there; ``kernelviz.app.views.notches``); one background thread per server runs the job
 once no script run is in progress or waiting (``Runs.busy``, with ``QUIET_S`` for the browser to draw what
 the run sent) and the warm-up has ended (``WARMED``). The job fills the same caches the page reads, so the
-next notch is drawn from them.
+next notch is drawn from them. The sidebar's number of points is a slider of every page that uses the data
+(``prepare_next_data``): a page's job then computes what the page needs on the data set one notch further.
 
 Only the newest request is kept: one that waited while other runs went on is stale by the time the
 server is idle. A job that fails is logged and forgotten: it only costs the speed it would have bought.
@@ -26,10 +27,13 @@ from typing import NamedTuple
 
 import streamlit as st
 
+import kernelviz as kv
+from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
+from kernelviz.app.ui.widgets.sidebar import builtin_data, native_sample, point_options
 from kernelviz.app.views.notches import Notch, Options, next_settings
 
-__all__ = ["QUIET_S", "Ahead", "Request", "ask", "prepare_next"]
+__all__ = ["QUIET_S", "Ahead", "Request", "Sample", "ask", "prepare_next", "prepare_next_data"]
 
 QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
 POLL_S = 0.02
@@ -123,3 +127,24 @@ def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch | Optio
     after = next_settings(before, settings, notches)
     if after is not None:
         ask((page, after, context), lambda: job(after))
+
+
+class Sample(NamedTuple):
+    """A built-in data set as the sidebar draws it: its ``source``, number of points ``n`` and noise seed."""
+
+    source: str
+    n: int
+    seed: int
+
+
+def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], context: Hashable = ()) -> None:
+    """After a run of ``page`` on a built-in data set: that data set with the sidebar's number of points one
+    more notch along the way it moved since this session's last run of the page, prepared by ``job(that
+    data)`` when the server is idle. ``context`` holds the page's settings the job computes with. An
+    uploaded CSV has no such slider: nothing is prepared for it."""
+    source = data.key[0]
+    if not isinstance(source, str) or source not in kv.DATASETS:
+        return
+    sample = Sample(source, int(data.key[1]), int(data.key[2]))
+    notches = {"n": Options(point_options(source), native_sample(source)[0])}
+    prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context)

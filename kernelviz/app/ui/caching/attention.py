@@ -18,7 +18,7 @@ from kernelviz.app.ui.caching.cache import cached, loo_optimum
 from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views import explain
 from kernelviz.app.views.replay import LayerPath, layer_path
-from kernelviz.app.views.training import Comparison, Settings
+from kernelviz.app.views.training import Comparison, Settings, holdout_within
 from kernelviz.models.attention import (
     AttentionFit,
     attention_loo_error,
@@ -137,8 +137,10 @@ def comparison(data: Data, s: Settings) -> Comparison:
 
 
 def prepare(data: Data, s: Settings) -> None:
-    """Everything the page's layer section draws at ``s`` with nothing picked and the replay off, into the
-    caches: the layer, its view, its comparison and the notes' check."""
+    """Everything the page's layer section draws at ``s`` (its hold-out size within the data's range) with
+    nothing picked and the replay off, into the caches: the layer, its view, its comparison and the notes'
+    check."""
+    s = holdout_within(s, len(data.train))
     fit_attention(data, s)
     view(data, s)
     comparison(data, s)

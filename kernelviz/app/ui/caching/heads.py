@@ -6,8 +6,8 @@ by span/6 off the post's data) with u_h = 1/H, and Adam trains log ℓ_h and u_h
 prediction is f̂(x) = Σ_h u_h m_h(x), each m_h a Nadaraya–Watson smoother with lengthscale ℓ_h.
 
 ``panel`` is one panel of the post's figure (hold-out 1, 1,000 steps: ``defaults.MULTIHEAD``);
-``fit_multihead`` and ``heads_view`` serve the page's own model of H heads. The panels' tables are in
-``kernelviz.app.views.training``.
+``fit_multihead`` and ``heads_view`` serve the page's own model of H heads; ``prepare`` computes all of it
+for a data set ahead of the page. The panels' tables are in ``kernelviz.app.views.training``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import Data
-from kernelviz.app.views.training import MaskedSettings, Panel
+from kernelviz.app.views.training import HeadsSettings, MaskedSettings, Panel, holdout_within
 from kernelviz.models.heads import FitResult
 
-__all__ = ["fit_multihead", "heads_view", "panel", "panels", "status"]
+__all__ = ["fit_multihead", "heads_view", "panel", "panels", "prepare", "status"]
 
 MH = defaults.MULTIHEAD
 
@@ -73,3 +73,13 @@ def panel(data: Data, heads: int, kernel: str, learning_rate: float, seed: int) 
 def panels(data: Data, kernel: str, learning_rate: float, seed: int) -> list[Panel]:
     """The post's four panels (H = 1, 2, 4, 8), one cached call each."""
     return [panel(data, h, kernel, learning_rate, seed) for h in MH.panels]
+
+
+def prepare(data: Data, post: MaskedSettings, own: HeadsSettings) -> None:
+    """Everything chapter 3 draws from ``data``, into the caches: the post's four panels at ``post``'s
+    kernel, learning rate and seed, and the reader's own model ``own`` (its hold-out size within the data's
+    range) with its view."""
+    panels(data, post.kernel, post.learning_rate, post.seed)
+    s = holdout_within(own.training, len(data.train))
+    result = fit_multihead(data, own.heads, s)
+    heads_view(data, result.lengthscales, result.mixing, s.kernel)

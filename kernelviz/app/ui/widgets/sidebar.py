@@ -26,6 +26,7 @@ __all__ = [
     "CsvUpload",
     "Data",
     "apply_upload",
+    "builtin_data",
     "csv_preview",
     "current_data",
     "data_messages",
@@ -33,6 +34,7 @@ __all__ = [
     "data_summary",
     "make_data",
     "native_sample",
+    "point_options",
 ]
 
 POINT_CHOICES = defaults.POINT_CHOICES
@@ -81,6 +83,17 @@ def _train_subset(key: tuple, _ds: kv.Dataset) -> kv.Dataset:
 def make_data(key: tuple, ds: kv.Dataset) -> Data:
     """A ``Data`` for ``ds`` identified by ``key``, with its training subsample."""
     return Data(key=key, ds=ds, train=_train_subset(key, ds))
+
+
+def builtin_data(source: str, n: int, seed: int) -> Data:
+    """The built-in data set ``source`` drawn with ``n`` points from noise seed ``seed``, as a ``Data``."""
+    return make_data((source, int(n), int(seed)), _builtin(source, int(n), int(seed)))
+
+
+def point_options(source: str) -> tuple[int, ...]:
+    """The values of the number-of-points slider for the built-in data set ``source``: ``POINT_CHOICES``
+    and the data set's own size."""
+    return tuple(sorted({*POINT_CHOICES, native_sample(source)[0]}))
 
 
 def apply_upload(state: MutableMapping[str, Any], content: bytes, filename: str) -> str | None:
@@ -149,7 +162,7 @@ def _builtin_data(source: str, disabled: bool) -> Data:
         "Number of points n",
         "data.n",
         default=native,
-        options=tuple(sorted({*POINT_CHOICES, native})),
+        options=point_options(source),
         help="How many (x, y) pairs to draw from the data set's formula.",
         disabled=disabled,
     )
@@ -164,7 +177,7 @@ def _builtin_data(source: str, disabled: bool) -> Data:
         help="Seed of the random noise: another seed is another sample of the same curve.",
         disabled=disabled,
     )
-    return make_data((source, int(n), int(seed)), _builtin(source, int(n), int(seed)))
+    return builtin_data(source, n, seed)
 
 
 def data_sidebar(used: bool = True) -> Data:
@@ -198,7 +211,7 @@ def data_sidebar(used: bool = True) -> Data:
             state[_DATA_ERROR] = None
         except kv.DataError as exc:
             state[_DATA_ERROR] = str(exc)
-            data = state.get(_LAST_GOOD) or make_data(("blog", 150, 2024), _builtin("blog", 150, 2024))
+            data = state.get(_LAST_GOOD) or builtin_data("blog", *native_sample("blog"))
         st.file_uploader(
             "Your own data (CSV)",
             type=["csv", "txt", "tsv"],
