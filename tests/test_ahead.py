@@ -283,3 +283,22 @@ def test_an_uploaded_csv_has_no_next_n(monkeypatch):
     for _ in range(2):
         ahead.prepare_next_data("page", data, lambda d: None)
     assert asked == []
+
+
+def test_what_the_overview_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start(None, {"data.seed": "47", "data.n": "20"})
+    at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
+    ok(at)
+    (key, job), = asked
+    assert key[:2] == ("home.data", ahead.Sample("blog", 50, 47))
+    trained = []
+    for name in ("fit", "fit_attention"):
+        real = getattr(kv, name)
+        monkeypatch.setattr(kv, name, lambda *a, _real=real, **k: trained.append(len(a[0])) or _real(*a, **k))
+    job()
+    assert trained == [50] * 3  # chapter 2's masked fit, chapter 3's heads, chapter 4's layer
+    at.select_slider(key="data.n").set_value(50).run()
+    ok(at)
+    assert trained == [50] * 3  # drawn from the caches
