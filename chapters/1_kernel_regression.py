@@ -1,11 +1,13 @@
 """Chapter 1 · Kernel regression: Nadaraya–Watson with a hand-picked lengthscale, its band and its weights."""
 
+from functools import partial
+
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
-from kernelviz.app.ui.caching import cache
+from kernelviz.app.ui.caching import ahead, cache
 from kernelviz.app.ui.caching import d2l as cache_d2l
 from kernelviz.app.ui.caching import scrub as cache_scrub
 from kernelviz.app.ui.questions import bank as question_bank
@@ -251,3 +253,5 @@ ui.show_code(smoothing.nadaraya_watson_model, ran=ui.SERVED)
 st.subheader("Conventions")
 ui.say(CH, "conventions")
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])
+ahead.prepare_next_data("kr", data, partial(cache_scrub.prepare, lengthscale=ell, kernel=kernel),
+                        context=(ell, kernel))  # a teacher stepping the number of points finds the next ready

@@ -12,7 +12,7 @@ from test_app import ok, start
 
 import kernelviz as kv
 from kernelviz.app.ui import server
-from kernelviz.app.ui.caching import ahead
+from kernelviz.app.ui.caching import ahead, kept
 from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.views import incontext as vi
@@ -302,3 +302,22 @@ def test_what_the_overview_prepares_for_the_next_n_is_what_it_then_reads(monkeyp
     at.select_slider(key="data.n").set_value(50).run()
     ok(at)
     assert trained == [50] * 3  # drawn from the caches
+
+
+def test_what_chapter_1_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
+    asked = []
+    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    at = start("chapters/1_kernel_regression.py", {"data.seed": "53", "data.n": "20", "kr.kernel": "laplace"})
+    at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
+    ok(at)
+    (key, job), = asked
+    assert key[:2] == ("kr.data", ahead.Sample("blog", 50, 53))
+    computed = []
+    real = kept.note
+    monkeypatch.setattr(kept, "note", lambda fn, *a: computed.append(fn.__name__) or real(fn, *a))
+    job()
+    assert {"predict", "lengthscale_path", "heatmap_weights", "lengthscale_panels"} <= set(computed)
+    done = len(computed)
+    at.select_slider(key="data.n").set_value(50).run()
+    ok(at)
+    assert computed[done:] == []  # every call of the page at 50 points drawn from the caches

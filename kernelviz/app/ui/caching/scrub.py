@@ -1,5 +1,6 @@
 """Chapter 1's scrub through ℓ: the fit and its band for every ℓ of the slider, computed in one call and
-animated in the browser (``kf.add_scrub``)."""
+animated in the browser (``kf.add_scrub``); and ``prepare``, what chapter 1 draws from a data set, computed
+ahead of the page."""
 
 from __future__ import annotations
 
@@ -8,14 +9,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelviz.app.ui.caching.cache import cached, fit
+from kernelviz.app.ui.caching.cache import (
+    cached,
+    empty_share,
+    fit,
+    heatmap_weights,
+    lengthscale_panels,
+    predict,
+)
 from kernelviz.app.ui.widgets.sidebar import Data
-from kernelviz.app.ui.widgets.values import lengthscale_options
+from kernelviz.app.ui.widgets.values import Spec, lengthscale_options
 from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
 
-__all__ = ["SCRUB_POINTS", "TRAINING_FRAMES", "Path", "TrainingPath", "lengthscale_path",
+__all__ = ["SCRUB_POINTS", "TRAINING_FRAMES", "Path", "TrainingPath", "lengthscale_path", "prepare",
            "scrub_lengthscales", "training_path"]
 
 SCRUB_POINTS = 96  # query points of each frame (fewer than the still figure's: the frames are sent at once)
@@ -87,3 +95,16 @@ def training_path(data: Data, kernel: str, holdout: int, steps: int, learning_ra
     grid = data.grid()  # the still chart's: its frames send y alone, and the last is the chart itself
     means, _ = nadaraya_watson_path(grid, data.ds.x, data.ds.y, traj[at], kernel)
     return TrainingPath(grid, tuple(map(int, at)), tuple(map(float, traj[at])), means.astype(np.float32))
+
+
+def prepare(data: Data, lengthscale: float, kernel: str) -> None:
+    """What chapter 1 draws from ``data`` with ``kernel`` at ``lengthscale`` (snapped to the ℓ slider's
+    options for this data's x-range, as the slider snaps it), into the caches: the fit, the scrub through ℓ,
+    the share of empty windows, the heatmap's weights and the post's four lengthscales."""
+    lo, hi = data.ds.domain
+    ell = float(Spec("select_slider", lengthscale_options(hi - lo)).coerce(lengthscale))
+    predict(data, ell, kernel)
+    lengthscale_path(data, kernel)
+    empty_share(data, ell, kernel)
+    heatmap_weights(data, ell, kernel)
+    lengthscale_panels(data, kernel)
