@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 from test_app import ok, start
@@ -285,13 +286,20 @@ def test_an_uploaded_csv_has_no_next_n(monkeypatch):
     assert asked == []
 
 
-def test_what_the_overview_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
+def n_moved_to_30(monkeypatch, page: str | None, query: dict[str, str]) -> tuple[tuple, Callable, object]:
+    """``page`` opened at 20 points with ``query``, then the sidebar's n moved to 30: the one request it
+    asked for (key and job), and the AppTest."""
     asked = []
     monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
-    at = start(None, {"data.seed": "47", "data.n": "20"})
+    at = start(page, {**query, "data.n": "20"})
     at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
     ok(at)
     (key, job), = asked
+    return key, job, at
+
+
+def test_what_the_overview_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
+    key, job, at = n_moved_to_30(monkeypatch, None, {"data.seed": "47"})
     assert key[:2] == ("home.data", ahead.Sample("blog", 50, 47))
     trained = []
     for name in ("fit", "fit_attention"):
@@ -305,12 +313,8 @@ def test_what_the_overview_prepares_for_the_next_n_is_what_it_then_reads(monkeyp
 
 
 def test_what_chapter_1_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
-    at = start("chapters/1_kernel_regression.py", {"data.seed": "53", "data.n": "20", "kr.kernel": "laplace"})
-    at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
-    ok(at)
-    (key, job), = asked
+    key, job, at = n_moved_to_30(monkeypatch, "chapters/1_kernel_regression.py",
+                                 {"data.seed": "53", "kr.kernel": "laplace"})
     assert key[:2] == ("kr.data", ahead.Sample("blog", 50, 53))
     computed = []
     real = kept.note
