@@ -13,7 +13,6 @@ views (``kernelviz.app.views``, ``kernelviz.app.views.training``) or dataclasses
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
-from kernelviz.app.ui.widgets.values import lengthscale_options, log_options
+from kernelviz.app.ui.widgets.values import lengthscale_choice, log_options
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
 from kernelviz.app.views.training import MaskedSettings, ParametricSettings, ParametricView
 from kernelviz.core.kernels import get_kernel, kernel_values
@@ -98,8 +97,7 @@ def default_lengthscale(data: Data) -> float:
 def start_lengthscale(data: Data) -> float:
     """The value chapter 1's ℓ slider starts at: the option nearest (in log ℓ) to ``default_lengthscale``."""
     lo, hi = data.ds.domain
-    ell = default_lengthscale(data)
-    return min(lengthscale_options(hi - lo), key=lambda v: abs(math.log(v / ell)))
+    return lengthscale_choice(default_lengthscale(data), hi - lo)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from kernelviz.app.ui.caching.cache import (
     predict,
 )
 from kernelviz.app.ui.widgets.sidebar import Data
-from kernelviz.app.ui.widgets.values import Spec, lengthscale_options
+from kernelviz.app.ui.widgets.values import lengthscale_choice, lengthscale_options
 from kernelviz.app.views.training import MaskedSettings
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
@@ -102,7 +102,7 @@ def prepare(data: Data, lengthscale: float, kernel: str) -> None:
     options for this data's x-range, as the slider snaps it), into the caches: the fit, the scrub through ℓ,
     the share of empty windows, the heatmap's weights and the post's four lengthscales."""
     lo, hi = data.ds.domain
-    ell = float(Spec("select_slider", lengthscale_options(hi - lo)).coerce(lengthscale))
+    ell = lengthscale_choice(lengthscale, hi - lo)
     predict(data, ell, kernel)
     lengthscale_path(data, kernel)
     empty_share(data, ell, kernel)

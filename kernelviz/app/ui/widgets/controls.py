@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.widgets.values import Spec, lengthscale_options, make_spec, to_url
+from kernelviz.app.ui.widgets.values import Spec, lengthscale_choice, lengthscale_options, make_spec, to_url
 
 __all__ = [
     "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "picture_control", "present",
@@ -218,8 +218,7 @@ def lengthscale_control(
     lo, hi = data.ds.domain
     span = hi - lo
     opts = lengthscale_options(span)
-    start = default if default is not None else span / 24.0
-    snapped = Spec("select_slider", opts).coerce(start)
+    snapped = lengthscale_choice(default if default is not None else span / 24.0, span)
     return float(
         control(
             "select_slider",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KINDS", "Spec", "lengthscale_options", "log_options", "make_spec", "to_url"]
+__all__ = ["KINDS", "Spec", "lengthscale_choice", "lengthscale_options", "log_options", "make_spec", "to_url"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -167,3 +167,8 @@ def lengthscale_options(span: float) -> tuple[float, ...]:
     lo = 10.0 ** math.floor(math.log10(span / 1000.0))
     hi = 10.0 ** math.ceil(math.log10(span * 2.0))
     return log_options(lo, hi, 12)
+
+
+def lengthscale_choice(value: float, span: float) -> float:
+    """The ℓ choice (of ``lengthscale_options(span)``) the ℓ slider snaps ``value`` to: the nearest in log."""
+    return float(Spec("select_slider", lengthscale_options(span)).coerce(value))
