@@ -1,6 +1,7 @@
 """axe-core (bundled in axe-playwright-python) on every page in Chromium: no serious or critical violation of
 the WCAG 2.1 A and AA rules, on every page at its defaults in the light and the dark theme, with the
-explanation of x* open, with a replay on, in a lesson scene, and in the copy-as-scene dialog."""
+explanation of x* open, with a replay on, in a lesson scene, and in the copy-as-scene dialog; and on a phone
+(390 × 844), where a display formula wider than the column would be a scrolling region no key reaches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from kernelviz.app.ui.pages import CHAPTERS, SOURCES
-from tests.browser.harness import RERUN_TIMEOUT_S, StreamlitServer, settled
+from tests.browser.harness import PHONE, RERUN_TIMEOUT_S, StreamlitServer, settled
 
 RULES = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
          "resultTypes": ["violations"]}
@@ -35,8 +36,11 @@ def serious(page: Any) -> list[str]:
 VERDICT = "/Right\\.|Not this time\\.|Spot on\\.|Close\\.|Not quite\\./"
 
 
-def audit(browser: Any, url: str, scheme: str, press: str | None = None) -> list[str]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+WIDE = {"viewport": {"width": 1280, "height": 900}}
+
+
+def audit(browser: Any, url: str, scheme: str, press: str | None = None, screen: dict = WIDE) -> list[str]:
+    context = browser.new_context(**screen, color_scheme=scheme)
     try:
         page = context.new_page()
         page.goto(url)
@@ -53,6 +57,9 @@ def audit(browser: Any, url: str, scheme: str, press: str | None = None) -> list
 
 
 PAGES = {"overview": "/", **{c.title: f"/{c.url}" for c in (*CHAPTERS, SOURCES)}}  # the sidebar's pages
+EXPLAINED = ((CHAPTERS[0], "kr."), (CHAPTERS[2], "mh."), (CHAPTERS[3], "attn."))  # the pages with x*
+ON_A_PHONE = {**PAGES,
+              **{f"{c.title}, x* explained": f"/{c.url}?{p}explain=true&{p}x=1" for c, p in EXPLAINED}}
 
 
 def test_the_audit_covers_every_page_of_the_sidebar(site_nav: list) -> None:
@@ -70,3 +77,8 @@ def test_every_page_has_no_serious_violation(warm_server: StreamlitServer, brows
 def test_no_serious_violation_in_other_states(warm_server: StreamlitServer, browser: Any, state: str) -> None:
     path, press = STATES[state]
     assert audit(browser, warm_server.url + path, "light", press) == []
+
+
+@pytest.mark.parametrize("name", list(ON_A_PHONE))
+def test_no_serious_violation_on_a_phone(warm_server: StreamlitServer, browser: Any, name: str) -> None:
+    assert audit(browser, warm_server.url + ON_A_PHONE[name], "light", screen=PHONE) == []

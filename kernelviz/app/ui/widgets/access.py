@@ -8,6 +8,10 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   them to 2.4:1; they keep the text colour (the widgets themselves still look and act disabled).
 * Display formulas: KaTeX's struts stick out of their box by a few pixels, so each formula was a scrolling
   region (``overflow-x: auto``) that no key could reach; a little padding holds the struts.
+* Display formulas on a narrow screen (at most 640 px): a formula wider than the column was such a region
+  too. There they break into lines as TeX breaks a formula in running text, after a relation (=, ∼), a
+  binary operator (+, −) or a ``\\allowbreak``, and their type is 10 % smaller; a part in braces ``{…}``
+  stays on one line. A formula of rows (``aligned``) cannot break, so its rows are written to fit.
 * Touch screens (``pointer: coarse``): every button, choice, checkbox and the sidebar's and menu's buttons
   are at least 44 × 44 px, and a slider's 12 px thumb takes touches 16 px around it (an invisible margin).
 * Replays by keyboard: Plotly draws a replay's Play and Pause as SVG that no key reaches. A small script
@@ -16,8 +20,8 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   twice a second); the steps themselves have *Open at step*. Only pages with such a chart carry it: on
   every page it made chapter 3's presses about 10 % slower.
 * Phones (a touch screen at most 640 px wide): Plotly's toolbar, which a tap shows over the chart's title,
-  is not drawn (Streamlit's own full-screen button stays), and chart titles are set at 12 px so that they
-  fit the width.
+  is not drawn (Streamlit's own full-screen button stays). On every screen that narrow, a window made
+  narrow included, chart titles are set at 12 px so that they fit the width.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ CSS = """<style>
 [data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
 [data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] * { color: inherit !important; }
 .katex-display { padding: 0 0.3em 0.5em; }
+@media (max-width: 640px) {
+  .katex-display { font-size: 0.9em; }
+  .katex-display > .katex { white-space: normal; }
+  .js-plotly-plot .gtitle { font-size: 12px !important; }
+}
 @media (pointer: coarse) {
   [data-testid^="stBaseButton-"], [data-testid="stButtonGroup"] button,
   [data-testid="stExpandSidebarButton"], [data-testid="stMainMenu"] button,
@@ -48,7 +57,6 @@ CSS = """<style>
 .js-plotly-plot g.updatemenu-button:focus { outline: 3px solid #0072B2; outline-offset: 2px; }
 @media (pointer: coarse) and (max-width: 640px) {
   .js-plotly-plot .modebar-container { display: none !important; }
-  .js-plotly-plot .gtitle { font-size: 12px !important; }
 }
 </style>"""
 
