@@ -209,7 +209,8 @@ def layer_section(data: ui.Data) -> None:
     notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
     ahead.prepare_next("attn", s, vt.attention_notches(holdout_range(len(data.train))),
-                       partial(cache_attention.prepare, data), context=data.key)  # the next step, ready
+                       partial(cache_attention.prepare, data), context=data.key,
+                       depth=cache_attention.AHEAD_NOTCHES)  # the next steps, ready
     ahead.prepare_next_data("attn", data, partial(cache_attention.prepare, s=s), context=s)  # the next n
 
 

@@ -247,4 +247,4 @@ sweep_section(settings)
 ui.try_this([ui.prose(CHAPTER, "try_rough"), ui.prose(CHAPTER, "try_linear"), ui.prose(CHAPTER, "try_steps")])
 number, compare = int(st.session_state.get("icl.task", 0)), bool(st.session_state.get("icl.compare", False))
 ahead.prepare_next("icl", settings, vi.NOTCHES, partial(ci.prepare, number=number, compare=compare),
-                   context=(number, compare))  # a teacher stepping a slider finds the next step ready
+                   context=(number, compare), depth=ci.AHEAD_NOTCHES)  # a slider stepped: the next ready

@@ -18,7 +18,7 @@ from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views import training as vt
-from kernelviz.app.views.notches import Options, next_settings
+from kernelviz.app.views.notches import Options, next_settings, settings_ahead
 from kernelviz.models import incontext
 
 BASE = vi.Settings("sine", 3.0, 0.1, 32, 1, 1500, "softmax", 0)
@@ -65,6 +65,19 @@ def test_a_select_slider_steps_to_the_next_option_and_stops_at_its_ends():
     assert next_settings(odd, LAYER, LAYER_NOTCHES) is None
     assert next_settings(LAYER, LAYER._replace(start="random"), LAYER_NOTCHES) is None  # a select box
     assert next_settings(LAYER._replace(holdout=147), LAYER._replace(holdout=148), LAYER_NOTCHES) is None
+
+
+def test_settings_ahead_keeps_stepping_the_same_way_and_stops_at_the_end():
+    top = vi.NOTCHES["heads"].high
+
+    def at(heads: int) -> vi.Settings:
+        return BASE._replace(heads=heads)
+
+    assert settings_ahead(at(1), at(2), vi.NOTCHES, 3) == [at(3), at(4), at(5)]
+    assert settings_ahead(at(5), at(4), vi.NOTCHES, 3) == [at(3), at(2), at(1)]
+    assert settings_ahead(at(top - 2), at(top - 1), vi.NOTCHES, 3) == [at(top)]
+    assert settings_ahead(None, at(2), vi.NOTCHES, 3) == []
+    assert settings_ahead(at(1), at(2), vi.NOTCHES, 1) == [next_settings(at(1), at(2), vi.NOTCHES)]
 
 
 def test_next_settings_is_none_without_one_slider_moved():
@@ -119,6 +132,51 @@ def test_only_the_newest_request_runs_and_only_when_idle():
         worker.stop()
 
 
+def test_a_chain_runs_step_by_step_and_a_newer_request_replaces_its_rest():
+    idle, ran, gate = Switch(), [], threading.Event()
+    idle.on = True
+    worker = ahead.Ahead(idle)
+
+    def first() -> None:
+        ran.append("a1")
+        gate.wait(WAIT_S)
+
+    last = ahead.Request("a3", lambda: ran.append("a3"))
+    try:
+        worker.ask(ahead.Request("a1", first, ahead.Request("a2", lambda: ran.append("a2"), last)))
+        wait_for(lambda: ran == ["a1"])
+        worker.ask(ahead.Request("b", lambda: ran.append("b")))  # while a1 runs: a2 and a3 are dropped
+        gate.set()
+        wait_for(lambda: worker.done[-1:] == ["b"])
+        assert ran == ["a1", "b"]
+        then = ahead.Request("c", lambda: ran.append("c"))
+        worker.ask(ahead.Request("b", lambda: ran.append("b again"), then))
+        wait_for(lambda: worker.done[-1:] == ["c"])
+        assert ran == ["a1", "b", "c"]  # b was done: skipped, and the step after it ran
+    finally:
+        worker.stop()
+
+
+def test_each_step_of_a_chain_waits_for_an_idle_server():
+    idle, ran = Switch(), []
+    worker = ahead.Ahead(idle)
+
+    def first() -> None:
+        ran.append(1)
+        idle.on = False  # a run came in
+
+    try:
+        worker.ask(ahead.Request(1, first, ahead.Request(2, lambda: ran.append(2))))
+        idle.on = True
+        wait_for(lambda: ran == [1])
+        time.sleep(0.2)
+        assert ran == [1] and worker.pending() == 2
+        idle.on = True
+        wait_for(lambda: ran == [1, 2])
+    finally:
+        worker.stop()
+
+
 def test_a_failing_job_is_logged_and_the_next_one_runs(caplog):
     idle, ran = Switch(), []
     idle.on = True
@@ -161,9 +219,14 @@ def test_the_server_is_idle_after_the_warm_up_and_a_quiet_spell_without_runs(mon
     assert ahead.server_idle()
 
 
-def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+def chain(request: ahead.Request | None) -> list[ahead.Request]:
+    """The steps of a chain of requests, in order."""
+    return [] if request is None else [request, *chain(request.then)]
+
+
+def test_chapter_5_asks_for_the_next_notches_of_the_slider_moved(monkeypatch):
+    asked, chains = [], []
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)) or chains.append(chain(r)))
     at = start("chapters/5_in_context.py", {"icl.steps": "50"})
     assert asked == []  # a first visit moved nothing
     at.slider(key="icl.heads").set_value(2).run()
@@ -172,6 +235,7 @@ def test_chapter_5_asks_for_the_next_notch_of_the_slider_moved(monkeypatch):
     settings = key[1]
     assert settings == vi.Settings("sine", 3.0, 0.1, 32, 3, 50, "softmax", 0)
     assert key == ("icl", settings, (0, False))
+    assert [r.key[1].heads for r in chains[0]] == [3, 4, 5][:cache_incontext.AHEAD_NOTCHES]
     at.slider(key="icl.noise").set_value(0.15).run()
     assert asked[-1][0][1].noise == 0.2 and asked[-1][0][1].heads == 2
 
@@ -197,7 +261,7 @@ def at_key(at) -> tuple:
 
 def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(monkeypatch):
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     at = start("chapters/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
     at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
     ok(at)
@@ -231,7 +295,7 @@ def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
 
 def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monkeypatch):
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "41"})
     assert asked == []  # a first visit moved nothing
     at.select_slider(key="data.n").set_value(200).run()  # 150 → 200: 300 comes next
@@ -248,7 +312,7 @@ def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monke
 
 def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "43", "data.n": "20"})
     at.select_slider(key="data.n").set_value(10).run()  # 20 → 10, the end: nothing asked
     at.select_slider(key="data.n").set_value(20).run()  # 10 → 20: 30 comes next
@@ -266,7 +330,7 @@ def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatc
 
 def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     for page in ("chapters/4_attention.py", None):
         at = start(page, {"attn.steps": "150"})
         at.select_slider(key="data.n").set_value(200).run()
@@ -277,7 +341,7 @@ def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
 
 def test_an_uploaded_csv_has_no_next_n(monkeypatch):
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     ds = kv.load_csv(b"x,y\n0,1\n1,2\n2,2.5\n3,4\n")
     data = Data(key=("csv", "0" * 64, "x", "y"), ds=ds, train=ds)
     monkeypatch.setattr(ahead.st, "session_state", {})
@@ -290,7 +354,7 @@ def n_moved_to_30(monkeypatch, page: str | None, query: dict[str, str]) -> tuple
     """``page`` opened at 20 points with ``query``, then the sidebar's n moved to 30: the one request it
     asked for (key and job), and the AppTest."""
     asked = []
-    monkeypatch.setattr(ahead, "ask", lambda key, job: asked.append((key, job)))
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
     at = start(page, {**query, "data.n": "20"})
     at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
     ok(at)

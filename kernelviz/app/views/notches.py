@@ -2,8 +2,9 @@
 
 Pure functions of a page's settings (a NamedTuple, one field a control): ``Notch`` is a slider from ``low``
 to ``high`` by ``step``, ``Options`` a slider over a list of values. ``next_settings`` says where a teacher
-stepping through one slider goes next; ``snapped`` puts each value on its notch (0.1 + 0.05 is 0.15), so
-that the settings a page reads and the ones ``next_settings`` steps to are the same cache key.
+stepping through one slider goes next, ``settings_ahead`` the next few steps; ``snapped`` puts each value on
+its notch (0.1 + 0.05 is 0.15), so that the settings a page reads and the ones ``next_settings`` steps to
+are the same cache key.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["Notch", "Options", "next_settings", "snapped"]
+__all__ = ["Notch", "Options", "next_settings", "settings_ahead", "snapped"]
 
 S = TypeVar("S", bound=tuple)
 
@@ -78,3 +79,13 @@ def next_settings(before: S | None, now: S, notches: Mapping[str, Notch | Option
         return None
     value = notch.after(getattr(now, field), up)
     return None if value is None else now._replace(**{field: value})  # type: ignore[attr-defined]
+
+
+def settings_ahead(before: S | None, now: S, notches: Mapping[str, Notch | Options], count: int) -> list[S]:
+    """The next ``count`` settings of a teacher who keeps stepping the slider that moved from ``before`` to
+    ``now`` (``next_settings`` again and again), fewer where the slider reaches its end."""
+    ahead: list[S] = []
+    while len(ahead) < count and (after := next_settings(before, now, notches)) is not None:
+        ahead.append(after)
+        before, now = now, after
+    return ahead

@@ -8,8 +8,14 @@ the run sent) and the warm-up has ended (``WARMED``). The job fills the same cac
 next notch is drawn from them. The sidebar's number of points is a slider of every page that uses the data
 (``prepare_next_data``): a page's job then computes what the page needs on the data set one notch further.
 
+A presenter who presses a slider several times in a row leaves the server idle only for moments between
+the presses: a page whose jobs are short asks for a few notches (``depth``), a chain of requests (``then``),
+so that the job for the notch after next has run by the time that press comes. Each step of a chain waits
+for an idle server again, and a newer request replaces what is left of it.
+
 Only the newest request is kept: one that waited while other runs went on is stale by the time the
-server is idle. A job that fails is logged and forgotten: it only costs the speed it would have bought.
+server is idle. A step whose key was among the last ``DONE_KEPT`` run is skipped (its value is cached).
+A job that fails is logged and forgotten: it only costs the speed it would have bought.
 A run that starts during a job and needs the value the job is computing waits for it (Streamlit's lock
 on each cached value) instead of computing it again; a run that needs something else shares the core with
 the job until the job ends. ``KERNELVIZ_AHEAD=0`` turns it off.
@@ -23,6 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping
+from functools import partial
 from typing import NamedTuple
 
 import streamlit as st
@@ -31,7 +38,7 @@ import kernelviz as kv
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
 from kernelviz.app.ui.widgets.sidebar import builtin_data, native_sample, point_options
-from kernelviz.app.views.notches import Notch, Options, next_settings
+from kernelviz.app.views.notches import Notch, Options, settings_ahead
 
 __all__ = ["QUIET_S", "Ahead", "Request", "Sample", "ask", "prepare_next", "prepare_next_data"]
 
@@ -42,10 +49,12 @@ ENV = "KERNELVIZ_AHEAD"
 
 
 class Request(NamedTuple):
-    """What a page will need next (``key``, to tell requests apart) and the ``job`` that computes it."""
+    """What a page will need next (``key``, to tell requests apart), the ``job`` that computes it and the
+    request to run after it, if any (``then``: the notch after)."""
 
     key: Hashable
     job: Callable[[], object]
+    then: Request | None = None
 
 
 def server_idle() -> bool:
@@ -65,11 +74,9 @@ class Ahead:
         self._thread: threading.Thread | None = None
 
     def ask(self, request: Request) -> None:
-        """Run ``request.job`` when the server is idle, in place of any request still waiting; a request
-        whose key was the last one run is dropped."""
+        """Run ``request.job`` (and then its ``then``) when the server is idle, in place of any request
+        still waiting."""
         with self._wake:
-            if self.done[-1:] == [request.key]:
-                return
             self._request = request
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve, name="kernelviz-ahead", daemon=True)
@@ -101,32 +108,42 @@ class Ahead:
                 request, self._request = self._request, None
             if request is None or self._stop.is_set():
                 continue
-            try:
-                request.job()
-            except Exception:
-                logging.getLogger("kernelviz").exception("preparing %r failed", request.key)
-            self.done = [*self.done[-DONE_KEPT + 1 :], request.key]
+            if request.key not in self.done:
+                self._run(request)
+            with self._wake:
+                if self._request is None:  # no newer request: the rest of the chain
+                    self._request = request.then
+
+    def _run(self, request: Request) -> None:
+        try:
+            request.job()
+        except Exception:
+            logging.getLogger("kernelviz").exception("preparing %r failed", request.key)
+        self.done = [*self.done[-DONE_KEPT + 1 :], request.key]
 
 
 _AHEAD = Ahead()
 
 
-def ask(key: Hashable, job: Callable[[], object]) -> None:
-    """The server's ``Ahead``: run ``job`` (what a page will need at ``key``) when the server is idle."""
+def ask(request: Request) -> None:
+    """The server's ``Ahead``: run ``request`` (what a page will need next) when the server is idle."""
     if os.environ.get(ENV, "1") != "0":
-        _AHEAD.ask(Request(key, job))
+        _AHEAD.ask(request)
 
 
 def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch | Options],
-                 job: Callable[[tuple], object], context: Hashable = ()) -> None:
+                 job: Callable[[tuple], object], context: Hashable = (), depth: int = 1) -> None:
     """After a run of ``page``: ``settings`` one more notch along the slider moved since this session's
-    last run of it (``notches.next_settings``), prepared by ``job(next settings)`` when the server is idle.
-    ``context`` holds what else the job depends on (a toggle, a task number): part of the request's key."""
+    last run of it (``notches.settings_ahead``), and so on for ``depth`` notches, each prepared by
+    ``job(its settings)`` when the server is idle. ``context`` holds what else the job depends on (a toggle,
+    a task number): part of each request's key."""
     state = f"kv._ahead_before.{page}"  # not a widget (see ui.controls)
     before, st.session_state[state] = st.session_state.get(state), settings
-    after = next_settings(before, settings, notches)
-    if after is not None:
-        ask((page, after, context), lambda: job(after))
+    chain = None
+    for after in reversed(settings_ahead(before, settings, notches, depth)):
+        chain = Request((page, after, context), partial(job, after), chain)
+    if chain is not None:
+        ask(chain)
 
 
 class Sample(NamedTuple):
@@ -137,14 +154,15 @@ class Sample(NamedTuple):
     seed: int
 
 
-def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], context: Hashable = ()) -> None:
+def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], context: Hashable = (),
+                      depth: int = 1) -> None:
     """After a run of ``page`` on a built-in data set: that data set with the sidebar's number of points one
     more notch along the way it moved since this session's last run of the page, prepared by ``job(that
-    data)`` when the server is idle. ``context`` holds the page's settings the job computes with. An
-    uploaded CSV has no such slider: nothing is prepared for it."""
+    data)`` when the server is idle (``depth`` notches, as ``prepare_next``). ``context`` holds the page's
+    settings the job computes with. An uploaded CSV has no such slider: nothing is prepared for it."""
     source = data.key[0]
     if not isinstance(source, str) or source not in kv.DATASETS:
         return
     sample = Sample(source, int(data.key[1]), int(data.key[2]))
     notches = {"n": Options(point_options(source), native_sample(source)[0])}
-    prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context)
+    prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context, depth)

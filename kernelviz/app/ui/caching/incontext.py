@@ -21,6 +21,7 @@ from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext.evaluation import LengthscaleSearch, SweepRow
 
 __all__ = [
+    "AHEAD_NOTCHES",
     "SWEEP_NOISE",
     "SWEEP_ROUGHNESS",
     "SWEEP_STEPS",
@@ -35,6 +36,8 @@ __all__ = [
     "task",
 ]
 
+AHEAD_NOTCHES = 3  # prepared ahead (ahead.prepare_next): a layer pretrains in 0.2-0.4 s, three keep up with a
+# presenter pressing a slider in a row (benchmarks/bench_sliders.py --in-a-row 4 --chapter "In context")
 SWEEP_STEPS = 500  # the sweep pretrains seven layers: a third of the default steps each keeps it to seconds
 SWEEP_ROUGHNESS = (1.5, 3.0, 6.0, 10.0)  # at the base noise 0.1
 SWEEP_NOISE = (0.0, 0.3, 1.0)  # at the base roughness 3
