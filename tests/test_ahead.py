@@ -14,6 +14,7 @@ from test_app import ok, start
 import kernelviz as kv
 from kernelviz.app.ui import server
 from kernelviz.app.ui.caching import ahead, kept
+from kernelviz.app.ui.caching import attention as cache_attention
 from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.views import incontext as vi
@@ -260,14 +261,15 @@ def at_key(at) -> tuple:
 
 
 def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, chains = [], []
+    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)) or chains.append(chain(r)))
     at = start("chapters/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
     at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
     ok(at)
     (key, job), = asked
     after = LAYER._replace(heads=6, d_qk=4, steps=150, learning_rate=0.05, seed=31)
     assert key == ("attn", after, at_key(at))
+    assert [r.key[1].heads for r in chains[0]] == [6, 7, 8][:cache_attention.AHEAD_NOTCHES]
     trained = []
     real = kv.fit_attention
     monkeypatch.setattr(kv, "fit_attention", lambda *a, **k: trained.append(k["heads"]) or real(*a, **k))
