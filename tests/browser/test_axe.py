@@ -1,7 +1,8 @@
 """axe-core (bundled in axe-playwright-python) on every page in Chromium: no serious or critical violation of
 the WCAG 2.1 A and AA rules, on every page at its defaults in the light and the dark theme, with the
 explanation of x* open, with a replay on, in a lesson scene, and in the copy-as-scene dialog; and on a phone
-(390 × 844), where a display formula wider than the column would be a scrolling region no key reaches."""
+(390 × 844) and at WCAG's reflow width (320 px), where a display formula wider than the column would be a
+scrolling region no key reaches."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ VERDICT = "/Right\\.|Not this time\\.|Spot on\\.|Close\\.|Not quite\\./"
 
 
 WIDE = {"viewport": {"width": 1280, "height": 900}}
+NARROW = {"390 × 844": PHONE, "320 × 640": {**PHONE, "viewport": {"width": 320, "height": 640}}}
 
 
 def audit(browser: Any, url: str, scheme: str, press: str | None = None, screen: dict = WIDE) -> list[str]:
@@ -79,6 +81,8 @@ def test_no_serious_violation_in_other_states(warm_server: StreamlitServer, brow
     assert audit(browser, warm_server.url + path, "light", press) == []
 
 
+@pytest.mark.parametrize("screen", list(NARROW))
 @pytest.mark.parametrize("name", list(ON_A_PHONE))
-def test_no_serious_violation_on_a_phone(warm_server: StreamlitServer, browser: Any, name: str) -> None:
-    assert audit(browser, warm_server.url + ON_A_PHONE[name], "light", screen=PHONE) == []
+def test_no_serious_violation_on_a_phone(warm_server: StreamlitServer, browser: Any, name: str,
+                                         screen: str) -> None:
+    assert audit(browser, warm_server.url + ON_A_PHONE[name], "light", screen=NARROW[screen]) == []

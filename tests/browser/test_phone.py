@@ -1,7 +1,8 @@
 """A phone (390 × 844, touch) in Chromium: the lesson's presenter view and its predict-then-reveal box are
 usable with a thumb (every button, choice, checkbox, select and number box at least 44 × 44 px; a slider's
 thumb takes a touch 21 px from its centre), no chart's title runs past the chart or is covered by a toolbar,
-and nothing scrolls sideways (``kernelviz/app/ui/widgets/access.py`` holds the CSS)."""
+every choice of a segmented control is in view (they wrap), and nothing scrolls sideways
+(``kernelviz/app/ui/widgets/access.py`` holds the CSS)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ VIEWS = {
     "a lesson question": "/?lesson=from-kernel-regression-to-attention&scene=3",
     "a question with choices": "/?lesson=from-kernel-regression-to-attention&scene=13",
     "chapter 1": "/kernel-regression",
+    "chapter 3, a question with long choices": "/multi-head",
 }
 TARGETS = ('button, [data-testid="stCheckbox"] label, [data-testid="stNumberInputContainer"], '
            '[data-testid="stSelectbox"] [data-baseweb="select"] > div')
@@ -40,7 +42,10 @@ MEASURE_JS = """(targets) => {
     return t && t.getBoundingClientRect().right > svg.right + 1 ? [t.textContent] : []; });
   const toolbars = [...main.querySelectorAll('.modebar-container')]
     .filter(e => getComputedStyle(e).display !== 'none').length;
-  return {small, thumbs, titles, toolbars, sideways: document.documentElement.scrollWidth - innerWidth};
+  const clipped = [...main.querySelectorAll('[data-testid="stButtonGroup"] button')].filter(shown)
+    .filter(b => b.getBoundingClientRect().right > innerWidth).map(label);
+  const sideways = document.documentElement.scrollWidth - innerWidth;
+  return {small, thumbs, titles, toolbars, clipped, sideways};
 }"""
 
 
@@ -58,4 +63,5 @@ def test_a_phone_can_use_it_with_a_thumb(warm_server: StreamlitServer, browser: 
     assert found["small"] == []
     assert all(found["thumbs"]) and (found["thumbs"] or view != "a lesson question")
     assert found["titles"] == [] and found["toolbars"] == 0
+    assert found["clipped"] == []  # every choice of a button group in view: none hidden past the edge
     assert found["sideways"] <= 0

@@ -10,8 +10,9 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   region (``overflow-x: auto``) that no key could reach; a little padding holds the struts.
 * Display formulas on a narrow screen (at most 640 px): a formula wider than the column was such a region
   too. There they break into lines as TeX breaks a formula in running text, after a relation (=, ∼), a
-  binary operator (+, −) or a ``\\allowbreak``, and their type is 10 % smaller; a part in braces ``{…}``
-  stays on one line. A formula of rows (``aligned``) cannot break, so its rows are written to fit.
+  binary operator (+, −) or a ``\\allowbreak``, and their type is 10 % smaller, and smaller still below
+  390 px (3.7 % of the width), so that every formula fits at the 320 px of WCAG's reflow; a part in braces
+  ``{…}`` stays on one line. A formula of rows (``aligned``) cannot break, so its rows are written to fit.
 * Touch screens (``pointer: coarse``): every button, choice, checkbox and the sidebar's and menu's buttons
   are at least 44 × 44 px, and a slider's 12 px thumb takes touches 16 px around it (an invisible margin).
 * Replays by keyboard: Plotly draws a replay's Play and Pause as SVG that no key reaches. A small script
@@ -21,7 +22,9 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   every page it made chapter 3's presses about 10 % slower.
 * Phones (a touch screen at most 640 px wide): Plotly's toolbar, which a tap shows over the chart's title,
   is not drawn (Streamlit's own full-screen button stays). On every screen that narrow, a window made
-  narrow included, chart titles are set at 12 px so that they fit the width.
+  narrow included, chart titles are set at 12 px so that they fit the width, and a segmented control's
+  choices (a question's guesses, a section's pictures) wrap onto more lines instead of running past the
+  edge, where only a sideways swipe found them.
 """
 
 from __future__ import annotations
@@ -39,9 +42,10 @@ CSS = """<style>
 [data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] * { color: inherit !important; }
 .katex-display { padding: 0 0.3em 0.5em; }
 @media (max-width: 640px) {
-  .katex-display { font-size: 0.9em; }
+  .katex-display { font-size: min(0.9em, 3.7vw); }
   .katex-display > .katex { white-space: normal; }
   .js-plotly-plot .gtitle { font-size: 12px !important; }
+  [data-testid="stButtonGroup"] [role="radiogroup"] { flex-wrap: wrap; }
 }
 @media (pointer: coarse) {
   [data-testid^="stBaseButton-"], [data-testid="stButtonGroup"] button,
