@@ -13,9 +13,8 @@ from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views import MaskedView
 from kernelviz.app.views.incontext import Settings
-from kernelviz.app.views.training import MaskedSettings
+from kernelviz.app.views.training import MaskedSettings, holdout_within
 from kernelviz.models import incontext
-from kernelviz.models.holdout import holdout_range
 from kernelviz.models.smoothing import Smooth
 
 __all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead", "prepare"]
@@ -27,9 +26,9 @@ def _fit(data: Data) -> Smooth:
 
 def _masked(data: Data) -> MaskedView:
     m = defaults.MASKED
-    holdout = min(m.holdout, holdout_range(len(data.train))[1])
-    return cache.masked_view(data, MaskedSettings(kernel=m.kernel, holdout=holdout, steps=m.steps,
-                                                  learning_rate=m.learning_rate, seed=m.seed))
+    s = MaskedSettings(kernel=m.kernel, holdout=m.holdout, steps=m.steps, learning_rate=m.learning_rate,
+                       seed=m.seed)
+    return cache.masked_view(data, holdout_within(s, len(data.train)))
 
 
 def prepare(data: Data) -> None:
