@@ -225,9 +225,15 @@ def chain(request: ahead.Request | None) -> list[ahead.Request]:
     return [] if request is None else [request, *chain(request.then)]
 
 
-def test_chapter_5_asks_for_the_next_notches_of_the_slider_moved(monkeypatch):
+def record_asks(monkeypatch) -> tuple[list[tuple], list[list[ahead.Request]]]:
+    """What pages ask ``ahead`` for from now on: each request's first step as (key, job), and each chain."""
     asked, chains = [], []
     monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)) or chains.append(chain(r)))
+    return asked, chains
+
+
+def test_chapter_5_asks_for_the_next_notches_of_the_slider_moved(monkeypatch):
+    asked, chains = record_asks(monkeypatch)
     at = start("chapters/5_in_context.py", {"icl.steps": "50"})
     assert asked == []  # a first visit moved nothing
     at.slider(key="icl.heads").set_value(2).run()
@@ -261,8 +267,7 @@ def at_key(at) -> tuple:
 
 
 def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(monkeypatch):
-    asked, chains = [], []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)) or chains.append(chain(r)))
+    asked, chains = record_asks(monkeypatch)
     at = start("chapters/4_attention.py", {"attn.steps": "150", "attn.seed": "31"})
     at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
     ok(at)
@@ -296,8 +301,7 @@ def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
 
 
 def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, _ = record_asks(monkeypatch)
     at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "41"})
     assert asked == []  # a first visit moved nothing
     at.select_slider(key="data.n").set_value(200).run()  # 150 → 200: 300 comes next
@@ -313,8 +317,7 @@ def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monke
 
 
 def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, _ = record_asks(monkeypatch)
     at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "43", "data.n": "20"})
     at.select_slider(key="data.n").set_value(10).run()  # 20 → 10, the end: nothing asked
     at.select_slider(key="data.n").set_value(20).run()  # 10 → 20: 30 comes next
@@ -331,8 +334,7 @@ def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatc
 
 
 def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, _ = record_asks(monkeypatch)
     for page in ("chapters/4_attention.py", None):
         at = start(page, {"attn.steps": "150"})
         at.select_slider(key="data.n").set_value(200).run()
@@ -342,8 +344,7 @@ def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
 
 
 def test_an_uploaded_csv_has_no_next_n(monkeypatch):
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, _ = record_asks(monkeypatch)
     ds = kv.load_csv(b"x,y\n0,1\n1,2\n2,2.5\n3,4\n")
     data = Data(key=("csv", "0" * 64, "x", "y"), ds=ds, train=ds)
     monkeypatch.setattr(ahead.st, "session_state", {})
@@ -355,8 +356,7 @@ def test_an_uploaded_csv_has_no_next_n(monkeypatch):
 def n_moved_to_30(monkeypatch, page: str | None, query: dict[str, str]) -> tuple[tuple, Callable, object]:
     """``page`` opened at 20 points with ``query``, then the sidebar's n moved to 30: the one request it
     asked for (key and job), and the AppTest."""
-    asked = []
-    monkeypatch.setattr(ahead, "ask", lambda r: asked.append((r.key, r.job)))
+    asked, _ = record_asks(monkeypatch)
     at = start(page, {**query, "data.n": "20"})
     at.select_slider(key="data.n").set_value(30).run()  # 20 → 30: 50 comes next
     ok(at)
