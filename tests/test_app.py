@@ -19,7 +19,9 @@ from prosetools import assert_frame, shown
 from streamlit.testing.v1 import AppTest
 
 import kernelviz as kv
+from kernelviz.app import figures as kf
 from kernelviz.app import ui
+from kernelviz.app.figures.numbers import SIGNIFICANT, SINGLE_TOL
 from kernelviz.core.kernels import get_kernel
 from kernelviz.data.csvfile import MAX_CSV_MB
 from kernelviz.models.heads import SEEDS_MAX
@@ -42,6 +44,16 @@ GOOD_CSV = b"time,signal\n" + b"".join(
 )
 WIDE_CSV = b"a,b,c\n" + b"".join(f"{i},{i * i % 7},{math.cos(i):.4f}\n".encode() for i in range(30))
 BAD_CSV = b"only one column\n1\n2\n3\n"
+
+
+
+def assert_sent(got: object, want: object) -> None:
+    """``got``, numbers a chart sent, is ``want`` up to the rounding they travel with: ``SINGLE_TOL`` / 2 of
+    their range, or (on a log axis) ``SIGNIFICANT`` digits of each; here with twice that room."""
+    want = np.asarray(want, dtype=np.float64)
+    finite = want[np.isfinite(want)]
+    reach = float(np.ptp(finite)) if finite.size else 0.0
+    np.testing.assert_allclose(got, want, rtol=10.0 ** (1 - SIGNIFICANT), atol=SINGLE_TOL * reach)
 
 
 _REGISTRY: dict = {}
@@ -184,7 +196,8 @@ def test_my_chapters_quote_maths_sources_and_prompts(page):
 
 def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
     """Every chart of every chapter: Plotly's own validation accepts its spec (the builders assemble their
-    layout without property-by-property checks), it has an axis title, a PNG download and the theme."""
+    layout without property-by-property checks), it has an axis title, a PNG download and the light theme's
+    look in its own layout (no template; AppTest has no browser, hence no dark theme)."""
     views = [(page, None) for page in (KR, MASKED, "chapters/3_multihead.py")]
     pictures = ("heads", "wo", "kernel", "sequence", "selfcross", "loss")
     views += [("chapters/4_attention.py", p) for p in pictures]
@@ -199,7 +212,8 @@ def test_every_figure_is_valid_plotly_with_axis_titles_and_png_download():
             axes = [v for k, v in layout.items() if k.startswith(("xaxis", "yaxis"))]
             titled = [a.get("title", {}).get("text") for a in axes]
             assert any(titled), f"{c.proto.id} has no axis title"
-            assert c.proto.theme == "streamlit"
+            assert c.proto.theme == "" and layout["template"] is None
+            assert layout["paper_bgcolor"] == kf.THEMES["light"].background
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -424,7 +438,7 @@ def test_kernel_regression_starts_at_the_posts_lengthscale(source):
     fits = charts(at)
     line = values(trace(fits["kr.fit"], "kernel regression")["y"])
     want = kv.nadaraya_watson(ds.grid(ui.GRID_POINTS), ds.x, ds.y, ell, with_weights=False).mean
-    np.testing.assert_allclose(line, want, rtol=1e-6)
+    assert_sent(line, want)
     # the post's four panels, with the post's ℓ and ours in each title
     panels = fits["kr.multiples"]
     expected = [f"post ℓ = {p:g} → our ℓ = {p / SQRT2 * span / 6.0:.3g}" for p in (3.0, 0.5, 0.25, 0.05)]
@@ -432,7 +446,7 @@ def test_kernel_regression_starts_at_the_posts_lengthscale(source):
     fit_lines = [values(t["y"]) for t in panels["data"] if t["name"] == "fit m(x)"]
     for p, got in zip((3.0, 0.5, 0.25, 0.05), fit_lines, strict=True):
         want = kv.nadaraya_watson(ds.grid(ui.GRID_POINTS), ds.x, ds.y, p / SQRT2 * span / 6.0).mean
-        np.testing.assert_allclose(got, want, rtol=1e-6)
+        assert_sent(got, want)
 
 
 def test_masked_training_is_the_posts_gaussian_kernel():

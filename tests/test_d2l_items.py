@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import pytest
 from pagetools import array
 from prosetools import shown
-from test_app import MASKED_CH, charts, ok, start, values
+from test_app import MASKED_CH, assert_sent, charts, ok, start, values
 
 import kernelviz as kv
 from kernelviz.app import views
@@ -79,7 +79,7 @@ def test_chapter_2_draws_the_ports_validation_loss_beside_its_training_loss():
     go.Figure(loss)  # valid Plotly
     ds = kv.d2l_data()
     expected = [djl_validation(ds.x, ds.y, w, X_TEST, d2l_mean(X_TEST)) for w in port_ws(ds.x, ds.y, 10)]
-    np.testing.assert_allclose(values(loss["data"][1]["y"]), expected, rtol=1e-6)  # charts carry float32
+    assert_sent(values(loss["data"][1]["y"]), expected)
     text = [m.value for m in at.markdown]
     shown(text, MASKED_CH, "kotlin_validation")
     said = shown(text, MASKED_CH, "kotlin_validation_result")
@@ -122,14 +122,14 @@ def test_sources_links_open_d2ls_nonparametric_pooling_as_d2l_draws_it(fragment)
     ds = kv.d2l_data()
     figs = charts(at)
     heat = next(t for t in figs["kr.d2l_heatmap"]["data"] if t["type"] == "heatmap")
-    np.testing.assert_allclose(values(heat["y"]), X_TEST, atol=1e-6)  # rows: d2l's 50 test inputs
-    np.testing.assert_allclose(values(heat["x"]), ds.x, atol=1e-6)  # columns: its 50 sorted training inputs
+    assert_sent(values(heat["y"]), X_TEST)  # rows: d2l's 50 test inputs
+    assert_sent(values(heat["x"]), ds.x)  # columns: its sorted training inputs
     z = array(heat["z"])
     assert z.shape == (50, 50)
     np.testing.assert_allclose(z, d2l_weights(X_TEST, ds.x), atol=1e-6)
     pred = next(t for t in figs["kr.d2l_fit"]["data"] if t["name"].startswith("prediction at ℓ = 1"))
-    np.testing.assert_allclose(values(pred["x"]), X_TEST, atol=1e-6)
-    np.testing.assert_allclose(values(pred["y"]), d2l_weights(X_TEST, ds.x) @ ds.y, rtol=1e-6)
+    assert_sent(values(pred["x"]), X_TEST)
+    assert_sent(values(pred["y"]), d2l_weights(X_TEST, ds.x) @ ds.y)
     error = np.sqrt(np.mean(np.square(d2l_weights(X_TEST, ds.x) @ ds.y - d2l_mean(X_TEST))))
     assert float(at.metric[0].value) == pytest.approx(error, rel=1e-2)
     # the exercise's link also runs it for every n; the figures' links leave that to the reader

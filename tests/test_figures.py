@@ -9,6 +9,7 @@ import pytest
 
 from kernelviz.app import figures as kf
 from kernelviz.app.figures import styling
+from kernelviz.app.figures.numbers import compact
 from kernelviz.app.ui.caching.scrub import Path
 
 
@@ -365,18 +366,20 @@ def test_log_axes_of_every_builder_label_whole_values():
         assert not any(c in "".join(axis.ticktext) for c in "µμmk")  # no SI prefixes
 
 
-def test_compact_sends_float32_only_where_nothing_visible_changes():
+def test_compact_sends_short_decimals_except_where_rounding_would_show():
     x = np.linspace(0, 1, 50)
-    stamps = 1.6e9 + np.arange(50.0)  # seconds since 1970: float32 would merge neighbours
+    stamps = 1.6e9 + np.arange(50.0)  # seconds since 1970: neighbours stay apart
     fig = go.Figure([go.Scatter(x=x, y=np.sin(x)), go.Scatter(x=stamps, y=[float(v) for v in x]),
                      go.Scatter(x=["a", "b"], y=[np.nan, 1e300]), go.Heatmap(z=np.outer(x, x))])
-    kf.compact(fig)
-    assert fig.data[0].x.dtype == fig.data[0].y.dtype == np.float32
-    assert fig.data[1].x.dtype == np.float64 and fig.data[1].y.dtype == np.float32
-    assert tuple(fig.data[2].x) == ("a", "b") and fig.data[2].y[1] == 1e300
-    assert fig.data[3].z.dtype == np.float32
-    np.testing.assert_allclose(fig.data[0].y, np.sin(x), rtol=1e-6)
-    assert '"dtype":"f4"' in fig.to_json()
+    data = [t.to_plotly_json() for t in fig.data]
+    compact(data)
+    assert all(isinstance(t[p], list) for t in data for p in ("x", "y") if p in t)
+    assert data[1]["x"] == stamps.tolist()  # in full
+    assert max(len(repr(v)) for v in data[0]["y"]) <= len("0.841471")  # 1e-5 of the range: six decimals
+    assert tuple(data[2]["x"]) == ("a", "b") and data[2]["y"][1] == 1e300
+    assert np.shape(data[3]["z"]) == (50, 50)
+    np.testing.assert_allclose(data[0]["y"], np.sin(x), atol=1e-6)
+    assert "bdata" not in json.dumps(data)
 
 
 def test_scrub_frames_replace_the_fit_and_its_band():
@@ -396,8 +399,7 @@ def test_scrub_frames_replace_the_fit_and_its_band():
     np.testing.assert_allclose(fig.frames[2].data[0].y, means[2], rtol=1e-6, atol=1e-6)  # float32
     assert np.isnan(fig.frames[0].data[1].y).any() and not np.isnan(fig.frames[1].data[1].y).any()
     assert fig.frames[0].layout.title.text == "ℓ = 0.05"
-    kf.compact(fig)
-    assert fig.frames[2].data[0].y.dtype == np.float32
+    assert kf.themed(fig, "light").frames[2].data[0].y.dtype == np.float32  # frames stay binary
 
 
 @pytest.mark.parametrize("height", [300, 350, 420, 600])

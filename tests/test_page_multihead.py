@@ -25,7 +25,7 @@ from pagetools import (
     traces_named,
 )
 from prosetools import assert_frame, shown
-from test_app import charts, metric, ok, start
+from test_app import assert_sent, charts, metric, ok, start
 
 import kernelviz as kv
 from kernelviz.app import defaults
@@ -146,12 +146,11 @@ def test_post_panels_are_trained_live_and_drawn_on_the_grid():
     grid = ds.grid(defaults.GRID_POINTS)
     for h, trace in zip(panels, fits, strict=True):
         x, f = array(trace["x"]), array(trace["y"])
-        np.testing.assert_allclose(x, grid)  # the 256-point grid, nothing finer
+        assert_sent(x, grid)  # the 256-point grid, nothing finer
         # the panel is the post's own run of its MultiheadGaussianKernel: H heads, hold-out 1, 1,000 steps
         want = kv.fit(ds.x, ds.y, heads=h, holdout=1, steps=1000, learning_rate=0.2, seed=2024,
                       multihead=True, arithmetic="post")
-        np.testing.assert_allclose(f, kv.predict_heads(grid, ds.x, ds.y, want.lengthscales, want.mixing).mean,
-                                   rtol=1e-6, atol=1e-9)
+        assert_sent(f, kv.predict_heads(grid, ds.x, ds.y, want.lengthscales, want.mixing).mean)
         block = _post_block(table, h)
         np.testing.assert_allclose(block["ℓₕ here"], want.lengthscales, rtol=1e-3)
         np.testing.assert_allclose(block["uₕ here"], want.mixing, atol=0.005)  # shown with two decimals

@@ -1,6 +1,8 @@
 """The chart colours: every line and marker colour stands 3:1 against the light and the dark theme's
-background (WCAG 2.1, 1.4.11 non-text contrast), and no two stay alike for deuteranopia or protanopia
-(colorspacious simulates both, after Machado et al. 2009, and measures distances in CAM02-UCS)."""
+background (WCAG 2.1, 1.4.11 non-text contrast), a chart's text 4.5:1 (1.4.3), and no two lines stay alike
+for deuteranopia or protanopia (colorspacious simulates both, after Machado et al. 2009, and measures
+distances in CAM02-UCS). The backgrounds are ``kf.THEMES``'s, which ``tests/browser/test_theme.py`` finds
+to be the pages' own."""
 
 import itertools
 import tomllib
@@ -10,14 +12,10 @@ import colorspacious
 import numpy as np
 import pytest
 
-from kernelviz.app.figures import styling
+from kernelviz.app.figures import THEMES, styling
 
 CONFIG = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
-DARK_DEFAULT = "#0E1117"  # Streamlit's dark background, used when the config names none
-BACKGROUNDS = {
-    "light": CONFIG["theme"]["light"].get("backgroundColor", "#FFFFFF"),
-    "dark": CONFIG["theme"]["dark"].get("backgroundColor", DARK_DEFAULT),
-}
+BACKGROUNDS = {kind: theme.background for kind, theme in THEMES.items()}
 LINES = sorted({*styling.COLORS.values(), *styling.HEAD_COLORS})
 GREY = styling.COLORS["data"]  # the data's points and dotted markers: told apart by their kind, not colour
 APART = 10.0  # CAM02-UCS ΔE: Okabe–Ito's own closest pair of these roles is 13; 1 is a just-noticeable step
@@ -50,6 +48,18 @@ def test_contrast_matches_the_wcag_examples():
 @pytest.mark.parametrize("color", LINES)
 def test_every_line_colour_stands_3_to_1_on_both_themes(color, theme):
     assert contrast(color, BACKGROUNDS[theme]) >= 3.0, (color, theme)
+
+
+def test_the_light_charts_stand_on_the_configured_background():
+    assert THEMES["light"].background == CONFIG["theme"]["light"]["backgroundColor"]
+    assert THEMES["light"].title == CONFIG["theme"]["light"]["textColor"]
+
+
+@pytest.mark.parametrize("kind", sorted(THEMES))
+@pytest.mark.parametrize("role", ["title", "legend", "muted"])
+def test_chart_text_stands_4_5_to_1_on_its_theme(kind, role):
+    theme = THEMES[kind]
+    assert contrast(getattr(theme, role), theme.background) >= 4.5, (kind, role)
 
 
 @pytest.mark.parametrize("cvd", ["deuteranomaly", "protanomaly"])

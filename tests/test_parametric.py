@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from prosetools import shown
-from test_app import MASKED, MASKED_CH, charts, metric, ok, page_texts, start, titles, values
+from test_app import MASKED, MASKED_CH, assert_sent, charts, metric, ok, page_texts, start, titles, values
 
 import kernelviz as kv
 from kernelviz.app import defaults
@@ -168,13 +168,13 @@ def test_d2l_section_runs_d2ls_training_and_draws_its_figures():
     figs = charts(at)
     loss = figs["masked.d2l_loss"]["data"][0]
     np.testing.assert_array_equal(values(loss["x"]), [1, 2, 3, 4, 5])
-    np.testing.assert_allclose(values(loss["y"]), fit.losses, rtol=1e-6)  # charts carry float32
+    assert_sent(values(loss["y"]), fit.losses)
     assert figs["masked.d2l_loss"]["layout"]["xaxis"]["title"]["text"] == "epoch"
     # d2l's heatmaps: queries its test inputs arange(0, 5, 0.1), keys the sorted training inputs
     heat = [t for t in figs["masked.d2l_heatmaps"]["data"] if t["type"] == "heatmap"]
     assert len(heat) == 2
     np.testing.assert_allclose(values(heat[0]["y"]), np.arange(0.0, 5.0, 0.1), atol=1e-12)
-    np.testing.assert_allclose(values(heat[0]["x"]), ds.x)
+    assert_sent(values(heat[0]["x"]), ds.x)
     assert titles(figs["masked.d2l_heatmaps"])[1] == f"learned w = {1.0 / fit.lengthscales[0]:.3g}"
     assert "nonparametric, w = 1" in [t["name"] for t in figs["masked.d2l_fit"]["data"]]
     text = page_texts(at)
@@ -201,7 +201,7 @@ def test_kotlin_port_trains_with_each_point_among_its_keys():
     fit = port(10)
     assert metric(at, "Learned w after 10 epochs") == pytest.approx(1.0 / fit.lengthscales[0], rel=1e-3)
     loss = values(charts(at)["masked.d2l_loss"]["data"][0]["y"])
-    np.testing.assert_allclose(loss, fit.losses.reshape(10, 5).mean(axis=1), rtol=1e-6)  # float32 chart
+    assert_sent(loss, fit.losses.reshape(10, 5).mean(axis=1))
     text = page_texts(at)
     assert shown(text, MASKED_CH, "kotlin_runs") == {"epochs": "10"}
     shown(text, MASKED_CH, "kotlin_why")
@@ -221,6 +221,6 @@ def test_d2l_section_can_train_on_the_sidebars_data():
     at = start(MASKED, {"masked.d2l_sidebar": "true"})
     heat = [t for t in charts(at)["masked.d2l_heatmaps"]["data"] if t["type"] == "heatmap"]
     ds = kv.blog_data()
-    np.testing.assert_allclose(values(heat[0]["x"]), ds.x)
+    assert_sent(values(heat[0]["x"]), ds.x)
     w = 1.0 / kv.fit_parametric(ds.x, ds.y).lengthscales[0]
     assert metric(at, "Learned w") == pytest.approx(w, rel=1e-3)

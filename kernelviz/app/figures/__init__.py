@@ -17,13 +17,16 @@ Conventions that every builder keeps:
 * NaN never becomes a line: lines use ``connectgaps=False`` so a NaN (an empty kernel window) is a gap,
   and bands are drawn as one closed polygon per finite run (``band_polygon``).
 * Axis titles name the quantity ("lengthscale ℓ", "sorted training inputs xᵢ (keys)").
-* Colours come from ``COLORS``/``HEAD_COLORS`` with transparency added by ``rgba``; the template is left
-  to the caller (the app passes ``theme="streamlit"`` so figures follow the light or dark theme).
+* Colours come from ``COLORS``/``HEAD_COLORS`` with transparency added by ``rgba``; the light or dark
+  theme's fonts, backgrounds and grid are set last, by ``themed`` (the app sends the figure with
+  ``theme=None``).
 
 The builders live in modules by what they draw, and every public name is available from this package
 (``from kernelviz.app import figures as kf; kf.fit_figure(...)``):
 
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
+* ``numbers``: a figure's numbers as they travel (``compact``: short decimals and a data revision);
+* ``theme``: the light and dark themes' look, set in a figure by ``themed``;
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve``, the data a fit is drawn
   over (``Points``), several heads' fits (``Mixture``) and the fit figures;
@@ -91,7 +94,6 @@ from kernelviz.app.figures.styling import (
     HEAD_COLORS,
     Look,
     at_height,
-    compact,
     head_color,
     legend_below,
     png_config,
@@ -100,6 +102,7 @@ from kernelviz.app.figures.styling import (
     thumbnail,
 )
 from kernelviz.app.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
+from kernelviz.app.figures.theme import THEMES, ChartTheme, themed
 from kernelviz.app.figures.training import (
     LooPath,
     epoch_loss_figure,
@@ -117,7 +120,9 @@ __all__ = [
     "COLORS",
     "HEAD_COLORS",
     "PANEL_POINTS",
+    "THEMES",
     "ChartText",
+    "ChartTheme",
     "Curve",
     "LooPath",
     "Look",
@@ -134,7 +139,6 @@ __all__ = [
     "band_trace",
     "chart_tables",
     "class_answers_figure",
-    "compact",
     "coverage_figure",
     "data_trace",
     "describe",
@@ -173,6 +177,7 @@ __all__ = [
     "sequence_figure",
     "small_multiples_figure",
     "style",
+    "themed",
     "thin_heatmap",
     "thumbnail",
     "weight_sizes",

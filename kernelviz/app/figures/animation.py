@@ -10,7 +10,8 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
-from kernelviz.app.figures.styling import _single, controls_at, with_layout
+from kernelviz.app.figures.numbers import _single
+from kernelviz.app.figures.styling import controls_at, with_layout
 
 __all__ = ["SCRUB_FRAME_MS", "Frame", "Moves", "after_steps", "animated", "replay_frames", "showing",
            "trace_index"]

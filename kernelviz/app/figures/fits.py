@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.animation import Frame, animated, trace_index
+from kernelviz.app.figures.numbers import _single as _single
 from kernelviz.app.figures.styling import (
     BAND_ALPHA,
     COLORS,
@@ -29,7 +30,6 @@ from kernelviz.app.figures.styling import (
     subplot_grid,
     vec,
 )
-from kernelviz.app.figures.styling import _single as _single
 from kernelviz.runtime.shapes import even_indices
 
 PANEL_POINTS = 256  # data points drawn in each small-multiples panel (``small_multiples_figure``)

@@ -49,45 +49,6 @@ HEATMAP_SCALE = "Viridis"
 BAND_ALPHA = 0.18
 
 
-ARRAY_PROPS = ("x", "y", "z", "customdata")  # trace properties that hold the figure's numbers
-SINGLE_TOL = 1e-5  # float32 is kept when its largest error is below this share of the array's range
-
-
-def _single(a: object) -> object:
-    """``a`` as float32 when it is a float array whose largest rounding error, max |a − float32(a)|, is at
-    most ``SINGLE_TOL`` of its range (a drawing cannot show that); anything else unchanged."""
-    if isinstance(a, tuple | list) and a and all(isinstance(v, float) for v in a):
-        a = np.asarray(a, dtype=np.float64)
-    if not isinstance(a, np.ndarray) or a.dtype != np.float64 or a.size == 0:
-        return a
-    finite = a[np.isfinite(a)]
-    if finite.size == 0:
-        return a.astype(np.float32)
-    if np.max(np.abs(finite)) > np.finfo(np.float32).max / 2:
-        return a
-    small = a.astype(np.float32)
-    reach = float(np.ptp(finite)) or float(np.max(np.abs(finite))) or 1.0
-    if np.max(np.abs(finite - small[np.isfinite(a)])) > SINGLE_TOL * reach:
-        return a
-    return small
-
-
-def compact(fig: go.Figure) -> go.Figure:
-    """The figure with its float64 arrays and lists of floats sent as float32 where nothing visible changes
-    (``_single``): Plotly sends NumPy arrays as typed binary data (4 bytes a number instead of 8, or of
-    about 18 characters for a list), so a chart costs half the bytes or less. Animation frames are left
-    as they are: ``add_scrub`` builds them compact (reading them back through Plotly costs more than
-    building them)."""
-    for trace in fig.data:
-        for prop in ARRAY_PROPS:
-            if prop in trace and trace[prop] is not None:
-                small = _single(trace[prop])
-                if small is not trace[prop]:
-                    trace[prop] = None  # Plotly skips assigning a value equal to the current one
-                    trace[prop] = small
-    return fig
-
-
 def vec(a: object) -> np.ndarray:
     """``a`` as a flat float64 array."""
     return np.asarray(a, dtype=np.float64).reshape(-1)
@@ -130,7 +91,7 @@ def _merge(base: dict, patch: dict) -> dict:
     return base
 
 
-_AXIS = re.compile(r"^[xy]axis\d*$")
+AXIS = re.compile(r"^[xy]axis\d*$")  # the layout's x and y axes: xaxis, yaxis2, …
 
 
 def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = None,
@@ -145,7 +106,7 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
         d["frames"] = frames if frames is not None else [f.to_plotly_json() for f in fig.frames]
     lay = d["layout"]
     for letter, props in (axes or {}).items():
-        for name in {f"{letter}axis", *(k for k in lay if _AXIS.match(k) and k[0] == letter)}:
+        for name in {f"{letter}axis", *(k for k in lay if AXIS.match(k) and k[0] == letter)}:
             lay[name] = _merge(lay.get(name) or {}, copy.deepcopy(props))
     _merge(lay, layout)
     out = go.Figure(d, _validate=False)

@@ -82,8 +82,9 @@ SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames an
 
 def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
-    """Draw a Plotly figure with the Streamlit theme (light or dark) and a PNG download in the modebar; its
-    numbers go as float32 where that changes nothing visible (``kf.compact``). Its text alternative,
+    """Draw a Plotly figure in the reader's theme, light or dark (``kf.themed``; Streamlit's own chart theme
+    is not used), with a PNG download in the modebar; its numbers go as short decimals with a data revision
+    (``kf.themed``), so that Streamlit's second draw of a chart is cheap. Its text alternative,
     ``kf.describe``, is the chart's accessible name: what it shows, from its own numbers. ``on_select``:
     called when the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
@@ -104,7 +105,8 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     if (scene := stage.active()) is not None:
         scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
-    box.plotly_chart(kf.compact(fig), key=key, theme="streamlit", config=config, alt=alt,
+    fig = kf.themed(fig, st.context.theme.type)
+    box.plotly_chart(fig, key=key, theme=None, config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
     if fig.layout.updatemenus:  # Play and Pause: made buttons a key presses
         access.replay_keys(box, key)

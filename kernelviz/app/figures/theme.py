@@ -1,0 +1,122 @@
+"""The charts' look in the app's light and dark themes, set in each figure's own layout (``themed``).
+
+Streamlit's chart theme (``st.plotly_chart(theme="streamlit")``) gives each figure a template in the browser;
+Plotly draws a chart again in full whenever its template is a new object, and Streamlit draws every chart it
+mounts twice (hidden, then at its measured width), so each changed chart cost two full draws. A figure that
+carries these values itself, sent with ``theme=None``, without a template and with its numbers as plain lists
+(``compact``), is drawn the second time in a few milliseconds (``docs/benchmarks.md``, "The chart theme in
+the figure").
+
+The values are Streamlit's chart theme for ``.streamlit/config.toml``'s two themes (the template the browser
+builds, read from a chart), but for the muted text of ticks, axis titles and hover labels: Streamlit's grey
+reads 3.7:1 on white, below WCAG's 4.5:1 for text, so the light theme's is darker in the same hue (5:1).
+``tests/browser/test_theme.py`` checks that each chart's background is its page's, in both themes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import plotly.graph_objects as go
+
+from kernelviz.app.figures.numbers import compact
+from kernelviz.app.figures.styling import AXIS
+
+
+class ChartTheme(NamedTuple):
+    """A theme's colours for a chart (``#RRGGBB`` or ``rgba(…)``)."""
+
+    background: str  # the page's background, under the chart and its plot area
+    title: str  # the chart's title
+    legend: str  # the legend's entries
+    muted: str  # ticks, axis and colour-bar titles, hover labels: at least 4.5:1 on background
+    grid: str  # grid lines, zero lines and ticks
+    hover_border: str
+    colorway: tuple[str, ...]  # colours of traces that name none
+
+
+THEMES: dict[str, ChartTheme] = {
+    "light": ChartTheme(background="#FFFFFF", title="#1B2430", legend="#262730", muted="#6B6F80",
+                        grid="#e6eaf1", hover_border="rgba(27, 36, 48, 0.2)",
+                        colorway=("#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700",
+                                  "#ffd16a", "#6d3fc0", "#d5dae5")),
+    "dark": ChartTheme(background="#171614", title="#EDEBE8", legend="#fafafa", muted="#e6eaf1",
+                       grid="#31333F", hover_border="rgba(237, 235, 232, 0.2)",
+                       colorway=("#83c9ff", "#0068c9", "#ffabab", "#ff2b2b", "#7defa1", "#29b09d", "#ffd16a",
+                                 "#ff8700", "#6d3fc0", "#d5dae5")),
+}
+FONT = '"Source Sans", sans-serif'  # the page's own font
+CLEAR = "rgba(0, 0, 0, 0)"  # "transparent", which Plotly.js reads and plotly.py refuses
+
+
+def _layout(t: ChartTheme) -> dict:
+    """Everything but the axes: fonts, title, legend, backgrounds, hover labels, trace colours."""
+    return {
+        "font": {"color": t.muted, "family": FONT, "size": 12, "weight": 400},
+        "title": {"font": {"family": FONT, "size": 16, "color": t.title, "weight": 700}, "pad": {"l": 4},
+                  "xanchor": "left", "x": 0},
+        "legend": {"title": {"font": {"size": 12, "color": t.muted}, "side": "top"}, "valign": "top",
+                   "bordercolor": CLEAR, "borderwidth": 0, "font": {"size": 12, "color": t.legend}},
+        "paper_bgcolor": t.background,
+        "plot_bgcolor": t.background,
+        "margin": {"pad": 8, "r": 0, "l": 0},
+        "hoverlabel": {"bgcolor": t.background, "bordercolor": t.hover_border,
+                       "font": {"color": t.muted, "family": FONT, "size": 12}},
+        "colorway": list(t.colorway),
+    }
+
+
+def _axis(t: ChartTheme, letter: str) -> dict:
+    """An x or y axis: grid colour, muted labels, room for its title (``standoff``, px)."""
+    common = {"zerolinecolor": t.grid, "gridcolor": t.grid, "tickfont": {"color": t.muted, "size": 12},
+              "automargin": True}  # no tick colour: set in a figure, it turns tick marks on
+    title = {"font": {"color": t.muted, "size": 14}}
+    if letter == "x":
+        return common | {"showgrid": False, "zeroline": False, "title": title | {"standoff": 20}}
+    return common | {"ticklabelposition": "outside", "title": title | {"standoff": 24}}
+
+
+def _colorbar(t: ChartTheme) -> dict:
+    return {"thickness": 16, "xpad": 24, "ticklabelposition": "outside", "outlinecolor": CLEAR,
+            "outlinewidth": 8, "len": 0.75, "y": 0.5745, "title": {"font": {"color": t.muted, "size": 14}},
+            "tickfont": {"color": t.muted, "size": 12}}
+
+
+def _under(theme: dict, own: dict) -> dict:
+    """``own`` over ``theme``, key by key (nested dicts merged): a figure's own values win, as over a
+    template. Neither is changed."""
+    out = dict(theme)
+    for key, value in own.items():
+        out[key] = _under(theme[key], value) if isinstance(value, dict) and isinstance(theme.get(key), dict) \
+            else value
+    return out
+
+
+def themed(fig: go.Figure, kind: str | None) -> go.Figure:
+    """``fig`` as it is sent: a new figure in theme ``kind`` ("light" or "dark"; None: light), without a
+    template, its numbers short with a data revision (``compact``). Each value of the theme that the figure
+    does not set itself is set on the layout, on every x and y axis and on every colour axis's colour bar,
+    and scatter markers lose their outline (Streamlit's theme, as a template would apply it). Built in one
+    step from dicts, without Plotly's property-by-property updates (which took about 30 ms a figure); the
+    tests check that every builder's figure stays valid."""
+    t = THEMES.get(kind or "light", THEMES["light"])
+    data = [trace.to_plotly_json() for trace in fig.data]
+    own = fig.layout.to_plotly_json()
+    own.pop("template", None)
+    layout = _under(_layout(t), own)
+    for name in {"xaxis", "yaxis", *filter(AXIS.match, own)}:
+        layout[name] = _under(_axis(t, name[0]), own.get(name, {}))
+    for name in (n for n in own if n.startswith("coloraxis")):
+        layout[name] = own[name] | {"colorbar": _under(_colorbar(t), own[name].get("colorbar", {}))}
+    log_axes = frozenset(name[0] + name[5:] for name in own  # "yaxis2" → "y2", as a trace names it
+                         if AXIS.match(name) and own[name].get("type") == "log")
+    layout["datarevision"] = compact(data, log_axes)
+    for trace in data:
+        if trace.get("type") == "scatter":
+            trace["marker"] = _under({"line": {"width": 0}}, trace.get("marker", {}))
+    d = {"data": data, "layout": layout}
+    if fig.frames:
+        d["frames"] = [frame.to_plotly_json() for frame in fig.frames]
+    out = go.Figure(d, _validate=False)
+    out.layout.template = None  # else Plotly's default template comes back (15 kB a chart)
+    return out

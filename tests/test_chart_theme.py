@@ -1,0 +1,120 @@
+"""How a figure is sent: its numbers as short decimals with a data revision (``figures/numbers.py``) and the
+light or dark theme set in its own layout, under the figure's own values (``figures/theme.py``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+from plotly.subplots import make_subplots
+
+from kernelviz.app import figures as kf
+from kernelviz.app.figures.numbers import SIGNIFICANT, SINGLE_TOL, compact, short_numbers
+
+
+def digits(x: float) -> int:
+    """Significant digits of ``x`` as Python (and JSON) writes it."""
+    return len(repr(abs(x)).split("e")[0].replace(".", "").strip("0"))
+
+
+def test_short_numbers_round_to_a_share_of_the_range_and_write_it_so() -> None:
+    v = np.sin(np.linspace(0, 6, 2000)) * 0.2 + 0.1  # range 0.4: rounded to 1e-6
+    out = short_numbers(v)
+    assert all(isinstance(x, float) for x in out)
+    np.testing.assert_allclose(out, v, rtol=0, atol=0.5 * SINGLE_TOL * np.ptp(v))
+    assert max(len(repr(x)) for x in out) <= len("-0.123457")
+    assert json.dumps(short_numbers(np.array([0.1234567891, 1e-7, 1.23e-5, 0.2]))) == \
+        "[0.123457, 0.0, 1.2e-05, 0.2]"
+    stamps = 1.6e9 + np.arange(50.0)  # seconds since 1970: neighbours stay apart
+    assert short_numbers(stamps) == stamps.tolist()
+
+
+def test_relative_short_numbers_keep_significant_digits() -> None:
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=5000) * 10.0 ** rng.uniform(-9, 9, size=5000)  # a log axis's decades
+    out = short_numbers(v, relative=True)
+    np.testing.assert_allclose(out, v, rtol=0.5 * 10.0 ** (1 - SIGNIFICANT))
+    assert max(digits(x) for x in out) <= SIGNIFICANT
+    assert json.dumps(short_numbers(np.array([0.1234567891, 1e-7, 2.5]), relative=True)) == \
+        "[0.123457, 1e-07, 2.5]"
+
+
+def test_short_numbers_keep_gaps_zeros_extremes_and_shape() -> None:
+    out = short_numbers(np.array([[np.nan, 0.0, np.inf], [-np.inf, 1.0, -0.0]]))
+    assert np.array_equal(out, [[np.nan, 0.0, np.inf], [-np.inf, 1.0, -0.0]], equal_nan=True)
+    assert short_numbers(np.array([])) == [] and short_numbers(np.zeros(3)) == [0.0, 0.0, 0.0]
+    assert short_numbers(np.array([1e300, -1e300])) == [1e300, -1e300]  # no exact power of ten that far
+
+
+def test_compact_keeps_significant_digits_on_log_axes_and_in_hover_data() -> None:
+    small = np.array([2.0, 3.2e-5, 4e-6])
+    data = [{"type": "scatter", "x": small.copy(), "y": small.copy(), "yaxis": "y2",
+             "customdata": small.copy()}]
+    compact(data, frozenset({"y2"}))
+    assert data[0]["y"] == data[0]["customdata"] == [2.0, 3.2e-05, 4e-06]  # a log axis: no zero, no gap
+    assert data[0]["x"] == [2.0, 3e-05, 0.0]  # a linear axis: to 1e-5 of the range
+
+
+def test_compact_sends_lists_and_its_revision_follows_every_datum() -> None:
+    def traces(y: np.ndarray, text: str = "a", color: int = 1) -> list[dict]:
+        return [{"type": "scatter", "x": np.linspace(0, 1, y.size), "y": y.copy(), "text": [text] * y.size,
+                 "marker": {"color": np.full(y.size, color)}}]
+
+    y = np.sin(np.linspace(0, 3, 400))
+    first = traces(y)
+    revision = compact(first)
+    assert isinstance(first[0]["x"], list) and isinstance(first[0]["y"], list)
+    assert first[0]["text"] == ["a"] * 400  # not numbers: as they were
+    assert compact(traces(y)) == revision
+    moved = y.copy()
+    moved[200] += 1e-9  # a change in the middle of a long array, below what is sent
+    assert compact(traces(moved)) != revision
+    assert compact(traces(y, text="b")) != revision
+    assert compact(traces(y, color=2)) != revision
+
+
+def two_panels() -> go.Figure:
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Scatter(x=np.linspace(0, 1, 50), y=np.linspace(1, 2, 50), mode="markers"), 1, 1)
+    fig.add_trace(go.Heatmap(z=np.eye(4), coloraxis="coloraxis"), 1, 2)
+    return fig.update_layout(coloraxis={"colorscale": "Viridis", "colorbar": {"title": {"text": "w"}}},
+                             margin={"l": 50, "r": 20}, title={"text": "two panels"},
+                             xaxis2={"title": {"text": "keys", "font": {"size": 11}}})
+
+
+@pytest.mark.parametrize("kind", ["light", "dark"])
+def test_themed_sets_the_theme_under_the_figures_own_values(kind: str) -> None:
+    theme = kf.THEMES[kind]
+    sent = json.loads(pio.to_json(kf.themed(two_panels(), kind)))
+    layout = sent["layout"]
+    assert layout["template"] is None and layout["datarevision"]
+    assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == theme.background
+    assert layout["font"]["color"] == theme.muted and layout["title"]["font"]["color"] == theme.title
+    assert layout["title"]["text"] == "two panels"
+    assert layout["margin"] == {"l": 50, "r": 20, "pad": 8}  # its own margins, the theme's padding
+    for axis in ("xaxis", "xaxis2", "yaxis", "yaxis2"):
+        assert layout[axis]["gridcolor"] == theme.grid and layout[axis]["tickfont"]["color"] == theme.muted
+    assert layout["xaxis2"]["title"] == {"text": "keys", "font": {"size": 11, "color": theme.muted},
+                                         "standoff": 20}
+    bar = layout["coloraxis"]["colorbar"]
+    assert bar["title"] == {"text": "w", "font": {"color": theme.muted, "size": 14}}
+    assert sent["data"][0]["marker"]["line"]["width"] == 0
+    go.Figure(sent)  # Plotly's own validation accepts it
+
+
+def test_themed_leaves_the_figure_it_is_given_and_defaults_to_light() -> None:
+    fig = two_panels()
+    before = fig.to_json()
+    sent = kf.themed(fig, None)
+    assert fig.to_json() == before
+    assert sent.layout.paper_bgcolor == kf.THEMES["light"].background
+    assert kf.themed(two_panels(), "solarized").layout.paper_bgcolor == kf.THEMES["light"].background
+
+
+def test_themed_keeps_animation_frames() -> None:
+    fig = go.Figure(go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0]),
+                    frames=[go.Frame(name="1", data=[{"type": "scatter", "y": [1.0, 0.0]}])])
+    assert [f.name for f in kf.themed(fig, "dark").frames] == ["1"]
