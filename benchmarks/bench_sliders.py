@@ -55,7 +55,7 @@ IDLE_QUIET_S = 0.5  # after an app press, the app's server idle this long before
 # Wraps Plotly's drawing calls in the page (once; Plotly is loaded with the first chart) so that each call
 # is counted with the time it holds the main thread. A chart Streamlit mounts is drawn with Plotly.react;
 # a figure that changed is a new element (its id hashes the figure), mounted afresh and drawn again after
-# mounting, when it takes its measured width and a themed copy of its figure.
+# mounting, when it takes its measured width.
 DRAWS_JS = """() => {
   const P = window.Plotly;
   if (!P || P.__kvCounted) return !!P;

@@ -4,8 +4,8 @@ Streamlit's chart theme (``st.plotly_chart(theme="streamlit")``) gives each figu
 Plotly draws a chart again in full whenever its template is a new object, and Streamlit draws every chart it
 mounts twice (hidden, then at its measured width), so each changed chart cost two full draws. A figure that
 carries these values itself, sent with ``theme=None``, without a template and with its numbers as plain lists
-(``compact``), is drawn the second time in a few milliseconds (``docs/benchmarks.md``, "The chart theme in
-the figure").
+(``compact``), is drawn the second time with little to recompute: 3–15 ms a chart on chapter 1
+(``docs/benchmarks.md``, "The chart theme in the figure").
 
 The values are Streamlit's chart theme for ``.streamlit/config.toml``'s two themes (the template the browser
 builds, read from a chart), but for the muted text of ticks, axis titles and hover labels: Streamlit's grey
