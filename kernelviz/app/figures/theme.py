@@ -30,8 +30,8 @@ class ChartTheme(NamedTuple):
     title: str  # the chart's title
     legend: str  # the legend's entries
     muted: str  # ticks, axis and colour-bar titles, hover labels: at least 4.5:1 on background
-    grid: str  # grid lines, zero lines and ticks
-    hover_border: str
+    grid: str  # grid lines and zero lines
+    hover_border: str  # the outline of a hover label
     colorway: tuple[str, ...]  # colours of traces that name none
 
 
@@ -77,6 +77,7 @@ def _axis(t: ChartTheme, letter: str) -> dict:
 
 
 def _colorbar(t: ChartTheme) -> dict:
+    """A colour axis's colour bar: thin, three quarters of the plot's height, muted labels."""
     return {"thickness": 16, "xpad": 24, "ticklabelposition": "outside", "outlinecolor": CLEAR,
             "outlinewidth": 8, "len": 0.75, "y": 0.5745, "title": {"font": {"color": t.muted, "size": 14}},
             "tickfont": {"color": t.muted, "size": 12}}
