@@ -20,7 +20,7 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.numbers import compact
-from kernelviz.app.figures.styling import AXIS
+from kernelviz.app.figures.styling import AXIS, _merge
 
 
 class ChartTheme(NamedTuple):
@@ -83,16 +83,6 @@ def _colorbar(t: ChartTheme) -> dict:
             "tickfont": {"color": t.muted, "size": 12}}
 
 
-def _under(theme: dict, own: dict) -> dict:
-    """``own`` over ``theme``, key by key (nested dicts merged): a figure's own values win, as over a
-    template. Neither is changed."""
-    out = dict(theme)
-    for key, value in own.items():
-        out[key] = _under(theme[key], value) if isinstance(value, dict) and isinstance(theme.get(key), dict) \
-            else value
-    return out
-
-
 def themed(fig: go.Figure, kind: str | None) -> go.Figure:
     """``fig`` as it is sent: a new figure in theme ``kind`` ("light" or "dark"; None: light), without a
     template, its numbers short with a data revision (``compact``). Each value of the theme that the figure
@@ -104,17 +94,17 @@ def themed(fig: go.Figure, kind: str | None) -> go.Figure:
     data = [trace.to_plotly_json() for trace in fig.data]
     own = fig.layout.to_plotly_json()
     own.pop("template", None)
-    layout = _under(_layout(t), own)
+    layout = _merge(_layout(t), own)  # the figure's own values over a fresh copy of the theme's
     for name in {"xaxis", "yaxis", *filter(AXIS.match, own)}:
-        layout[name] = _under(_axis(t, name[0]), own.get(name, {}))
+        layout[name] = _merge(_axis(t, name[0]), own.get(name, {}))
     for name in (n for n in own if n.startswith("coloraxis")):
-        layout[name] = own[name] | {"colorbar": _under(_colorbar(t), own[name].get("colorbar", {}))}
+        layout[name] = own[name] | {"colorbar": _merge(_colorbar(t), own[name].get("colorbar", {}))}
     log_axes = frozenset(name[0] + name[5:] for name in own  # "yaxis2" → "y2", as a trace names it
                          if AXIS.match(name) and own[name].get("type") == "log")
     layout["datarevision"] = compact(data, log_axes)
     for trace in data:
         if trace.get("type") == "scatter":
-            trace["marker"] = _under({"line": {"width": 0}}, trace.get("marker", {}))
+            trace["marker"] = _merge({"line": {"width": 0}}, trace.get("marker", {}))
     d = {"data": data, "layout": layout}
     if fig.frames:
         d["frames"] = [frame.to_plotly_json() for frame in fig.frames]
