@@ -15,6 +15,11 @@ ARRAY_PROPS = ("x", "y", "z", "customdata")  # trace properties that hold the fi
 SINGLE_TOL = 1e-5  # rounding a drawing cannot show, as a share of an array's range (float32, decimals)
 
 
+def _reach(finite: np.ndarray) -> float:
+    """The range of an array's finite numbers, or their largest size when they are all one value."""
+    return float(np.ptp(finite)) or float(np.max(np.abs(finite)))
+
+
 def _single(a: object) -> object:
     """``a`` as float32 when it is a float array whose largest rounding error, max |a − float32(a)|, is at
     most ``SINGLE_TOL`` of its range (a drawing cannot show that); anything else unchanged."""
@@ -28,8 +33,7 @@ def _single(a: object) -> object:
     if np.max(np.abs(finite)) > np.finfo(np.float32).max / 2:
         return a
     small = a.astype(np.float32)
-    reach = float(np.ptp(finite)) or float(np.max(np.abs(finite))) or 1.0
-    if np.max(np.abs(finite - small[np.isfinite(a)])) > SINGLE_TOL * reach:
+    if np.max(np.abs(finite - small[np.isfinite(a)])) > SINGLE_TOL * (_reach(finite) or 1.0):
         return a
     return small
 
@@ -60,8 +64,7 @@ def short_numbers(a: np.ndarray, relative: bool = False) -> list:
         d = np.zeros(v.shape, dtype=np.int64)
         d[finite] = SIGNIFICANT - 1 - np.floor(np.log10(np.abs(v[finite]))).astype(np.int64)
     else:
-        reach = float(np.ptp(v[finite])) or float(np.max(np.abs(v[finite])))
-        d = np.full(v.shape, -int(np.floor(np.log10(SINGLE_TOL * reach))))
+        d = np.full(v.shape, -int(np.floor(np.log10(SINGLE_TOL * _reach(v[finite])))))
     finite &= np.abs(d) <= 22
     return np.where(finite, _exact(v, np.where(finite, d, 0)), v).tolist()
 

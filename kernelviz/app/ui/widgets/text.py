@@ -82,9 +82,9 @@ SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames an
 
 def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
-    """Draw a Plotly figure in the reader's theme, light or dark (``kf.themed``; Streamlit's own chart theme
-    is not used), with a PNG download in the modebar; its numbers go as short decimals with a data revision
-    (``kf.themed``), so that Streamlit's second draw of a chart is cheap. Its text alternative,
+    """Draw a Plotly figure in the reader's theme, light or dark, with its numbers as short decimals and a
+    data revision (``kf.themed``; Streamlit's own chart theme is not used, so that its second draw of a chart
+    is cheap), and a PNG download in the modebar. Its text alternative,
     ``kf.describe``, is the chart's accessible name: what it shows, from its own numbers. ``on_select``:
     called when the reader clicks a point (or the background), the click in ``st.session_state[key]``.
 
