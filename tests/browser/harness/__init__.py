@@ -62,6 +62,7 @@ from .page import (
     wait_until_drawn,
 )
 from .probes import (
+    CHART_TEXT_CLASHES_JS,
     GROWN_MARGINS_JS,
     IDLE_AND_CHANGED_JS,
     PAGE_STATE_JS,
@@ -75,6 +76,7 @@ from .server import (
 )
 
 __all__ = [
+    "CHART_TEXT_CLASHES_JS",
     "CHROMIUM_ARGS",
     "CHROMIUM_PATH",
     "FIRST_LOAD_TIMEOUT_S",

@@ -9,7 +9,10 @@ from typing import Any
 from .page import RERUN_TIMEOUT_S, settled
 
 SCENE = "/?lesson=from-kernel-regression-to-attention&scene=3"  # the long lesson's wide-window question
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True}
+PHONE_UA = ("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+            "Version/17.0 Mobile/15E148 Safari/604.1")  # a phone's browser, as the app tells one (``Mobi``)
+PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True,
+         "user_agent": PHONE_UA}
 
 
 def answer_question(phone: Any, presses: int, key: str) -> None:

@@ -48,6 +48,30 @@ IDLE_AND_CHANGED_JS = (
     " && (before === null || s.signature !== before); }"
 )
 
+# Text of the page's charts that runs into other text: every pair of titles, panel titles, axis titles,
+# colour-bar titles and legend entries of one chart whose boxes overlap by more than a pixel each way, and
+# any of them that runs past the chart's edge; one line per clash, naming the chart by its place.
+CHART_TEXT_CLASHES_JS = """() => {
+  const sel = '.annotation-text, .g-xtitle text, .g-ytitle text, [class*="g-x"][class*="title"] text,'
+    + ' [class*="g-y"][class*="title"] text, .g-gtitle text, .cbtitle text, .legendtext';
+  const out = [];
+  document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((gd, i) => {
+    if (gd.closest('[data-stale="true"]') || !gd.offsetParent) return;
+    const frame = gd.querySelector('.main-svg').getBoundingClientRect();
+    const boxes = [...new Set(gd.querySelectorAll(sel))].filter((t) => (t.textContent || '').trim())
+      .map((t) => ({t: t.textContent.trim(), r: t.getBoundingClientRect()})).filter((b) => b.r.width > 0);
+    for (const b of boxes)
+      if (b.r.left < frame.left - 1 || b.r.right > frame.right + 1) out.push(`chart ${i}: "${b.t}" runs off`);
+    for (let a = 0; a < boxes.length; a++) for (let c = a + 1; c < boxes.length; c++) {
+      const p = boxes[a].r, q = boxes[c].r;
+      const w = Math.min(p.right, q.right) - Math.max(p.left, q.left);
+      const h = Math.min(p.bottom, q.bottom) - Math.max(p.top, q.top);
+      if (w > 1 && h > 1) out.push(`chart ${i}: "${boxes[a].t}" overlaps "${boxes[c].t}"`);
+    }
+  });
+  return out;
+}"""
+
 # Margins (l, r, t, b) that Plotly's automargin grew by more than a few pixels: a chart whose labels did
 # not fit the margins it asked for (``kf.MARGIN``), which Plotly then drew a second time;
 # one "chart <i> <side>: asked → drawn" per grown margin.

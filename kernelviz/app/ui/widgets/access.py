@@ -25,6 +25,10 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   narrow included, chart titles are set at 12 px so that they fit the width, and a segmented control's
   choices (a question's guesses, a section's pictures) wrap onto more lines instead of running past the
   edge, where only a sideways swipe found them.
+* Charts on a phone (a browser whose User-Agent says ``Mobi``, as phones' do and tablets' do not,
+  ``on_phone``): the server does not know the screen's width, so a grid of panels, whose titles and axis
+  titles ran into each other in 60–120 px columns, is laid out again for a narrow screen (``kf.for_phone``:
+  two columns at most, titles in two lines, one x title under a row, thin colour bars).
 """
 
 from __future__ import annotations
@@ -106,6 +110,14 @@ def numbers_switch() -> None:
     st.sidebar.toggle("Show the numbers under every chart", key=NUMBERS,
                       help="Under each chart, its curves, points, bars and heatmap rows as small tables, "
                       "from the same numbers the chart is drawn from.")
+
+
+MOBILE = "Mobi"  # in a phone browser's User-Agent, not in a tablet's or a computer's
+
+
+def on_phone() -> bool:
+    """Whether this session's browser is a phone's, by its User-Agent (``MOBILE``)."""
+    return MOBILE in (st.context.headers.get("User-Agent") or "")
 
 
 def numbers_wanted() -> bool:

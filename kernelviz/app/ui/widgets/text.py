@@ -105,6 +105,8 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     if (scene := stage.active()) is not None:
         scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
+    if access.on_phone():
+        fig = kf.for_phone(fig)
     fig = kf.themed(fig, st.context.theme.type)
     box.plotly_chart(fig, key=key, theme=None, config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
