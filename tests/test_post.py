@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from pathlib import Path
 
 import jax
@@ -60,7 +61,8 @@ def test_the_noise_is_jaxs_normal_draw_for_every_n_from_one_program(seed):
     post.noise(seed, 3), post.noise(seed, 1000), post.noise(seed, 1025)  # three padded sizes
     with count_compilations() as count:
         ours = [post.noise(seed, n) for n in sizes]
-    assert count.requests == 0
+    here = threading.current_thread().name  # a server thread left by another test may compile meanwhile
+    assert [t for t in count.threads if t == here] == []
     with jax.threefry_partitionable(False):
         key = jax.random.split(jax.random.PRNGKey(seed))[1]
         for n, eps in zip(sizes, ours, strict=True):
