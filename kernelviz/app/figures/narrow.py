@@ -36,6 +36,7 @@ PHONE_PX = 358  # a chart's width on a 390 px phone: the page's padding of 16 px
 CHAR_PX = 6.6  # about one character of 12 px text (Source Sans)
 TITLE_SIZE = 12  # px, a wrapped panel title
 LINE_PX = 16  # px, a line of it
+COLUMN_GAP = 0.06  # between the two columns of a grid laid out again, a fraction of the plot's width
 ROW_GAP_PX = 70  # px between two rows of a grid laid out again: tick labels, then a two-line title
 LEGEND_GAP_PX = 8  # px, a legend under the plot moves down by this much
 ENTRY_PX = 44  # px of a legend entry besides its text: the symbol and the gap after it
@@ -101,7 +102,7 @@ def _two_columns(layout: dict) -> None:
     titles = [_title_of(layout, x, y) for x, y in panels]
     x_title = next((t for x, _ in panels if (t := layout[x].get("title", {}).get("text"))), "")
     y_title = next((t for _, y in panels if (t := layout[y].get("title", {}).get("text"))), "")
-    gap = 0.06
+    gap = COLUMN_GAP
     width = (1 - gap) / 2
     for k, ((x, y), title) in enumerate(zip(panels, titles, strict=True)):
         row, col = divmod(k, 2)
