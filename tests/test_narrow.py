@@ -54,14 +54,17 @@ def test_a_grid_of_heads_becomes_two_columns(h: int, rows: int) -> None:
         bottom = out[y]["domain"][0] == min(out[yy]["domain"][0] for _, yy in grid)
         assert out[y]["showticklabels"] is left
         assert bool(out[y]["title"]["text"]) is left
-        assert bool(out[x].get("title", {}).get("text")) is bottom
+        assert not out[x].get("title", {}).get("text") or bottom  # x titles under the bottom row only
         title = narrow._title_of(out, x, y)  # each title still over its own panel, in the head's colour
         assert title is not None and title["font"]["color"] == kf.head_color(k)
+    under = [out[x]["title"]["text"] for x, _ in grid if out[x].get("title", {}).get("text")]
+    once = [a["text"] for a in out.get("annotations", []) if not narrow._is_title(a)]
+    assert under + once and set(under + once) == {"sorted keys xᵢ"}
     for (x, _), (x2, _) in zip(grid[::2], grid[1::2], strict=False):
         assert out[x]["domain"][1] < out[x2]["domain"][0]  # the two columns do not overlap
 
 
-def test_two_columns_and_one_row_are_left_alone() -> None:
+def test_two_panels_that_fit_are_left_alone() -> None:
     fig = heads(2)
     out = kf.for_phone(fig).layout.to_plotly_json()
     assert [out[x]["domain"] for x, _ in panels(out)] == [list(fig.layout[x].domain) for x, _ in panels(out)]
@@ -90,18 +93,19 @@ def test_split_breaks_where_the_longer_part_is_shortest() -> None:
     assert narrow._wrapped(long_second, 100) == "self-attention<br>queries =<br>the data points xⱼ"
 
 
-def test_a_pair_of_heatmaps_gets_a_thin_colour_bar_and_one_x_title() -> None:
+def test_a_pair_of_heatmaps_beside_a_colour_bar_stacks_with_a_thin_bar() -> None:
     weights = RNG.uniform(size=(2, QUERIES.size, KEYS.size))
-    fig = kf.heatmap_pair_figure(weights, QUERIES, KEYS, ("Gaussian kernel<br>ℓ = 0.261",
-                                                          "attention head<br>softmax(q·k/√2)"))
+    names = ("Gaussian kernel<br>ℓ = 0.261", "attention head<br>softmax(q·k/√2)")
+    fig = kf.heatmap_pair_figure(weights, QUERIES, KEYS, names)
     out = valid(kf.for_phone(fig))
     assert out["coloraxis"]["colorbar"]["thickness"] == narrow.PHONE_COLORBAR["thickness"]
     assert out["margin"]["r"] == narrow.PHONE_COLORBAR_MARGIN
-    assert [out[x].get("title", {}).get("text", "") for x, _ in panels(out)] == ["", ""]
-    (below,) = [a for a in out["annotations"] if a["text"] == "keys xᵢ (sorted)"]
-    assert below["x"] == pytest.approx(0.5) and below["yanchor"] == "top"
-    assert [t["text"] for t in titles(out)] == ["Gaussian kernel<br>ℓ = 0.261",
-                                                "attention head<br>softmax(q·k/√2)"]
+    (top, _), (bottom, _) = panels(out)
+    assert out[top]["domain"] == out[bottom]["domain"] == [0.0, 1.0]  # one column, each panel full width
+    assert out[panels(out)[1][1]]["domain"][1] < out[panels(out)[0][1]]["domain"][0]
+    assert [out[x]["title"]["text"] for x in (top, bottom)] == ["", "keys xᵢ (sorted)"]
+    assert out["height"] > fig.layout.height
+    assert [t["text"] for t in titles(out)] == list(names)  # each fits its panel as it was
 
 
 def test_a_legend_under_a_fit_moves_clear_of_the_x_title() -> None:

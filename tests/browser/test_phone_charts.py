@@ -1,7 +1,7 @@
 """No chart's text runs into other text: on every page, and each picture of a trained model, at a phone's
-390 × 844 in a phone's browser (whose charts ``kf.for_phone`` lays out for its narrow screen) and at a
-projector's 1280 × 720, no two titles, panel titles, axis titles, colour-bar titles or legend entries of a
-chart overlap, and none runs past the chart's edge (``CHART_TEXT_CLASHES_JS``)."""
+390 × 844 and 360 × 740 in a phone's browser (whose charts ``kf.for_phone`` lays out for its narrow screen)
+and at a projector's 1280 × 720, no two tick labels, titles, panel titles, axis titles, colour-bar titles or
+legend entries of a chart overlap, and none runs past the chart's edge (``CHART_TEXT_CLASHES_JS``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ PICTURES = [  # the pictures a segmented control shows in place of the one drawn
     "/multi-head?mh.picture=loss",
     *(f"/dot-product-attention?attn.picture={p}" for p in ("wo", "kernel", "sequence", "selfcross", "loss")),
 ]
-SCREENS = {"phone": PHONE, "projector": {"viewport": {"width": 1280, "height": 720}}}
+SCREENS = {"phone": PHONE, "small phone": {**PHONE, "viewport": {"width": 360, "height": 740}},
+           "projector": {"viewport": {"width": 1280, "height": 720}}}
 
 
 @pytest.mark.parametrize("screen", list(SCREENS))

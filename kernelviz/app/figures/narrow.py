@@ -5,9 +5,10 @@ grid of panels leaves each panel 60–120 px, less than its title. Plotly does n
 its width, and the server does not know the screen's, so the app asks for this layout when the browser
 says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``). On the figure's layout alone:
 
-* a grid of three or more columns becomes two (``_two_columns``): each panel keeps its height, the figure
-  grows, the titles and the axes' tick labels and titles move with their panels;
 * a colour bar is made thin and its margin narrow (``_thin_colorbars``);
+* a grid whose panels would be narrower than ``PANEL_MIN_PX`` gets fewer columns (``_fewer_columns``): four
+  heads in two, a pair of heatmaps beside a colour bar one above the other; each panel keeps its height,
+  the figure grows, the titles and the axes' tick labels and titles move with their panels;
 * an x-axis title repeated under every panel of the bottom row, wider than a panel, is written once,
   centred under the row (``_one_x_title``);
 * when a panel's title is wider than its panel, every panel's title is broken into more lines (after a
@@ -32,12 +33,13 @@ from kernelviz.app.figures.styling import AXIS, COLORBAR_MARGIN, LEGEND_DROP
 
 __all__ = ["PHONE_PX", "for_phone"]
 
-PHONE_PX = 358  # a chart's width on a 390 px phone: the page's padding of 16 px each side
+PHONE_PX = 328  # a chart's width on a 360 px phone (the page's padding is 16 px each side); 390 px is common
+PANEL_MIN_PX = 95  # px, the narrowest panel of a grid on a phone: a title in short lines, tick labels
 CHAR_PX = 6.6  # about one character of 12 px text (Source Sans)
 TITLE_SIZE = 12  # px, a wrapped panel title
 LINE_PX = 16  # px, a line of it
-COLUMN_GAP = 0.06  # between the two columns of a grid laid out again, a fraction of the plot's width
-ROW_GAP_PX = 70  # px between two rows of a grid laid out again: tick labels, then a two-line title
+COLUMN_GAP = 0.06  # between the columns of a grid laid out again, a fraction of the plot's width
+TICKS_PX = 42  # px under a panel of a grid laid out again for its x tick labels, above the next row's title
 LEGEND_GAP_PX = 8  # px, a legend under the plot moves down by this much
 ENTRY_PX = 44  # px of a legend entry besides its text: the symbol and the gap after it
 ROW_PX = 19  # px, a row of a legend
@@ -87,34 +89,44 @@ def _title_of(layout: dict, x: str, y: str) -> dict | None:
     return None
 
 
-def _two_columns(layout: dict) -> None:
-    """A grid of three or more columns laid out again in two, panel by panel in order (row by row)."""
+def _columns(layout: dict, cols: int) -> int:
+    """How many columns the grid gets on a phone: as many of at least ``PANEL_MIN_PX`` as its plot holds
+    (after ``_thin_colorbars``), at most ``cols`` (the columns it has), at least one."""
+    plot_w, _ = _plot_px(layout)
+    return max(1, min(cols, int((plot_w + COLUMN_GAP * plot_w) // (PANEL_MIN_PX + COLUMN_GAP * plot_w))))
+
+
+def _fewer_columns(layout: dict) -> None:
+    """A grid whose panels a phone leaves narrower than ``PANEL_MIN_PX`` laid out again in fewer columns
+    (``_columns``), panel by panel in order (row by row); each panel keeps its height, the figure grows."""
     panels = _panels(layout)
-    cols = len({tuple(layout[x]["domain"]) for x, _ in panels})
-    if cols < 3:
+    old = len({tuple(layout[x]["domain"]) for x, _ in panels})
+    cols = _columns(layout, old)
+    if len(panels) < 2 or cols == old:
         return
-    rows = math.ceil(len(panels) / 2)
+    rows = math.ceil(len(panels) / cols)
     _, plot_h = _plot_px(layout)
     y0, y1 = layout[panels[0][1]]["domain"]
     panel_px = (y1 - y0) * plot_h
-    new_h = rows * panel_px + (rows - 1) * ROW_GAP_PX
-    layout["height"] = layout.get("height", 450) + new_h - plot_h
     titles = [_title_of(layout, x, y) for x, y in panels]
+    lines = max((t["text"].count("<br>") + 1 for t in titles if t is not None), default=0)
+    gap_px = TICKS_PX + LINE_PX * (lines + 1)  # a title may gain a line (``_wrap_titles``)
+    new_h = rows * panel_px + (rows - 1) * gap_px
+    layout["height"] = layout.get("height", 450) + new_h - plot_h
     x_title = next((t for x, _ in panels if (t := layout[x].get("title", {}).get("text"))), "")
     y_title = next((t for _, y in panels if (t := layout[y].get("title", {}).get("text"))), "")
-    gap = COLUMN_GAP
-    width = (1 - gap) / 2
+    width = (1 - COLUMN_GAP * (cols - 1)) / cols
     for k, ((x, y), title) in enumerate(zip(panels, titles, strict=True)):
-        row, col = divmod(k, 2)
-        top = 1 - row * (panel_px + ROW_GAP_PX) / new_h
-        layout[x]["domain"] = [round(col * (width + gap), 6), round(col * (width + gap) + width, 6)]
+        row, col = divmod(k, cols)
+        left, top = col * (width + COLUMN_GAP), 1 - row * (panel_px + gap_px) / new_h
+        layout[x]["domain"] = [round(left, 6), round(left + width, 6)]
         layout[y]["domain"] = [max(0.0, round(top - panel_px / new_h, 6)), round(top, 6)]
         layout[x]["showticklabels"] = True
         layout[x]["title"] = {"text": x_title if row == rows - 1 else ""}
         layout[y]["showticklabels"] = col == 0
         layout[y]["title"] = {"text": y_title if col == 0 else ""}
         if title is not None:
-            title["x"], title["y"] = col * (width + gap) + width / 2, top
+            title["x"], title["y"] = left + width / 2, top
 
 
 def _thin_colorbars(layout: dict) -> None:
@@ -217,8 +229,8 @@ def _legend_lower(layout: dict, names: list[str]) -> None:
 def for_phone(fig: go.Figure) -> go.Figure:
     """``fig`` laid out for a phone's narrow screen (see the module docstring); the input is left as it is."""
     layout = copy.deepcopy(fig.layout.to_plotly_json())
-    _two_columns(layout)
     _thin_colorbars(layout)
+    _fewer_columns(layout)
     _one_x_title(layout)
     _wrap_titles(layout)
     _legend_lower(layout, [t.name for t in fig.data if t.name and t.showlegend is not False])

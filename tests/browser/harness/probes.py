@@ -48,12 +48,14 @@ IDLE_AND_CHANGED_JS = (
     " && (before === null || s.signature !== before); }"
 )
 
-# Text of the page's charts that runs into other text: every pair of titles, panel titles, axis titles,
-# colour-bar titles and legend entries of one chart whose boxes overlap by more than a pixel each way, and
-# any of them that runs past the chart's edge; one line per clash, naming the chart by its place.
+# Text of the page's charts that runs into other text: every pair of tick labels, titles, panel titles,
+# axis titles, colour-bar titles and legend entries of one chart whose boxes overlap by more than a pixel
+# each way, and any of them that runs past the chart's edge; one line per clash, naming the chart by its
+# place.
 CHART_TEXT_CLASHES_JS = """() => {
-  const sel = '.annotation-text, .g-xtitle text, .g-ytitle text, [class*="g-x"][class*="title"] text,'
-    + ' [class*="g-y"][class*="title"] text, .g-gtitle text, .cbtitle text, .legendtext';
+  const sel = '.xtick text, .ytick text, .annotation-text, .g-xtitle text, .g-ytitle text,'
+    + ' [class*="g-x"][class*="title"] text, [class*="g-y"][class*="title"] text, .g-gtitle text,'
+    + ' .cbtitle text, .legendtext';
   const out = [];
   document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((gd, i) => {
     if (gd.closest('[data-stale="true"]') || !gd.offsetParent) return;
