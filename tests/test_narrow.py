@@ -122,3 +122,12 @@ def test_a_legend_under_a_fit_moves_clear_of_the_x_title() -> None:
     plot_h = out["height"] - out["margin"]["t"] - out["margin"]["b"]
     assert -out["legend"]["y"] * plot_h == pytest.approx(kf.styling.LEGEND_DROP + narrow.LEGEND_GAP_PX)
     assert out.get("annotations", []) == []  # a figure of one panel: no title moved, none added
+
+
+def test_a_legend_under_a_replays_controls_stays_where_they_put_it() -> None:
+    grid = np.linspace(-3, 3, 50)
+    points = kf.Points(grid, np.sin(grid), grid, np.sin(grid))
+    fig = kf.fit_figure(points, look=kf.Look(title="A replay"))
+    fig.update_layout(updatemenus=[{"type": "buttons", "buttons": [{"label": "Play", "method": "animate"}]}])
+    out = valid(kf.for_phone(fig))
+    assert out["legend"]["y"] == fig.layout.legend.y and out["margin"]["b"] == fig.layout.margin.b

@@ -218,8 +218,8 @@ def _legend_lower(layout: dict, names: list[str]) -> None:
     a fraction of the plot's height, rises into the x axis's title."""
     legend = layout.get("legend", {})
     margin = layout.setdefault("margin", {})
-    if not names or legend.get("y", 1) >= 0:
-        return
+    if not names or legend.get("y", 1) >= 0 or layout.get("sliders") or layout.get("updatemenus"):
+        return  # a legend under a replay's controls was placed there with them (``controls_at``)
     rows = _legend_rows(names, PHONE_PX - margin.get("l", 80))
     margin["b"] = max(margin.get("b", 80), LEGEND_DROP + LEGEND_GAP_PX + rows * ROW_PX + 12)
     _, plot_h = _plot_px(layout)

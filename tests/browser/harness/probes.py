@@ -49,13 +49,13 @@ IDLE_AND_CHANGED_JS = (
 )
 
 # Text of the page's charts that runs into other text: every pair of tick labels, titles, panel titles,
-# axis titles, colour-bar titles and legend entries of one chart whose boxes overlap by more than a pixel
-# each way, and any of them that runs past the chart's edge; one line per clash, naming the chart by its
-# place.
+# axis titles, colour-bar titles, legend entries and a replay's buttons and slider labels of one chart
+# whose boxes overlap by more than a pixel each way, and any of them that runs past the chart's edge; one
+# line per clash, naming the chart by its place.
 CHART_TEXT_CLASHES_JS = """() => {
   const sel = '.xtick text, .ytick text, .annotation-text, .g-xtitle text, .g-ytitle text,'
     + ' [class*="g-x"][class*="title"] text, [class*="g-y"][class*="title"] text, .g-gtitle text,'
-    + ' .cbtitle text, .legendtext';
+    + ' .cbtitle text, .legendtext, .updatemenu-item-text, .slider-currentvalue, .slider-label';
   const out = [];
   document.querySelectorAll('[data-testid="stMain"] .js-plotly-plot').forEach((gd, i) => {
     if (gd.closest('[data-stale="true"]') || !gd.offsetParent) return;
