@@ -84,9 +84,10 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
     """Draw a Plotly figure in the reader's theme, light or dark, with its numbers as short decimals and a
     data revision (``kf.themed``; Streamlit's own chart theme is not used, so that its second draw of a chart
-    is cheap), and a PNG download in the modebar. Its text alternative,
-    ``kf.describe``, is the chart's accessible name: what it shows, from its own numbers. ``on_select``:
-    called when the reader clicks a point (or the background), the click in ``st.session_state[key]``.
+    is cheap), laid out for a narrow screen in a phone's browser (``kf.for_phone``), and a PNG download in
+    the modebar. Its text alternative, ``kf.describe``, is the chart's accessible name: what it shows, from
+    its own numbers. ``on_select``: called when the reader clicks a point (or the background), the click in
+    ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
