@@ -1,9 +1,10 @@
 """Charts laid out again for a phone's narrow screen (``for_phone``).
 
-A figure is built for a page about 820 px wide; on a 390 px phone a chart is about ``PHONE_PX`` wide, and a
-grid of panels leaves each panel 60–120 px, less than its title. Plotly does not lay a figure out again for
-its width, and the server does not know the screen's, so the app asks for this layout when the browser
-says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``). On the figure's layout alone:
+A figure is built for a page about 820 px wide; on a phone a chart is 330–360 px wide (``PHONE_PX``, a
+360 px phone's), and a grid of panels leaves each panel 60–120 px, less than its title. Plotly does not lay
+a figure out again for its width, and the server does not know the screen's, so the app asks for this
+layout when the browser says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``). On the
+figure's layout alone:
 
 * a colour bar is made thin and its margin narrow (``_thin_colorbars``);
 * a grid whose panels would be narrower than ``PANEL_MIN_PX`` gets fewer columns (``_fewer_columns``): four
@@ -15,10 +16,11 @@ says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``). On the figu
   comma, an arrow, a colon or an equals sign, or before a parenthesis), in a smaller type, with room made
   above them (``_wrap_titles``);
 * a legend under the plot moves a little lower, clear of the x axis's title, with a bottom margin that
-  holds the rows it wraps into (``_legend_lower``).
+  holds the rows it wraps into (``_legend_lower``); a legend under a replay's controls stays there.
 
-``tests/browser/test_phone_charts.py`` checks, on every page at a phone's size and at a laptop's, that no
-two titles, axis titles or legend entries of a chart overlap and none runs off the chart.
+``tests/browser/test_phone_charts.py`` checks, on every page on phones of 390 and 360 px and at 1280 × 720,
+that no two tick labels, titles, axis titles, legend entries or replay controls' labels of a chart overlap
+and none runs off the chart.
 """
 
 from __future__ import annotations
