@@ -1,5 +1,5 @@
-"""Charts laid out for a phone (``kf.for_phone``, ``kernelviz/app/figures/narrow.py``): grids of three or more
-columns in two, titles wrapped, one x title under a row, thin colour bars, a legend under the plot clear of
+"""Charts laid out for a phone (``kf.themed(..., phone=True)``, ``kernelviz/app/figures/narrow.py``): grids
+in fewer columns, titles wrapped, one x title under a row, thin colour bars, a legend under the plot clear of
 the x title; the figure stays valid and the one given is left as it was. The browser test
 ``tests/browser/test_phone_charts.py`` checks the drawn result on every page."""
 
@@ -33,6 +33,11 @@ def titles(layout: dict) -> list[dict]:
     return [a for a in layout.get("annotations", []) if narrow._is_title(a)]
 
 
+def phone(fig: go.Figure) -> go.Figure:
+    """``fig`` as the app sends it to a phone."""
+    return kf.themed(fig, "light", phone=True)
+
+
 def valid(fig: go.Figure) -> dict:
     """The figure's layout, after Plotly's own validation of the whole figure."""
     return go.Figure(fig.to_dict()).layout.to_plotly_json()
@@ -42,8 +47,10 @@ def valid(fig: go.Figure) -> dict:
 def test_a_grid_of_heads_becomes_two_columns(h: int, rows: int) -> None:
     fig = heads(h)
     before = json.dumps(fig.to_plotly_json(), sort_keys=True, default=str)
-    out = valid(kf.for_phone(fig))
+    sent = phone(fig)
+    out = valid(sent)
     assert json.dumps(fig.to_plotly_json(), sort_keys=True, default=str) == before  # the input is kept
+    assert isinstance(sent.to_plotly_json()["data"][0]["z"], list)  # numbers still as short decimals
     grid = panels(out)
     assert len(grid) == h
     assert len({tuple(out[x]["domain"]) for x, _ in grid}) == 2
@@ -66,7 +73,7 @@ def test_a_grid_of_heads_becomes_two_columns(h: int, rows: int) -> None:
 
 def test_two_panels_that_fit_are_left_alone() -> None:
     fig = heads(2)
-    out = kf.for_phone(fig).layout.to_plotly_json()
+    out = phone(fig).layout.to_plotly_json()
     assert [out[x]["domain"] for x, _ in panels(out)] == [list(fig.layout[x].domain) for x, _ in panels(out)]
 
 
@@ -76,7 +83,7 @@ def test_wide_titles_wrap_and_the_top_margin_makes_room() -> None:
     names = ["post ℓ = 3 → our ℓ = 2.12", "post ℓ = 0.5 → our ℓ = 0.354", "post ℓ = 0.25 → our ℓ = 0.177",
              "post ℓ = 0.05 → our ℓ = 0.0354"]
     fig = kf.small_multiples_figure(points, [(n, curve) for n in names])
-    out = valid(kf.for_phone(fig))
+    out = valid(phone(fig))
     wrapped = [t["text"] for t in titles(out)]
     assert wrapped == [n.replace("→ ", "→<br>") for n in names]
     assert all(t["font"]["size"] == narrow.TITLE_SIZE for t in titles(out))
@@ -97,7 +104,7 @@ def test_a_pair_of_heatmaps_beside_a_colour_bar_stacks_with_a_thin_bar() -> None
     weights = RNG.uniform(size=(2, QUERIES.size, KEYS.size))
     names = ("Gaussian kernel<br>ℓ = 0.261", "attention head<br>softmax(q·k/√2)")
     fig = kf.heatmap_pair_figure(weights, QUERIES, KEYS, names)
-    out = valid(kf.for_phone(fig))
+    out = valid(phone(fig))
     assert out["coloraxis"]["colorbar"]["thickness"] == narrow.PHONE_COLORBAR["thickness"]
     assert out["margin"]["r"] == narrow.PHONE_COLORBAR_MARGIN
     (top, _), (bottom, _) = panels(out)
@@ -114,7 +121,7 @@ def test_a_legend_under_a_fit_moves_clear_of_the_x_title() -> None:
     curves = [kf.Curve(f"a curve with a long name, number {k}", np.cos(grid) * k, kf.head_color(k))
               for k in range(4)]
     fig = kf.fit_figure(points, curves, look=kf.Look(title="A fit"))
-    out = valid(kf.for_phone(fig))
+    out = valid(phone(fig))
     rows = narrow._legend_rows([t.name for t in fig.data if t.name and t.showlegend is not False],
                                narrow.PHONE_PX - out["margin"]["l"])
     assert rows >= 4  # on a phone every long entry takes a row of its own
@@ -129,5 +136,5 @@ def test_a_legend_under_a_replays_controls_stays_where_they_put_it() -> None:
     points = kf.Points(grid, np.sin(grid), grid, np.sin(grid))
     fig = kf.fit_figure(points, look=kf.Look(title="A replay"))
     fig.update_layout(updatemenus=[{"type": "buttons", "buttons": [{"label": "Play", "method": "animate"}]}])
-    out = valid(kf.for_phone(fig))
+    out = valid(phone(fig))
     assert out["legend"]["y"] == fig.layout.legend.y and out["margin"]["b"] == fig.layout.margin.b

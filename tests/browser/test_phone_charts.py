@@ -1,5 +1,5 @@
 """No chart's text runs into other text: on every page, and each picture of a trained model, at a phone's
-390 × 844 and 360 × 740 in a phone's browser (whose charts ``kf.for_phone`` lays out for its narrow screen)
+390 × 844 and 360 × 740 in a phone's browser (whose charts ``kf.themed`` lays out for its narrow screen)
 and at a projector's 1280 × 720, no two tick labels, titles, panel titles, axis titles, colour-bar titles or
 legend entries of a chart overlap, and none runs past the chart's edge (``CHART_TEXT_CLASHES_JS``)."""
 

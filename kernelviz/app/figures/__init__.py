@@ -27,7 +27,8 @@ The builders live in modules by what they draw, and every public name is availab
 * ``styling``: colours, ``style``, ``thumbnail``, ``png_config`` and the small-multiples grid;
 * ``numbers``: a figure's numbers as they travel (``compact``: short decimals and a data revision);
 * ``theme``: the light and dark themes' look, set in a figure by ``themed``;
-* ``narrow``: a figure laid out again for a phone's narrow screen (``for_phone``);
+* ``narrow``: a figure's layout laid out again for a phone's narrow screen (``phone_layout``, which
+  ``themed`` applies for a phone);
 * ``log_axes``: log axes whose labels are whole values (``log_ticks``, ``log_props``);
 * ``fits``: the traces (``band_trace``, ``line_trace``, ``data_trace``), ``Curve``, the data a fit is drawn
   over (``Points``), several heads' fits (``Mixture``) and the fit figures;
@@ -81,7 +82,6 @@ from kernelviz.app.figures.incontext import (
     window_sweep_figure,
 )
 from kernelviz.app.figures.log_axes import log_props, log_ticks
-from kernelviz.app.figures.narrow import PHONE_PX, for_phone
 from kernelviz.app.figures.replay import (
     add_kernel_replay,
     add_layer_replay,
@@ -122,7 +122,6 @@ __all__ = [
     "COLORS",
     "HEAD_COLORS",
     "PANEL_POINTS",
-    "PHONE_PX",
     "THEMES",
     "ChartText",
     "ChartTheme",
@@ -150,7 +149,6 @@ __all__ = [
     "even_indices",
     "even_points",
     "fit_figure",
-    "for_phone",
     "head_color",
     "head_heatmaps_figure",
     "heads_fit_figure",

@@ -1,10 +1,10 @@
-"""Charts laid out again for a phone's narrow screen (``for_phone``).
+"""Charts laid out again for a phone's narrow screen (``phone_layout``).
 
 A figure is built for a page about 820 px wide; on a phone a chart is 330–360 px wide (``PHONE_PX``, a
 360 px phone's), and a grid of panels leaves each panel 60–120 px, less than its title. Plotly does not lay
 a figure out again for its width, and the server does not know the screen's, so the app asks for this
-layout when the browser says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``). On the
-figure's layout alone:
+layout when the browser says it is a phone's (``kernelviz.app.ui.widgets.access.on_phone``): ``themed``
+asks for it, on the layout it sends, before the theme goes under it. On the figure's layout alone:
 
 * a colour bar is made thin and its margin narrow (``_thin_colorbars``);
 * a grid whose panels would be narrower than ``PANEL_MIN_PX`` gets fewer columns (``_fewer_columns``): four
@@ -25,15 +25,12 @@ and none runs off the chart.
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 
-import plotly.graph_objects as go
-
 from kernelviz.app.figures.styling import AXIS, COLORBAR_MARGIN, LEGEND_DROP
 
-__all__ = ["PHONE_PX", "for_phone"]
+__all__ = ["PHONE_PX", "phone_layout"]
 
 PHONE_PX = 328  # a chart's width on a 360 px phone (the page's padding is 16 px each side); 390 px is common
 PANEL_MIN_PX = 95  # px, the narrowest panel of a grid on a phone: a title in short lines, tick labels
@@ -228,14 +225,12 @@ def _legend_lower(layout: dict, names: list[str]) -> None:
     legend["y"] = -(LEGEND_DROP + LEGEND_GAP_PX) / max(plot_h, 1.0)
 
 
-def for_phone(fig: go.Figure) -> go.Figure:
-    """``fig`` laid out for a phone's narrow screen (see the module docstring); the input is left as it is."""
-    layout = copy.deepcopy(fig.layout.to_plotly_json())
+def phone_layout(layout: dict, legend: list[str]) -> dict:
+    """A figure's ``layout`` (a dict, changed in place and returned) laid out for a phone's narrow screen
+    (see the module docstring); ``legend``: the names of the entries in its legend."""
     _thin_colorbars(layout)
     _fewer_columns(layout)
     _one_x_title(layout)
     _wrap_titles(layout)
-    _legend_lower(layout, [t.name for t in fig.data if t.name and t.showlegend is not False])
-    d = fig.to_dict()
-    d["layout"] = layout
-    return go.Figure(d, _validate=False)
+    _legend_lower(layout, legend)
+    return layout

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import plotly.graph_objects as go
 
+from kernelviz.app.figures.narrow import phone_layout
 from kernelviz.app.figures.numbers import compact
 from kernelviz.app.figures.styling import AXIS, _merge
 
@@ -83,9 +84,10 @@ def _colorbar(t: ChartTheme) -> dict:
             "tickfont": {"color": t.muted, "size": 12}}
 
 
-def themed(fig: go.Figure, kind: str | None) -> go.Figure:
+def themed(fig: go.Figure, kind: str | None, phone: bool = False) -> go.Figure:
     """``fig`` as it is sent: a new figure in theme ``kind`` ("light" or "dark"; None: light), without a
-    template, its numbers short with a data revision (``compact``). Each value of the theme that the figure
+    template, its numbers short with a data revision (``compact``), and, for a ``phone``, its layout laid out
+    for a narrow screen first (``phone_layout``). Each value of the theme that the figure
     does not set itself is set on the layout, on every x and y axis and on every colour axis's colour bar,
     and scatter markers lose their outline (Streamlit's theme, as a template would apply it). Built in one
     step from dicts, without Plotly's property-by-property updates (which took about 30 ms a figure); the
@@ -94,6 +96,8 @@ def themed(fig: go.Figure, kind: str | None) -> go.Figure:
     data = [trace.to_plotly_json() for trace in fig.data]
     own = fig.layout.to_plotly_json()
     own.pop("template", None)
+    if phone:
+        phone_layout(own, [t["name"] for t in data if t.get("name") and t.get("showlegend") is not False])
     layout = _merge(_layout(t), own)  # the figure's own values over a fresh copy of the theme's
     for name in {"xaxis", "yaxis", *filter(AXIS.match, own)}:
         layout[name] = _merge(_axis(t, name[0]), own.get(name, {}))

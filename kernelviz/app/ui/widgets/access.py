@@ -27,8 +27,8 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   edge, where only a sideways swipe found them.
 * Charts on a phone (a browser whose User-Agent says ``Mobi``, as phones' do and tablets' do not,
   ``on_phone``): the server does not know the screen's width, so a grid of panels, whose titles and axis
-  titles ran into each other in 60–120 px columns, is laid out again for a narrow screen (``kf.for_phone``:
-  fewer columns, titles in more lines, one x title under a row, thin colour bars).
+  titles ran into each other in 60–120 px columns, is laid out again for a narrow screen (``kf.themed``'s
+  ``phone``: fewer columns, titles in more lines, one x title under a row, thin colour bars).
 """
 
 from __future__ import annotations

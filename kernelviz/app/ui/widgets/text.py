@@ -84,10 +84,10 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None) -> None:
     """Draw a Plotly figure in the reader's theme, light or dark, with its numbers as short decimals and a
     data revision (``kf.themed``; Streamlit's own chart theme is not used, so that its second draw of a chart
-    is cheap), laid out for a narrow screen in a phone's browser (``kf.for_phone``), and a PNG download in
-    the modebar. Its text alternative, ``kf.describe``, is the chart's accessible name: what it shows, from
-    its own numbers. ``on_select``: called when the reader clicks a point (or the background), the click in
-    ``st.session_state[key]``.
+    is cheap), laid out for a narrow screen in a phone's browser (``phone`` of ``kf.themed``), and a PNG
+    download in the modebar. Its text alternative, ``kf.describe``, is the chart's accessible name: what it
+    shows, from its own numbers. ``on_select``: called when the reader clicks a point (or the background),
+    the click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
@@ -106,9 +106,7 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     if (scene := stage.active()) is not None:
         scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
-    if access.on_phone():
-        fig = kf.for_phone(fig)
-    fig = kf.themed(fig, st.context.theme.type)
+    fig = kf.themed(fig, st.context.theme.type, phone=access.on_phone())
     box.plotly_chart(fig, key=key, theme=None, config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
     if fig.layout.updatemenus:  # Play and Pause: made buttons a key presses
