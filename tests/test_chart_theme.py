@@ -118,3 +118,49 @@ def test_themed_keeps_animation_frames() -> None:
     fig = go.Figure(go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0]),
                     frames=[go.Frame(name="1", data=[{"type": "scatter", "y": [1.0, 0.0]}])])
     assert [f.name for f in kf.themed(fig, "dark").frames] == ["1"]
+
+
+def test_compact_leaves_no_typed_array_in_a_trace() -> None:
+    steps = np.arange(60)
+    trace = {"type": "scatter", "x": np.linspace(0, 1, 60), "y": np.linspace(0, 1, 60), "customdata": steps,
+             "marker": {"color": steps, "size": np.full(60, 7.123456789)}}
+    compact([trace])
+    assert trace["customdata"] == trace["marker"]["color"] == list(range(60))
+    assert trace["marker"]["size"] == [7.12346] * 60  # SIGNIFICANT digits
+    assert all(isinstance(v, int) for v in trace["customdata"])
+
+
+def test_themed_gives_a_reversed_heatmap_axis_its_range_as_plotly_draws_it() -> None:
+    q = np.linspace(0.0, 2.0, 11)  # rows 0.2 apart: edges 0.1 beyond the first and the last
+    sent = kf.themed(kf.heatmap_figure(np.ones((11, 5)), q, np.arange(5.0)), "light").layout.yaxis
+    assert sent.autorange is False
+    np.testing.assert_allclose(sent.range, [2.1, -0.1])
+    uneven = np.array([0.0, 1.0, 4.0])  # outer edges halfway to the neighbour, mirrored: -0.5 and 5.5
+    sent = kf.themed(kf.heatmap_figure(np.ones((3, 2)), uneven, np.arange(2.0)), "light").layout.yaxis
+    np.testing.assert_allclose(sent.range, [5.5, -0.5])
+    names = kf.coverage_figure(np.ones((3, 2)), ["a", "b", "c"], ["1", "2"])
+    assert kf.themed(names, "light").layout.yaxis.range == (2.5, -0.5)  # rows 0, 1, 2 of names
+    assert names.layout.yaxis.autorange == "reversed"  # the figure given stays as it was
+
+
+def test_a_reversed_axis_keeps_autorange_unless_it_holds_heatmaps_and_lines_inside_them() -> None:
+    g = np.linspace(-1.0, 1.0, 9)
+    pair = kf.themed(kf.score_transpose_figure(np.outer(g, g), g), "light").layout  # and a dashed diagonal
+    for axis in (pair.yaxis, pair.yaxis2):
+        np.testing.assert_allclose(axis.range, [1.125, -1.125])
+    fig = kf.heatmap_figure(np.ones((9, 3)), g, np.arange(3.0))
+    fig.add_trace(go.Scatter(x=[1.0], y=[0.0], mode="markers"))  # markers: autorange pads around them
+    assert kf.themed(fig, "light").layout.yaxis.autorange == "reversed"
+    fig = kf.heatmap_figure(np.ones((9, 3)), g, np.arange(3.0))
+    fig.add_trace(go.Scatter(x=[0.0, 2.0], y=[-3.0, 3.0], mode="lines"))  # a line past the rows
+    assert kf.themed(fig, "light").layout.yaxis.autorange == "reversed"
+
+
+def test_a_chart_that_takes_clicks_carries_streamlits_click_and_drag_modes() -> None:
+    modes = ("clickmode", "hovermode", "dragmode")
+    sent = kf.themed(two_panels(), "light", selectable=True).layout
+    assert [sent[m] for m in modes] == ["event+select", "closest", "pan"]
+    assert kf.themed(two_panels(), "light").layout.clickmode is None
+    own = two_panels().update_layout(dragmode="zoom", hovermode="x")
+    sent = kf.themed(own, "light", selectable=True).layout
+    assert [sent[m] for m in modes] == ["event+select", "x", "zoom"]  # the figure's own, as Streamlit keeps

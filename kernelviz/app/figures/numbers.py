@@ -104,4 +104,16 @@ def compact(traces: list[dict], log_axes: frozenset[str] = frozenset()) -> str:
             if isinstance(value, np.ndarray) and value.dtype.kind == "f":
                 relative = prop == "customdata" or trace.get(f"{prop}axis", prop) in log_axes
                 trace[prop] = short_numbers(value, relative)
+        _as_lists(trace)
     return digest.hexdigest()
+
+
+def _as_lists(props: dict) -> None:
+    """Every NumPy array left in ``props`` (and the dicts it holds), such as whole-number steps or a marker's
+    colours, as a plain list, in place: floats to ``SIGNIFICANT`` significant digits. A typed array would
+    make Plotly draw the chart in full a second time."""
+    for key, value in props.items():
+        if isinstance(value, dict):
+            _as_lists(value)
+        elif isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+            props[key] = short_numbers(value, relative=True) if value.dtype.kind == "f" else value.tolist()

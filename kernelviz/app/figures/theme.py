@@ -11,12 +11,18 @@ The values are Streamlit's chart theme for ``.streamlit/config.toml``'s two them
 builds, read from a chart), but for the muted text of ticks, axis titles and hover labels: Streamlit's grey
 reads 3.7:1 on white, below WCAG's 4.5:1 for text, so the light theme's is darker in the same hue (5:1).
 ``tests/browser/test_theme.py`` checks that each chart's background is its page's, in both themes.
+
+Two more layout values would change between the two draws, and each made the second a full one (25–55 ms a
+chart, timed in the page): Streamlit sets ``SELECTABLE`` on a chart that takes clicks after mounting it, and
+Plotly rewrites an axis's ``autorange: "reversed"`` (the heatmaps' query axes) to ``true`` once drawn. So a
+chart that takes clicks carries ``SELECTABLE`` itself, and a reversed heatmap axis is sent as its range.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.narrow import phone_layout
@@ -46,6 +52,8 @@ THEMES: dict[str, ChartTheme] = {
                        colorway=("#83c9ff", "#0068c9", "#ffabab", "#ff2b2b", "#7defa1", "#29b09d", "#ffd16a",
                                  "#ff8700", "#6d3fc0", "#d5dae5")),
 }
+SELECTABLE = {"clickmode": "event+select", "hovermode": "closest", "dragmode": "pan"}  # what Streamlit sets
+# on a chart whose points take clicks (``selection_mode="points"``), unless the figure sets them itself
 FONT = '"Source Sans", sans-serif'  # the page's own font
 CLEAR = "rgba(0, 0, 0, 0)"  # "transparent", which Plotly.js reads and plotly.py refuses
 
@@ -84,10 +92,12 @@ def _colorbar(t: ChartTheme) -> dict:
             "tickfont": {"color": t.muted, "size": 12}}
 
 
-def themed(fig: go.Figure, kind: str | None, phone: bool = False) -> go.Figure:
+def themed(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bool = False) -> go.Figure:
     """``fig`` as it is sent: a new figure in theme ``kind`` ("light" or "dark"; None: light), without a
     template, its numbers short with a data revision (``compact``), and, for a ``phone``, its layout laid out
-    for a narrow screen first (``phone_layout``). Each value of the theme that the figure
+    for a narrow screen first (``phone_layout``); with ``SELECTABLE`` when its points take clicks
+    (``selectable``), and a heatmap's reversed axis as its range (``reversed_as_range``; both keep
+    Streamlit's second draw cheap, as the module says). Each value of the theme that the figure
     does not set itself is set on the layout, on every x and y axis and on every colour axis's colour bar,
     and scatter markers lose their outline (Streamlit's theme, as a template would apply it). Built in one
     step from dicts, without Plotly's property-by-property updates (which took about 30 ms a figure); the
@@ -98,13 +108,14 @@ def themed(fig: go.Figure, kind: str | None, phone: bool = False) -> go.Figure:
     own.pop("template", None)
     if phone:
         phone_layout(own, [t["name"] for t in data if t.get("name") and t.get("showlegend") is not False])
-    layout = _merge(_layout(t), own)  # the figure's own values over a fresh copy of the theme's
+    layout = _merge(_layout(t) | (SELECTABLE if selectable else {}), own)  # the figure's own values win
     for name in {"xaxis", "yaxis", *filter(AXIS.match, own)}:
         layout[name] = _merge(_axis(t, name[0]), own.get(name, {}))
     for name in (n for n in own if n.startswith("coloraxis")):
         layout[name] = own[name] | {"colorbar": _merge(_colorbar(t), own[name].get("colorbar", {}))}
     log_axes = frozenset(name[0] + name[5:] for name in own  # "yaxis2" → "y2", as a trace names it
                          if AXIS.match(name) and own[name].get("type") == "log")
+    reversed_as_range(layout, data)
     layout["datarevision"] = compact(data, log_axes)
     for trace in data:
         if trace.get("type") == "scatter":
@@ -115,3 +126,42 @@ def themed(fig: go.Figure, kind: str | None, phone: bool = False) -> go.Figure:
     out = go.Figure(d, _validate=False)
     out.layout.template = None  # else Plotly's default template comes back (15 kB a chart)
     return out
+
+
+def reversed_as_range(layout: dict, data: list[dict]) -> None:
+    """Each y axis of ``layout`` with ``autorange: "reversed"`` that holds heatmaps given as its range,
+    reversed, in place: from the outer edge of the last row to the outer edge of the first, as Plotly's
+    autorange draws them (a row's edges halfway to its neighbours; numbered rows for rows of names or no
+    ``y``). Lines inside those edges (a diagonal) may share the axis; any other trace leaves it as it is.
+    The picture is the same; Plotly keeps a range as sent, where it rewrites "reversed" once drawn."""
+    for name, axis in layout.items():
+        if name[0] != "y" or not AXIS.match(name) or axis.get("autorange") != "reversed":
+            continue
+        on_axis = [t for t in data if t.get("yaxis", "y") == "y" + name[5:]]
+        edges = [_row_edges(t) for t in on_axis if t.get("type") == "heatmap"]
+        if not edges or None in edges:
+            continue
+        lo, hi = min(e[0] for e in edges), max(e[1] for e in edges)
+        if all(_line_within(t, lo, hi) for t in on_axis if t.get("type") != "heatmap"):
+            axis["range"], axis["autorange"] = [hi, lo], False
+
+
+def _row_edges(heatmap: dict) -> tuple[float, float] | None:
+    """The outer edges (low, high) of a heatmap's rows, or None when it has fewer than two."""
+    y = heatmap.get("y")
+    rows = len(y) if y is not None else len(heatmap.get("z") or ())
+    if rows < 2:
+        return None
+    values = np.asarray(y) if y is not None else None
+    if values is None or values.dtype.kind not in "fiu":
+        return -0.5, rows - 0.5
+    values = values.astype(np.float64)
+    first, last = 1.5 * values[0] - 0.5 * values[1], 1.5 * values[-1] - 0.5 * values[-2]
+    return min(first, last), max(first, last)
+
+
+def _line_within(trace: dict, lo: float, hi: float) -> bool:
+    """Whether ``trace`` is a line (no markers, which autorange pads) with every y in [lo, hi]."""
+    y = np.asarray(trace.get("y") if trace.get("y") is not None else [], dtype=np.float64)
+    y = y[np.isfinite(y)]
+    return trace.get("mode") == "lines" and bool(np.all((y >= lo) & (y <= hi)))
