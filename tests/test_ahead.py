@@ -316,6 +316,17 @@ def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monke
     assert len(asked) == 2
 
 
+def test_the_sidebar_n_prepares_the_notches_after_the_next_only_while_they_are_small(monkeypatch):
+    _asked, chains = record_asks(monkeypatch)
+    at = start(None, {})
+    for n in (200, 500, 2000):  # 150 → 200, → 500, → 2,000
+        at.select_slider(key="data.n").set_value(n).run()
+        ok(at)
+    assert ahead.DATA_AHEAD == 4 and ahead.DATA_AHEAD_MOST == 2000
+    # four ahead; then 5,000 is left out after 2,000; but the next notch is always prepared
+    assert [[r.key[1].n for r in c] for c in chains] == [[300, 500, 1000, 2000], [1000, 2000], [5000]]
+
+
 def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatch):
     asked, _ = record_asks(monkeypatch)
     at = start("chapters/3_multihead.py", {"mh.steps": "50", "mh.own_seed": "43", "data.n": "20"})

@@ -11,7 +11,8 @@ next notch is drawn from them. The sidebar's number of points is a slider of eve
 A presenter who presses a slider several times in a row leaves the server idle only for moments between
 the presses: a page whose jobs are short asks for a few notches (``depth``), a chain of requests (``then``),
 so that the job for the notch after next has run by the time that press comes. Each step of a chain waits
-for an idle server again, and a newer request replaces what is left of it.
+for an idle server again, and a newer request replaces what is left of it. The sidebar's number of points
+asks for ``DATA_AHEAD`` data sets, those after the next one only while they are small (``DATA_AHEAD_MOST``).
 
 Only the newest request is kept: one that waited while other runs went on is stale by the time the
 server is idle. A step whose key was among the last ``DONE_KEPT`` run is skipped (its value is cached).
@@ -24,6 +25,7 @@ the job until the job ends. ``KERNELVIZ_AHEAD=0`` turns it off.
 from __future__ import annotations
 
 import atexit
+import itertools
 import logging
 import os
 import threading
@@ -40,11 +42,17 @@ from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
 from kernelviz.app.ui.widgets.sidebar import builtin_data, native_sample, point_options
 from kernelviz.app.views.notches import Notch, Options, settings_ahead
 
-__all__ = ["QUIET_S", "Ahead", "Request", "Sample", "ask", "prepare_next", "prepare_next_data"]
+__all__ = [
+    "DATA_AHEAD", "DATA_AHEAD_MOST", "QUIET_S", "Ahead", "Request", "Sample", "ask", "prepare_next",
+    "prepare_next_data",
+]
 
 QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
 POLL_S = 0.02
 DONE_KEPT = 8  # keys of the jobs run that ``Ahead.done`` keeps
+DATA_AHEAD = 4  # the sidebar's n: data sets prepared ahead, the next and those after it while they are small,
+DATA_AHEAD_MOST = 2_000  # at most this many points (a page's job on 5,000 holds the server for seconds, and a
+# press that came while it ran would share the cores with it)
 ENV = "KERNELVIZ_AHEAD"
 
 
@@ -132,15 +140,19 @@ def ask(request: Request) -> None:
 
 
 def prepare_next(page: str, settings: tuple, notches: Mapping[str, Notch | Options],
-                 job: Callable[[tuple], object], context: Hashable = (), depth: int = 1) -> None:
+                 job: Callable[[tuple], object], context: Hashable = (), depth: int = 1,
+                 beyond_next: Callable[[tuple], bool] = lambda s: True) -> None:
     """After a run of ``page``: ``settings`` one more notch along the slider moved since this session's
-    last run of it (``notches.settings_ahead``), and so on for ``depth`` notches, each prepared by
-    ``job(its settings)`` when the server is idle. ``context`` holds what else the job depends on (a toggle,
-    a task number): part of each request's key."""
+    last run of it (``notches.settings_ahead``), and so on for ``depth`` notches while ``beyond_next`` holds
+    for them (the next notch is always prepared), each prepared by ``job(its settings)`` when the server is
+    idle. ``context`` holds what else the job depends on (a toggle, a task number): part of each request's
+    key."""
     state = f"kv._ahead_before.{page}"  # not a widget (see ui.controls)
     before, st.session_state[state] = st.session_state.get(state), settings
+    ahead = settings_ahead(before, settings, notches, depth)
+    ahead = ahead[:1] + list(itertools.takewhile(beyond_next, ahead[1:]))
     chain = None
-    for after in reversed(settings_ahead(before, settings, notches, depth)):
+    for after in reversed(ahead):
         chain = Request((page, after, context), partial(job, after), chain)
     if chain is not None:
         ask(chain)
@@ -155,14 +167,16 @@ class Sample(NamedTuple):
 
 
 def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], context: Hashable = (),
-                      depth: int = 1) -> None:
+                      depth: int = DATA_AHEAD) -> None:
     """After a run of ``page`` on a built-in data set: that data set with the sidebar's number of points one
     more notch along the way it moved since this session's last run of the page, prepared by ``job(that
-    data)`` when the server is idle (``depth`` notches, as ``prepare_next``). ``context`` holds the page's
-    settings the job computes with. An uploaded CSV has no such slider: nothing is prepared for it."""
+    data)`` when the server is idle, and the ``depth`` − 1 notches after it of at most ``DATA_AHEAD_MOST``
+    points (as ``prepare_next``). ``context`` holds the page's settings the job computes with. An uploaded
+    CSV has no such slider: nothing is prepared for it."""
     source = data.key[0]
     if not isinstance(source, str) or source not in kv.DATASETS:
         return
     sample = Sample(source, int(data.key[1]), int(data.key[2]))
     notches = {"n": Options(point_options(source), native_sample(source)[0])}
-    prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context, depth)
+    prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context, depth,
+                 beyond_next=lambda s: s.n <= DATA_AHEAD_MOST)

@@ -45,7 +45,7 @@ __all__ = [
 MH = defaults.MULTIHEAD
 AHEAD_NOTCHES = 3  # the layer's sliders prepared ahead (ahead.prepare_next): a layer trains in 0.1-0.3 s, so
 # three keep up with a presenter pressing in a row (benchmarks/bench_sliders.py --in-a-row 4 --chapter
-# Attention). The sidebar's n stays at one: three data sets ahead, up to 2,000 points, slowed its presses.
+# Attention). The sidebar's n: ahead.DATA_AHEAD data sets, of at most ahead.DATA_AHEAD_MOST points.
 
 
 @cached(heavy=True)
