@@ -138,6 +138,8 @@ def test_themed_gives_a_reversed_heatmap_axis_its_range_as_plotly_draws_it() -> 
     uneven = np.array([0.0, 1.0, 4.0])  # outer edges halfway to the neighbour, mirrored: -0.5 and 5.5
     sent = kf.themed(kf.heatmap_figure(np.ones((3, 2)), uneven, np.arange(2.0)), "light").layout.yaxis
     np.testing.assert_allclose(sent.range, [5.5, -0.5])
+    rows = go.Figure(go.Heatmap(z=np.ones((4, 2)))).update_yaxes(autorange="reversed")  # rows 0-3, no y
+    assert kf.themed(rows, "light").layout.yaxis.range == (3.5, -0.5)
     names = kf.coverage_figure(np.ones((3, 2)), ["a", "b", "c"], ["1", "2"])
     assert kf.themed(names, "light").layout.yaxis.range == (2.5, -0.5)  # rows 0, 1, 2 of names
     assert names.layout.yaxis.autorange == "reversed"  # the figure given stays as it was

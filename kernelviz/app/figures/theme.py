@@ -148,8 +148,8 @@ def reversed_as_range(layout: dict, data: list[dict]) -> None:
 
 def _row_edges(heatmap: dict) -> tuple[float, float] | None:
     """The outer edges (low, high) of a heatmap's rows, or None when it has fewer than two."""
-    y = heatmap.get("y")
-    rows = len(y) if y is not None else len(heatmap.get("z") or ())
+    y, z = heatmap.get("y"), heatmap.get("z")
+    rows = len(y) if y is not None else len(z) if z is not None else 0
     if rows < 2:
         return None
     values = np.asarray(y) if y is not None else None
