@@ -125,7 +125,7 @@ def test_a_legend_under_a_fit_moves_clear_of_the_x_title() -> None:
     rows = narrow._legend_rows([t.name for t in fig.data if t.name and t.showlegend is not False],
                                narrow.PHONE_PX - out["margin"]["l"])
     assert rows >= 4  # on a phone every long entry takes a row of its own
-    assert out["margin"]["b"] >= kf.styling.LEGEND_DROP + rows * narrow.ROW_PX
+    assert out["margin"]["b"] >= kf.styling.LEGEND_DROP + rows * kf.styling.LEGEND_ROW_PX
     plot_h = out["height"] - out["margin"]["t"] - out["margin"]["b"]
     assert -out["legend"]["y"] * plot_h == pytest.approx(kf.styling.LEGEND_DROP + narrow.LEGEND_GAP_PX)
     assert out.get("annotations", []) == []  # a figure of one panel: no title moved, none added

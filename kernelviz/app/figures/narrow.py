@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 
-from kernelviz.app.figures.styling import AXIS, COLORBAR_MARGIN, LEGEND_DROP
+from kernelviz.app.figures.styling import AXIS, COLORBAR_MARGIN, LEGEND_DROP, LEGEND_ROW_PX
 
 __all__ = ["PHONE_PX", "phone_layout"]
 
@@ -41,7 +41,6 @@ COLUMN_GAP = 0.06  # between the columns of a grid laid out again, a fraction of
 TICKS_PX = 42  # px under a panel of a grid laid out again for its x tick labels, above the next row's title
 LEGEND_GAP_PX = 8  # px, a legend under the plot moves down by this much
 ENTRY_PX = 44  # px of a legend entry besides its text: the symbol and the gap after it
-ROW_PX = 19  # px, a row of a legend
 PHONE_COLORBAR = {"thickness": 10, "xpad": 6}
 PHONE_COLORBAR_MARGIN = 76  # right margin of a thin colour bar: its tick labels and its title above it
 _BREAKS = re.compile(r"(?<=, )|(?<= → )|(?<=: )|(?<= = )|(?= \()")
@@ -220,7 +219,7 @@ def _legend_lower(layout: dict, names: list[str]) -> None:
     if not names or legend.get("y", 1) >= 0 or layout.get("sliders") or layout.get("updatemenus"):
         return  # a legend under a replay's controls was placed there with them (``controls_at``)
     rows = _legend_rows(names, PHONE_PX - margin.get("l", 80))
-    margin["b"] = max(margin.get("b", 80), LEGEND_DROP + LEGEND_GAP_PX + rows * ROW_PX + 12)
+    margin["b"] = max(margin.get("b", 80), LEGEND_DROP + LEGEND_GAP_PX + rows * LEGEND_ROW_PX + 12)
     _, plot_h = _plot_px(layout)
     legend["y"] = -(LEGEND_DROP + LEGEND_GAP_PX) / max(plot_h, 1.0)
 

@@ -122,6 +122,7 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
 MARGIN = {"l": 76, "r": 24, "b": 75}
 TITLED_MARGIN = {"t": 50, "b": 110}  # a titled figure's top (its title) and bottom (axis title, then legend)
 LEGEND_DROP = 44  # px from the plot's bottom edge to a legend below it: under the x axis's ticks and title
+LEGEND_ROW_PX = 19  # px, a row of a horizontal legend
 COLORBAR_MARGIN = 130  # right margin of a figure with a colour bar
 DEFAULT_HEIGHT = 380  # px, of a figure whose look gives no height
 
@@ -144,7 +145,7 @@ def _left_margin(y_axis: dict) -> int:
 
 def _top_margin(showlegend: bool, legend_rows: int) -> int:
     """The top margin of a figure without a title: room for ``legend_rows`` rows of legend above the plot."""
-    return max(40, 28 + 19 * legend_rows) if showlegend else 40
+    return max(40, 28 + LEGEND_ROW_PX * legend_rows) if showlegend else 40
 
 
 @dataclass(frozen=True)
