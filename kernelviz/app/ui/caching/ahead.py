@@ -50,9 +50,9 @@ __all__ = [
 QUIET_S = 0.3  # after the last run ends, the job waits this long: the browser draws what the run sent
 POLL_S = 0.02
 DONE_KEPT = 8  # keys of the jobs run that ``Ahead.done`` keeps
-DATA_AHEAD = 4  # the sidebar's n: data sets prepared ahead, the next and those after it while they are small,
-DATA_AHEAD_MOST = 2_000  # at most this many points (a page's job on 5,000 holds the server for seconds, and a
-# press that came while it ran would share the cores with it)
+DATA_AHEAD = 4  # the sidebar's n: data sets prepared ahead (the next one, and those after it while small)
+DATA_AHEAD_MOST = 2_000  # points of a data set prepared after the next one: a page's job on 5,000 holds the
+# server for seconds, and a press that came while it ran would share the cores with it
 ENV = "KERNELVIZ_AHEAD"
 
 
