@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from prosetools import assert_frame, shown
+from streamlit.elements.lib.utils import user_key_from_element_id
 from streamlit.testing.v1 import AppTest
 
 import kernelviz as kv
@@ -84,6 +85,18 @@ def start(page: str | None = None, query: dict[str, str] | None = None) -> AppTe
 
 def ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def open_code(at: AppTest) -> AppTest:
+    """Opens every code expander of the page (``ui.show_code``: its code is drawn only while open) and
+    reruns it."""
+    keys = [user_key_from_element_id(e.proto.id) for e in at.expander]
+    for key in filter(None, keys):
+        if key.startswith("kv.code."):
+            at.session_state[key] = True
+    at.run()
+    ok(at)
+    return at
 
 
 def charts(at: AppTest) -> dict[str, dict]:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from kernelviz.app.ui.widgets import text
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted((ROOT / "chapters").glob("[1-5]_*.py"))  # the five chapters
 SERVING = re.compile(r"(?<![.\w])(pad|bucket)\(|\.astype\(|float32|custom_vjp|lax\.cond|uint64|<<")
@@ -73,3 +75,25 @@ def test_every_expander_says_how_its_code_ran(page: Path):
     calls = list(show_code_calls(page))
     assert calls, page
     assert all(any(k.arg == "ran" for k in call.keywords) for call in calls)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
+def test_code_is_sent_only_while_its_expander_is_open(page: Path):
+    from streamlit.elements.lib.utils import user_key_from_element_id
+    from test_app import open_code, start
+
+    def boxes() -> list:
+        keys = [(e, user_key_from_element_id(e.proto.id) or "") for e in at.expander]
+        return [e for e, key in keys if key.startswith("kv.code.")]
+
+    at = start(f"chapters/{page.name}")
+    closed = boxes()
+    assert closed and all(len(e.caption) == 1 and len(e.code) == 0 for e in closed)
+    open_code(at)
+    opened = boxes()
+    assert [e.label for e in opened] == [e.label for e in closed]
+    sources = {inspect.getsource(inspect.unwrap(fn)).strip() for _, fn in shown(page)}
+    for e in opened:
+        assert len(e.code) >= 1, e.label
+        if e.label != text.FAST_PATH:  # a fast path's functions are named by its ``ran``
+            assert {c.value.strip() for c in e.code} <= sources, e.label

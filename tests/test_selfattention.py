@@ -75,7 +75,7 @@ def test_kernelviz_layer_is_equinox_multihead_attention(trained):
 
 
 def test_chapter_4_shows_the_notes_module_and_checks_it_on_the_trained_layer():
-    from test_app import ok, start
+    from test_app import ok, open_code, start
 
     at = start("chapters/4_attention.py")
     ok(at)
@@ -84,5 +84,5 @@ def test_chapter_4_shows_the_notes_module_and_checks_it_on_the_trained_layer():
     check = next(m.value for m in at.markdown if "the notes' SelfAttention head by head" in m.value)
     numbers = [float(v) for v in check.replace(":", " ").split() if v[:1].isdigit() and "e" in v]
     assert len(numbers) == 2 and all(v < 1e-9 for v in numbers), check
-    codes = " ".join(c.value for c in at.code)
+    codes = " ".join(c.value for c in open_code(at).code)
     assert "def self_attention(" in codes and "def multihead_self_attention(" in codes

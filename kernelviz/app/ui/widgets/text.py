@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import inspect
 import re
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -35,6 +36,7 @@ __all__ = [
     "Ran",
     "busy",
     "chapter_header",
+    "code_key",
     "md_escape",
     "prose",
     "say",
@@ -235,20 +237,39 @@ def _source(fn: Callable) -> str:
     return inspect.getsource(inspect.unwrap(fn))
 
 
+def code_key(place: str, label: str) -> str:
+    """The widget key of the code expander titled ``label`` drawn at ``place`` (the file and line of the
+    ``show_code`` call): one key per call, the same in every run."""
+    return "kv.code." + hashlib.blake2b(f"{place}|{label}".encode(), digest_size=6).hexdigest()
+
+
+@contextmanager
+def _code_box(label: str, key: str, icon: str, caption: str) -> Iterator[bool]:
+    """An expander titled ``label`` with ``caption`` on its first line; yields whether it is open. It reruns
+    the page (or its fragment) when opened or closed, so that its code is drawn only while open: closed,
+    the code of a page's expanders was drawn again by every rerun, about 50 ms a press of chapter 3's n
+    (``docs/benchmarks.md``)."""
+    box = st.expander(label, icon=icon, key=key, on_change="rerun")
+    with box:
+        st.caption(caption)
+        yield bool(box.open)
+
+
 def show_code(*functions: Callable, ran: Ran, label: str = "The code that ran") -> None:
     """An expander with the source of ``functions`` (models, losses and training steps of
     ``kernelviz.core`` and ``kernelviz.models``), read from the package itself, and one line saying how they
     were run (``ran``), or that the chart drew kept results (``KEPT``: a cached call since the last code
-    expander was a kept one); a second expander shows the fast path that ran in their place, if any."""
+    expander was a kept one); a second expander shows the fast path that ran in their place, if any. The
+    code is sent only while its expander is open (``_code_box``)."""
     line = f"{ran.line} {KEPT}" if kept.drawn_from_kept() else ran.line
-    with st.expander(label, icon=":material/code:"):
-        st.caption(line)
-        for fn in functions:
+    caller = inspect.currentframe().f_back  # type: ignore[union-attr]
+    place = f"{Path(caller.f_code.co_filename).name}:{caller.f_lineno}"  # type: ignore[union-attr]
+    with _code_box(label, code_key(place, label), ":material/code:", line) as open_:
+        for fn in functions if open_ else ():
             st.code(_source(fn), language="python")
     if ran.fast:
-        with st.expander(FAST_PATH, icon=":material/speed:"):
-            st.caption(ran.note)
-            for fn in ran.fast:
+        with _code_box(FAST_PATH, code_key(place, FAST_PATH), ":material/speed:", ran.note) as open_:
+            for fn in ran.fast if open_ else ():
                 st.code(_source(fn), language="python")
 
 
