@@ -41,6 +41,8 @@ RECORD_REDRAWS_JS = """(() => {
   const timer = setInterval(() => { install(); if (window.Plotly) clearInterval(timer); }, 5);
 })();"""
 FILLED_IN = {"type", "autorange", "range"}  # an axis's values Plotly fills in when the figure leaves them out
+# A colour bar's x, which Plotly once wrote into the figure it held as its default (1.02) under a loaded run
+COLORBAR_FILLED_IN = {"x"}
 HEATMAP_PICTURES = [f"/dot-product-attention?attn.picture={p}" for p in ("kernel", "selfcross")]
 
 
@@ -54,7 +56,8 @@ def differences(held: Any, given: Any, path: str = "") -> list[str]:
         return [d for i, (h, g) in enumerate(zip(held, given, strict=True))
                 for d in differences(h, g, f"{path}[{i}]")]
     last = path.rsplit(".", 1)[-1]
-    if held == given or last == "width" or (given is None and last in FILLED_IN and "axis" in path):
+    filled_in = (last in FILLED_IN and "axis" in path) or (last in COLORBAR_FILLED_IN and "colorbar" in path)
+    if held == given or last == "width" or (given is None and filled_in):
         return []
     return [f"{path}: {held!r:.60} → {given!r:.60}"]
 
