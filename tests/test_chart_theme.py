@@ -166,3 +166,23 @@ def test_a_chart_that_takes_clicks_carries_streamlits_click_and_drag_modes() -> 
     own = two_panels().update_layout(dragmode="zoom", hovermode="x")
     sent = kf.themed(own, "light", selectable=True).layout
     assert [sent[m] for m in modes] == ["event+select", "x", "zoom"]  # the figure's own, as Streamlit keeps
+
+
+def test_sent_hands_streamlit_the_themed_figure_as_it_is() -> None:
+    from plotly.tools import return_figure_from_figure_or_data  # how st.plotly_chart reads a figure
+
+    from kernelviz.app.ui.caching.scrub import Path
+
+    g = np.linspace(0, 1, 30)
+    curve = kf.Curve("fit", np.sin(g), kf.COLORS["fit"], std=np.full_like(g, 0.1))
+    means = np.stack([np.sin(g / e) for e in (0.1, 0.2)])
+    replay = kf.add_scrub(kf.fit_figure(kf.Points(g, np.cos(g), g), [curve]), curve,
+                          Path(g, (0.1, 0.2), means, np.full_like(means, 0.1)), active=0, titles=["a", "b"])
+    for fig in (two_panels(), replay):
+        spec = kf.themed_spec(fig, "dark", selectable=True)
+        sent = return_figure_from_figure_or_data(kf.Sent(spec), validate_figure=True)
+        assert sent is spec  # not copied
+        via_figure = return_figure_from_figure_or_data(kf.themed(fig, "dark", selectable=True), True)
+        as_json = [json.loads(pio.to_json(f, validate=False)) for f in (sent, via_figure)]
+        assert as_json[0] == as_json[1]
+    assert "bdata" in json.dumps(spec["frames"][0]["data"][0]["y"])  # a replay's frames stay binary

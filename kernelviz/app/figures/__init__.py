@@ -104,7 +104,7 @@ from kernelviz.app.figures.styling import (
     thumbnail,
 )
 from kernelviz.app.figures.styling import HEATMAP_SCALE as HEATMAP_SCALE
-from kernelviz.app.figures.theme import THEMES, ChartTheme, themed
+from kernelviz.app.figures.theme import THEMES, ChartTheme, Sent, themed, themed_spec
 from kernelviz.app.figures.training import (
     LooPath,
     epoch_loss_figure,
@@ -130,6 +130,7 @@ __all__ = [
     "Look",
     "Mixture",
     "Points",
+    "Sent",
     "add_kernel_replay",
     "add_layer_replay",
     "add_loo_replay",
@@ -180,6 +181,7 @@ __all__ = [
     "small_multiples_figure",
     "style",
     "themed",
+    "themed_spec",
     "thin_heatmap",
     "thumbnail",
     "weight_sizes",

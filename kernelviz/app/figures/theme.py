@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
 
 from kernelviz.app.figures.narrow import phone_layout
 from kernelviz.app.figures.numbers import compact
@@ -92,16 +93,16 @@ def _colorbar(t: ChartTheme) -> dict:
             "tickfont": {"color": t.muted, "size": 12}}
 
 
-def themed(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bool = False) -> go.Figure:
-    """``fig`` as it is sent: a new figure in theme ``kind`` ("light" or "dark"; None: light), without a
-    template, its numbers short with a data revision (``compact``), and, for a ``phone``, its layout laid out
-    for a narrow screen first (``phone_layout``); with ``SELECTABLE`` when its points take clicks
-    (``selectable``), and a heatmap's reversed axis as its range (``reversed_as_range``; both keep
-    Streamlit's second draw cheap, as the module says). Each value of the theme that the figure
-    does not set itself is set on the layout, on every x and y axis and on every colour axis's colour bar,
-    and scatter markers lose their outline (Streamlit's theme, as a template would apply it). Built in one
-    step from dicts, without Plotly's property-by-property updates (which took about 30 ms a figure); the
-    tests check that every builder's figure stays valid."""
+def themed_spec(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bool = False) -> dict:
+    """``fig`` as it is sent, a new dict of plain values (``Sent`` hands it to Streamlit): in theme ``kind``
+    ("light" or "dark"; None: light), without a template, its numbers short with a data revision
+    (``compact``), and, for a ``phone``, its layout laid out for a narrow screen first (``phone_layout``);
+    with ``SELECTABLE`` when its points take clicks (``selectable``), and a heatmap's reversed axis as its
+    range (``reversed_as_range``; both keep Streamlit's second draw cheap, as the module says). Each value of
+    the theme that the figure does not set itself is set on the layout, on every x and y axis and on every
+    colour axis's colour bar, and scatter markers lose their outline (Streamlit's theme, as a template would
+    apply it). Built in one step from dicts, without Plotly's property-by-property updates (which took
+    about 30 ms a figure); the tests check that every builder's figure stays valid."""
     t = THEMES.get(kind or "light", THEMES["light"])
     data = [trace.to_plotly_json() for trace in fig.data]
     own = fig.layout.to_plotly_json()
@@ -120,12 +121,35 @@ def themed(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bo
     for trace in data:
         if trace.get("type") == "scatter":
             trace["marker"] = _merge({"line": {"width": 0}}, trace.get("marker", {}))
+    layout["template"] = None  # no template: Plotly's default one would come back (15 kB a chart)
     d = {"data": data, "layout": layout}
     if fig.frames:
         d["frames"] = [frame.to_plotly_json() for frame in fig.frames]
-    out = go.Figure(d, _validate=False)
-    out.layout.template = None  # else Plotly's default template comes back (15 kB a chart)
+    return d
+
+
+def themed(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bool = False) -> go.Figure:
+    """``themed_spec`` as a Plotly figure."""
+    out = go.Figure(themed_spec(fig, kind, phone, selectable), _validate=False)
+    out.layout.template = None
     return out
+
+
+class Sent(go.Figure):
+    """A figure as ``st.plotly_chart`` sends it: ``spec`` (``themed_spec``) itself. Streamlit reads a
+    figure with ``to_dict``, which copies it whole and walks it for arrays, and a figure built from a dict
+    copies it too; ``spec`` is already a fresh dict of lists, so it is handed over as it is (one copy of a
+    chart's data in all instead of three). Replay frames keep their arrays binary, as ``to_dict`` sends
+    them."""
+
+    def __init__(self, spec: dict) -> None:
+        super().__init__()
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        if "frames" in self._spec:
+            convert_to_base64(self._spec["frames"])
+        return self._spec
 
 
 def reversed_as_range(layout: dict, data: list[dict]) -> None:

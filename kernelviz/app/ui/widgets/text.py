@@ -108,10 +108,11 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
     if (scene := stage.active()) is not None:
         scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
-    fig = kf.themed(fig, st.context.theme.type, phone=access.on_phone(), selectable=on_select is not None)
-    box.plotly_chart(fig, key=key, theme=None, config=config, alt=alt,
+    selectable = on_select is not None
+    spec = kf.themed_spec(fig, st.context.theme.type, phone=access.on_phone(), selectable=selectable)
+    box.plotly_chart(kf.Sent(spec), key=key, theme=None, config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
-    if fig.layout.updatemenus:  # Play and Pause: made buttons a key presses
+    if spec["layout"].get("updatemenus"):  # Play and Pause: made buttons a key presses
         access.replay_keys(box, key)
     for caption, table in tables:
         box.caption(f"The numbers of the chart above: {caption}")
