@@ -1,7 +1,8 @@
 """A replay with the keyboard alone: "Open at step" (a number input, reached by Tab like every control) moves
 the replayed chart to any step kept by training, and the chart's accessible name says which step it shows;
 Plotly's Play and Pause under the chart are buttons in the tab order that Enter and Space press
-(``kernelviz/app/ui/widgets/access.py``). Plotly's frame slider stays out of the keyboard's reach."""
+(``kernelviz/app/ui/widgets/access.py``). Plotly's frame slider stays out of the keyboard's reach. The code
+under a chart opens and closes with Enter."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from tests.browser.harness import (
     FIRST_LOAD_TIMEOUT_S,
     StreamlitServer,
+    exception_texts,
     number_input_step_up,
     page_state,
     wait_for_repaint,
@@ -60,3 +62,23 @@ def test_play_and_pause_are_buttons_a_key_presses(warm_server: StreamlitServer, 
     paused = _shown_title(page)
     page.wait_for_timeout(800)
     assert _shown_title(page) == paused  # Pause held it
+
+
+def test_the_code_under_a_chart_opens_and_closes_with_the_keyboard(warm_server: StreamlitServer,
+                                                                     page: Any) -> None:
+    """A code expander draws its code only while open (``ui.show_code``): Enter on its title opens it and
+    the code arrives; Enter again closes it and the code is gone."""
+    page.goto(warm_server.url + "/kernel-regression")
+    wait_until_drawn(page, timeout=FIRST_LOAD_TIMEOUT_S)
+    box = page.locator('[data-testid="stExpander"]').filter(has_text="The code that ran").first
+    code = page.locator('[data-testid="stExpander"] [data-testid="stCode"]')
+    assert code.count() == 0
+    box.locator("summary").focus()
+    page.keyboard.press("Enter")
+    box.locator('[data-testid="stCode"]').first.wait_for(timeout=30_000)
+    assert "def nadaraya_watson_model(" in box.inner_text()
+    box.locator("summary").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => !document.querySelector('[data-testid=stExpander] [data-testid=stCode]')",
+                           timeout=30_000)
+    assert exception_texts(page) == []
