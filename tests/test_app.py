@@ -87,13 +87,16 @@ def ok(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
+def code_boxes(at: AppTest) -> list:
+    """The page's code expanders (``ui.show_code``), in page order."""
+    keyed = [(e, user_key_from_element_id(e.proto.id) or "") for e in at.expander]
+    return [e for e, key in keyed if key.startswith("kv.code.")]
+
+
 def open_code(at: AppTest) -> AppTest:
-    """Opens every code expander of the page (``ui.show_code``: its code is drawn only while open) and
-    reruns it."""
-    keys = [user_key_from_element_id(e.proto.id) for e in at.expander]
-    for key in filter(None, keys):
-        if key.startswith("kv.code."):
-            at.session_state[key] = True
+    """Opens every code expander of the page (its code is drawn only while open) and reruns it."""
+    for box in code_boxes(at):
+        at.session_state[user_key_from_element_id(box.proto.id)] = True
     at.run()
     ok(at)
     return at

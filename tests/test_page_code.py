@@ -79,18 +79,12 @@ def test_every_expander_says_how_its_code_ran(page: Path):
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.stem)
 def test_code_is_sent_only_while_its_expander_is_open(page: Path):
-    from streamlit.elements.lib.utils import user_key_from_element_id
-    from test_app import open_code, start
-
-    def boxes() -> list:
-        keys = [(e, user_key_from_element_id(e.proto.id) or "") for e in at.expander]
-        return [e for e, key in keys if key.startswith("kv.code.")]
+    from test_app import code_boxes, open_code, start
 
     at = start(f"chapters/{page.name}")
-    closed = boxes()
+    closed = code_boxes(at)
     assert closed and all(len(e.caption) == 1 and len(e.code) == 0 for e in closed)
-    open_code(at)
-    opened = boxes()
+    opened = code_boxes(open_code(at))
     assert [e.label for e in opened] == [e.label for e in closed]
     sources = {inspect.getsource(inspect.unwrap(fn)).strip() for _, fn in shown(page)}
     for e in opened:

@@ -244,16 +244,16 @@ def code_key(place: str, label: str) -> str:
     return "kv.code." + hashlib.blake2b(f"{place}|{label}".encode(), digest_size=6).hexdigest()
 
 
-@contextmanager
-def _code_box(label: str, key: str, icon: str, caption: str) -> Iterator[bool]:
-    """An expander titled ``label`` with ``caption`` on its first line; yields whether it is open. It reruns
-    the page (or its fragment) when opened or closed, so that its code is drawn only while open: closed,
-    the code of a page's expanders was drawn again by every rerun, about 50 ms a press of chapter 3's n
-    (``docs/benchmarks.md``)."""
+def _code_expander(label: str, key: str, icon: str, caption: str, functions: Sequence[Callable]) -> None:
+    """An expander titled ``label``, ``caption`` on its first line, then the source of ``functions`` while it
+    is open. Opening or closing it reruns the page (or its fragment), so that the code is drawn only while
+    open: closed, the code of a page's expanders was drawn again by every rerun, about 50 ms a press of
+    chapter 3's n (``docs/benchmarks.md``)."""
     box = st.expander(label, icon=icon, key=key, on_change="rerun")
     with box:
         st.caption(caption)
-        yield bool(box.open)
+        for fn in functions if box.open else ():
+            st.code(_source(fn), language="python")
 
 
 def show_code(*functions: Callable, ran: Ran, label: str = "The code that ran") -> None:
@@ -261,17 +261,13 @@ def show_code(*functions: Callable, ran: Ran, label: str = "The code that ran") 
     ``kernelviz.core`` and ``kernelviz.models``), read from the package itself, and one line saying how they
     were run (``ran``), or that the chart drew kept results (``KEPT``: a cached call since the last code
     expander was a kept one); a second expander shows the fast path that ran in their place, if any. The
-    code is sent only while its expander is open (``_code_box``)."""
+    code is sent only while its expander is open (``_code_expander``)."""
     line = f"{ran.line} {KEPT}" if kept.drawn_from_kept() else ran.line
     caller = inspect.currentframe().f_back  # type: ignore[union-attr]
     place = f"{Path(caller.f_code.co_filename).name}:{caller.f_lineno}"  # type: ignore[union-attr]
-    with _code_box(label, code_key(place, label), ":material/code:", line) as open_:
-        for fn in functions if open_ else ():
-            st.code(_source(fn), language="python")
+    _code_expander(label, code_key(place, label), ":material/code:", line, functions)
     if ran.fast:
-        with _code_box(FAST_PATH, code_key(place, FAST_PATH), ":material/speed:", ran.note) as open_:
-            for fn in ran.fast if open_ else ():
-                st.code(_source(fn), language="python")
+        _code_expander(FAST_PATH, code_key(place, FAST_PATH), ":material/speed:", ran.note, ran.fast)
 
 
 def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
