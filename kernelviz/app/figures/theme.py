@@ -131,7 +131,7 @@ def themed_spec(fig: go.Figure, kind: str | None, phone: bool = False, selectabl
 def themed(fig: go.Figure, kind: str | None, phone: bool = False, selectable: bool = False) -> go.Figure:
     """``themed_spec`` as a Plotly figure."""
     out = go.Figure(themed_spec(fig, kind, phone, selectable), _validate=False)
-    out.layout.template = None
+    out.layout.template = None  # a figure built from a dict takes Plotly's default template for None
     return out
 
 
