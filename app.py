@@ -19,6 +19,7 @@ from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.widgets import access
 from kernelviz.runtime import devices
 from kernelviz.runtime import memory as _memory
+from kernelviz.runtime.i18n import _
 
 # Before any program runs: the heap settings, the shared IR context, the compile lock, ... (once per
 # process; a device the installed JAX leaves off is logged with what it costs: kernelviz/runtime/devices.py).
@@ -27,7 +28,7 @@ devices.set_up_server()
 lesson = presenter.requested()  # ?lesson=NAME: a teacher plays a lesson, scene by scene (ui/lesson/)
 joining = join.requested()  # ?join=CODE: a student in a class session, on a phone (ui/classroom/join.py)
 st.set_page_config(
-    page_title="kernelviz: from kernel regression to attention",
+    page_title=_("kernelviz: from kernel regression to attention"),
     page_icon=str(Path(__file__).parent / "docs" / "favicon.png"),  # a local file: no icon fetched from a CDN
     layout="wide",
     initial_sidebar_state="collapsed" if lesson or joining is not None else "auto",
@@ -41,22 +42,22 @@ access.apply()  # contrast and formulas as WCAG 2.1 AA asks (kernelviz/app/ui/wi
 
 
 def home() -> None:
-    st.title("kernelviz: from kernel regression to attention")
-    st.markdown(
+    st.title(_("kernelviz: from kernel regression to attention"))
+    st.markdown(_(
         "Attention, the heart of the transformer, is a **kernel smoother**: a prediction at a query x is a "
         "weighted average of values yᵢ, with weights that say how similar x is to each key xᵢ. kernelviz "
         "grows attention out of Nadaraya–Watson kernel regression in four steps, then pretrains it on whole "
         "families of tasks. Every control retrains the model live, so you can see what each idea changes."
-    )
+    ))
     lessons()
     chapter_cards(ui.current_data())
-    st.subheader("The story")
+    st.subheader(_("The story"))
     st.latex(
         r"\hat f(x) = \sum_{i=1}^n w_i(x)\, y_i, \qquad "
         r"w_i(x) = \frac{K\!\left(\frac{x - x_i}{\ell}\right)}{\sum_{j} K\!\left(\frac{x - x_j}{\ell}\right)}"
         r" = \operatorname{softmax}_i\, \log K\!\left(\tfrac{x - x_i}{\ell}\right)"
     )
-    st.markdown(
+    st.markdown(_(
         "**In order:** (1) kernel regression with a hand-picked lengthscale ℓ; (2) learning ℓ by masked "
         "training, predicting held-out points from the others (a little like BERT's masked tokens), and "
         "d2l's parametric pooling with a learnable w = 1/ℓ; (3) several heads with their own ℓ, mixed by "
@@ -64,19 +65,19 @@ def home() -> None:
         "layer pretrained on a whole family of small regression tasks, which then predicts a new task in "
         "context. Pick a data set in the sidebar (or upload your own CSV): chapters 1 to 4 use it, "
         "chapter 5 draws its own tasks."
-    )
-    st.markdown(
+    ))
+    st.markdown(_(
         "**Lessons** play a prepared sequence of views, one scene at a time, in large type for a projector: "
         "← and → (or a clicker's PageUp and PageDown) step through them. Write your own in `lessons/` "
         "(`lessons/README.md`); on any chapter, *Copy this view as a lesson scene* in the sidebar writes a "
         "scene for you."
-    )
-    st.caption(
+    ))
+    st.caption(_(
         "Sources: Paweł Czyż, “From kernel regression to the transformer” (blog post); “Attention as a "
-        "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya–Watson kernel "
-        "regression” and “Attention pooling”; lecture notes “Attention / Kernel Regression”. Chapter 5, "
+        "kernel smoothing problem” (blog post); Dive into Deep Learning, “Nadaraya-Watson kernel "
+        "regression” and “Attention Pooling”; lecture notes on kernel regression and attention. Chapter 5, "
         "kernelviz's own: Collins et al., NeurIPS 2024 (arXiv 2402.11639); Garg et al., NeurIPS 2022."
-    )
+    ))
 
 
 def chapter_cards(data: ui.Data) -> None:
@@ -88,10 +89,11 @@ def chapter_cards(data: ui.Data) -> None:
             with col, st.container(border=True):
                 st.page_link(PAGES[ch.path], label=ch.title, icon=ch.icon)
                 st.caption(ch.summary)
-                with ui.busy(f"Preparing the preview of {ch.title} on this data …"):
+                with ui.busy(_("Preparing the preview of {chapter} on this data …").format(chapter=ch.title)):
                     preview = ch.preview(data)  # kept for the first data set (ui/caching/kept.py)
                 ui.show(preview, key=f"home.preview.{Path(ch.path).stem}",
-                        filename=f"kernelviz-{Path(ch.path).stem}")
+                        filename=f"kernelviz-{Path(ch.path).stem}",
+                        name=_("Preview: {chapter}").format(chapter=ch.title))
     ahead.prepare_next_data("home", data, previews.prepare)  # a student stepping n finds the next ready
 
 
@@ -100,10 +102,11 @@ def lessons() -> None:
     found = presenter.lessons()
     if not found:
         return
-    labels = [f"{lesson_.title} ({len(lesson_.scenes)} scenes)" for lesson_ in found]
+    labels = [_("{title} ({n} scenes)").format(title=lesson_.title, n=len(lesson_.scenes))
+              for lesson_ in found]
     widths = [22.0] + [len(label) + 6.0 for label in labels]  # columns as wide as their text
     cols = st.columns(widths, vertical_alignment="center")
-    cols[0].markdown("**Lessons for the room:**")
+    cols[0].markdown(_("**Lessons for the room:**"))
     for col, lesson_, label in zip(cols[1:], found, labels, strict=True):
         col.page_link(HOME, label=label, icon=":material/slideshow:", query_params={"lesson": lesson_.name},
                       help=lesson_.summary or None)
@@ -114,7 +117,7 @@ def lessons() -> None:
 # ---------------------------------------------------------------------------------------------------------
 
 PAGES = {c.path: pages.page(c.path, title=c.title, icon=c.icon) for c in (*CHAPTERS, pages.SOURCES)}
-HOME = st.Page(home, title="Overview", icon=":material/home:", default=True)
+HOME = st.Page(home, title=_("Overview"), icon=":material/home:", default=True)
 page = st.navigation([HOME, *PAGES.values()], position="hidden" if joining is not None else "sidebar")
 
 

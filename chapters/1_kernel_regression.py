@@ -16,25 +16,26 @@ from kernelviz.app.views import explain as views_explain
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
 from kernelviz.models import loo, smoothing
+from kernelviz.runtime.i18n import _
 
 CH = "1_kernel_regression"
-CONSISTENCY_RAN = ui.Ran(
+CONSISTENCY_RAN = ui.Ran(_(
     "For each n, d2l's data of n points with this noise seed; ℓ*(n) is the ℓ of least CV(ℓ), found by "
     "`kernelviz.models.loo.loo_lengthscale` (a grid of log ℓ, then Newton steps, in one compiled program); "
     "the error is the fit's (`kernelviz.runtime.serve` ran it) against f on d2l's 50 test inputs."
-)
+))
 
 
 def d2l_pooling(data: ui.Data) -> None:
     """d2l's nonparametric attention pooling as d2l draws it: ℓ = 1 (w = 1) at its 50 test inputs, the fit
     beside the heatmap of sorted test inputs against sorted training inputs."""
-    st.subheader("d2l's nonparametric attention pooling: ℓ = 1 (w = 1)")
+    st.subheader(_("d2l's nonparametric attention pooling: ℓ = 1 (w = 1)"))
     ui.say(CH, "d2l_intro")
-    with ui.busy("d2l's pooling at ℓ = 1 on its 50 test inputs…"):
+    with ui.busy(_("d2l's pooling at ℓ = 1 on its 50 test inputs…")):
         view = cache_d2l.nonparametric(data)
     left, right = st.columns(2)
     with left:
-        curve = kf.Curve("prediction at ℓ = 1 (w = 1)", view.mean, kf.COLORS["fit"])
+        curve = kf.Curve(_("prediction at ℓ = 1 (w = 1)"), view.mean, kf.COLORS["fit"])
         points = kf.Points(data.ds.x, data.ds.y, view.queries, truth=view.truth)
         ui.show(kf.fit_figure(points, [curve], look=data.look(legend_rows=2)),
                 key="kr.d2l_fit", filename="kernelviz-d2l-nonparametric")
@@ -52,26 +53,27 @@ def d2l_consistency(data: ui.Data, view: views.D2lPooling) -> None:
     """d2l's consistency remark where a student can try it: exercise 1 at ℓ = 1 with growing n."""
     ui.say(CH, "d2l_consistency")
     c1, c2 = st.columns(2)
-    c1.metric(f"Error at ℓ = 1, n = {data.n:,}", f"{view.error:.3g}",
-              help="Root mean squared difference from the true mean f on d2l's 50 test inputs.")
-    sweep_on = ui.control("toggle", "Exercise 1 for every n up to 1,000", "kr.d2l_sweep", default=False,
-                          container=c2, help="kernelviz's: d2l's pooling at ℓ = 1 and at the leave-one-out "
-                          "optimum ℓ*(n) for every n of the sidebar up to 1,000, with this noise seed.")
+    c1.metric(_("Error at ℓ = 1, n = {n:,}").format(n=data.n), f"{view.error:.3g}",
+              help=_("Root mean squared difference from the true mean f on d2l's 50 test inputs."))
+    sweep_on = ui.control("toggle", _("Exercise 1 for every n up to 1,000"), "kr.d2l_sweep", default=False,
+                          container=c2, help=_("kernelviz's: d2l's pooling at ℓ = 1 and at the leave-one-out "
+                          "optimum ℓ*(n) for every n of the sidebar up to 1,000, with this noise seed."))
     if not sweep_on:
         return
     seed = data.key[2]
-    with ui.busy("Exercise 1 for every n up to 1,000: d2l's pooling at ℓ = 1 and at the leave-one-out ℓ*…"):
+    with ui.busy(_("Exercise 1 for every n up to 1,000: d2l's pooling at ℓ = 1 and at the leave-one-out "
+                   "ℓ*…")):
         sweep = cache_d2l.consistency(seed)
     left, right = st.columns([3, 2])
     with left:
-        errors = {"ℓ = 1 (d2l's w = 1)": sweep.fixed, "ℓ = ℓ*(n), leave-one-out": sweep.tuned}
+        errors = {_("ℓ = 1 (d2l's w = 1)"): sweep.fixed, _("ℓ = ℓ*(n), leave-one-out"): sweep.tuned}
         ui.show(kf.error_by_size_figure(sweep.sizes, errors, current=data.n,
-                                        y_title="error against f on the test inputs"),
+                                        y_title=_("error against f on the test inputs")),
                 key="kr.d2l_consistency", filename="kernelviz-d2l-consistency")
     with right:
         ui.say(CH, "d2l_consistency_result", seed=seed, **consistency_words(sweep))
     ui.show_code(loo.curve_model, loo.loo_loss, smoothing.nadaraya_watson_model, ran=CONSISTENCY_RAN,
-                 label="The code of the sweep")
+                 label=_("The code of the sweep"))
 
 def consistency_words(sweep: views.Consistency) -> dict[str, str]:
     """The numbers of d2l's exercise 1 and the verdicts they support (``sweep.biased``, ``converges``)."""
@@ -81,8 +83,8 @@ def consistency_words(sweep: views.Consistency) -> dict[str, str]:
         "fixed0": f"{fixed[0]:.2f}", "fixed1": f"{fixed[-1]:.2f}",
         "tuned0": f"{tuned[0]:.2f}", "tuned1": f"{tuned[-1]:.3f}",
         "ell0": f"{optima[0]:.3g}", "ell1": f"{optima[-1]:.3g}",
-        "shrinks": "shrinks" if optima[-1] < optima[0] else "does not shrink",
-        "goes": "falls" if tuned[-1] < tuned[0] else "rises",
+        "shrinks": _("shrinks") if optima[-1] < optima[0] else _("does not shrink"),
+        "goes": _("falls") if tuned[-1] < tuned[0] else _("rises"),
         "fixed_why": ui.prose(CH, "consistency.bias" if sweep.biased else "consistency.no_bias"),
         "tuned_why": ui.prose(CH, "consistency.converges" if sweep.converges else "consistency.not_yet"),
     }
@@ -92,86 +94,90 @@ data = ui.current_data()
 ds = data.ds
 lo, hi = ds.domain
 
-ui.chapter_header("1 · Kernel regression", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
+ui.chapter_header(_("1 · Kernel regression"), lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 
 c1, c2, c3 = st.columns([1.2, 2.2, 1.6])
 kernel = ui.control(
     "selectbox",
-    "Kernel",
+    _("Kernel"),
     "kr.kernel",
     default=defaults.KERNEL_REGRESSION.kernel,
     options=kv.KERNELS,
     format_func=lambda k: get_kernel(k).label,
     container=c1,
-    help="The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. Gaussian, boxcar "
-    "and triangular (which the lecture notes call Epanechnikov) are the notes'; Epanechnikov 1 − u², "
-    "tricube, Laplace and Cauchy are kernelviz's.",
+    help=_("The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. Gaussian, boxcar "
+           "and triangular (which the lecture notes call Epanechnikov) are the notes'; Epanechnikov 1 − u², "
+           "tricube, Laplace and Cauchy are kernelviz's."),
 )
 start = cache.default_lengthscale(data)
 ell = ui.lengthscale_control(
-    "Lengthscale ℓ",
+    _("Lengthscale ℓ"),
     "kr.lengthscale",
     data,
     default=start,
     container=c2,
-    help="Width of the kernel, in units of x (log scale). Small ℓ: wiggly fit; large ℓ: nearly flat.",
+    help=_("Width of the kernel, in units of x (log scale). Small ℓ: wiggly fit; large ℓ: nearly flat."),
 )
 with c3:
     true_band = ui.control(
         "toggle",
-        "True band f(x) ± 2n(x)",
+        _("True band f(x) ± 2n(x)"),
         "kr.true_band",
         default=True,
         disabled=not data.synthetic,
-        help="The blog post's band. Only for the synthetic data sets, where the true mean f and noise level "
-        "n are known.",
+        help=_("The blog post's band. Only for the synthetic data sets, where the true mean f and noise "
+               "level n are known."),
     )
     fit_band = ui.control(
         "toggle",
-        "Estimated band m(x) ± 2s(x)",
+        _("Estimated band m(x) ± 2s(x)"),
         "kr.fit_band",
         default=True,
-        help="kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ.",
+        help=_("kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ."),
     )
-    baselines = ui.control("toggle", "Baselines: average and k-NN", "kr.baselines", default=False)
+    baselines = ui.control("toggle", _("Baselines: average and k-NN"), "kr.baselines", default=False)
 K = get_kernel(kernel)
 
-with ui.busy(f"Kernel regression with the {K.label} kernel, ℓ = {ell:g}, on {data.n:,} points…"):
+with ui.busy(_("Kernel regression with the {kernel} kernel, ℓ = {ell:g}, on {n:,} points…").format(
+        kernel=K.label, ell=ell, n=data.n)):
     s = cache.predict(data, ell, kernel)
 curves = [
     kf.Curve(
-        "kernel regression m(x)",
+        _("kernel regression m(x)"),
         s.mean,
         kf.COLORS["fit"],
         std=s.std if fit_band else None,
-        band_name="estimated band m(x) ± 2s(x)",
+        band_name=_("estimated band m(x) ± 2s(x)"),
     )
 ]
 if baselines:
     k = ui.control(
         "slider",
-        "Neighbours k (k-NN baseline)",
+        _("Neighbours k (k-NN baseline)"),
         "kr.k",
         default=min(10, data.n),
         min_value=1,
         max_value=max(1, min(data.n, 100)),
-        help="k-nearest-neighbour averaging (the smoothing post): the k closest points, equal weights. The "
-        "post names no k; kernelviz starts at 10.",
+        help=_("k-nearest-neighbour averaging (the smoothing post): the k closest points, equal weights. "
+               "The smoothing post names no k; kernelviz starts at 10."),
     )
     curves.append(
-        kf.Curve("average pooling (mean of all yᵢ)", cache.average(data), kf.COLORS["average"], dash="dot")
+        kf.Curve(_("average pooling (mean of all yᵢ)"), cache.average(data), kf.COLORS["average"], dash="dot")
     )
     curves.append(
-        kf.Curve(f"{k}-nearest-neighbour average", cache.knn(data, k), kf.COLORS["knn"], dash="dash")
+        kf.Curve(_("{k}-nearest-neighbour average").format(k=k), cache.knn(data, k), kf.COLORS["knn"],
+                 dash="dash")
     )
 
 def fit_title(v: float) -> str:
-    post = f" (the post's ℓ = √2 ℓ = {v * 2**0.5:.3g})" if kernel == "gaussian" else ""
-    return f"{K.label} kernel, ℓ = {v:.3g}{post}"
+    if kernel == "gaussian":
+        return _("{kernel} kernel, ℓ = {ell:.3g} (the post's ℓ = √2 ℓ = {post:.3g})").format(
+            kernel=K.label, ell=v, post=v * 2**0.5)
+    return _("{kernel} kernel, ℓ = {ell:.3g}").format(kernel=K.label, ell=v)
 
 
 fig = kf.fit_figure(data.points(band=true_band), curves, look=data.look(fit_title(ell)))
-with ui.busy("Smoothing at every ℓ of the slider, for the scrub under the chart…"):
+with ui.busy(_("Smoothing at every ℓ of the slider, for the scrub under the chart…")):
     path = cache_scrub.lengthscale_path(data, kernel).frames_around(ell)
 fig = kf.add_scrub(fig, curves[0], path, active=path.nearest(ell),
                    titles=[fit_title(v) for v in path.lengthscales])
@@ -205,22 +211,22 @@ if baselines:
     ui.say(CH, "baselines")
     st.latex(ui.prose(CH, "baselines_formula"))
     ui.show_code(smoothing.knn_model, smoothing.knn_scores, ran=ui.SERVED,
-                 label="The code of the k-NN baseline")
+                 label=_("The code of the k-NN baseline"))
 
-st.subheader("The band and the weights")
+st.subheader(_("The band and the weights"))
 ui.say(CH, "band_true" if data.synthetic else "band_user")
 st.latex(ui.prose(CH, "band_formula"))
 
 left, right = st.columns([3, 2])
 with left:
-    with ui.busy("Computing the attention weights wᵢ(x) for the heatmap…"):
+    with ui.busy(_("Computing the attention weights wᵢ(x) for the heatmap…")):
         heat = cache.heatmap_weights(data, ell, kernel)
-    heat_fig = kf.heatmap_figure(heat.weights, heat.queries, heat.keys,
-                                 look=kf.Look(title=f"Attention weights wᵢ(x), ℓ = {ell:g}"))
+    heat_title = _("Attention weights wᵢ(x), ℓ = {ell:g}").format(ell=ell)
+    heat_fig = kf.heatmap_figure(heat.weights, heat.queries, heat.keys, look=kf.Look(title=heat_title))
     if point is not None:
         kf.mark_row(heat_fig, views_explain.nearest_row(heat.queries, point.x), heat.queries)
     ui.show(heat_fig, key="kr.heatmap", filename="kernelviz-attention-weights")
-    row = f"The outlined row is the query nearest x* = {point.x:.4g}." if point is not None else ""
+    row = "" if point is None else _("The outlined row is the query nearest x* = {x:.4g}.").format(x=point.x)
     extra = " ".join(t for t in (ui.prose(CH, "heatmap_empty") if empty > 0 else "", heat.note, row) if t)
     st.caption(ui.prose(CH, "heatmap_caption", extra=extra))
     ui.show_code(smoothing.nadaraya_watson_model, kernel_scores, pooling.pool, ran=ui.SERVED)
@@ -230,14 +236,14 @@ with right:
         kf.kernel_shape_figure(u, shapes, K.label), key="kr.kernel_shape", filename="kernelviz-kernel-shapes"
     )
     st.caption(ui.prose(CH, "shape_caption", kernel=K.label))
-    ui.show_code(kernel_values, ran=ui.CALLED, label="The code of the kernel shapes")
+    ui.show_code(kernel_values, ran=ui.CALLED, label=_("The code of the kernel shapes"))
 
 if ds.name == "d2l":
     d2l_pooling(data)
 
-st.subheader("The blog post's four lengthscales")
+st.subheader(_("The blog post's four lengthscales"))
 ui.say(CH, "panels")
-with ui.busy("Kernel regression at the post's four lengthscales…"):
+with ui.busy(_("Kernel regression at the post's four lengthscales…")):
     panels = cache.lengthscale_panels(data, kernel)
 ui.show(
     kf.small_multiples_figure(data.points(), panels, look=data.look()),
@@ -250,7 +256,7 @@ if ds.name != "blog":
     )
 ui.show_code(smoothing.nadaraya_watson_model, ran=ui.SERVED)
 
-st.subheader("Conventions")
+st.subheader(_("Conventions"))
 ui.say(CH, "conventions")
 ui.try_this([ui.prose(CH, f"try.{i}") for i in (1, 2, 3)])
 ahead.prepare_next_data("kr", data, partial(cache_scrub.prepare, lengthscale=ell, kernel=kernel),

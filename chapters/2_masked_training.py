@@ -20,17 +20,18 @@ from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, loo, parametric, training
 from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
+from kernelviz.runtime.i18n import _
 
 CH = "2_masked_training"
 SEEDS_RAN = ui.Ran(
-    f"{ui.TRAINED.line} The seeds run one after another inside that one program, each with its own hold-out "
-    "sets."
+    ui.TRAINED.line + " " + _("The seeds run one after another inside that one program, each with its own "
+                              "hold-out sets.")
 )
 M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
 SQRT2, LEARNING_RATES = defaults.SQRT2, defaults.LEARNING_RATES
 SEED_MAX = 99  # the seed slider of d2l's w₀
-LOSS_HELP = ("kernelviz's readout: the mean squared error on the held-out points over the last "
-             f"{cache.TAIL} steps (the post prints none).")
+LOSS_HELP = _("kernelviz's readout: the mean squared error on the held-out points over the last {tail} steps "
+              "(the post prints none).").format(tail=cache.TAIL)
 EPOCHS_MAX = 200  # the epochs sliders of the d2l section
 EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
@@ -51,10 +52,10 @@ def seed_slider(label: str, key: str, default: int, container: object, help: str
 def seed_box(container: object) -> int:
     """The training seed: ``PRNGKey(seed)`` split as the post splits it (the post's own is 2024)."""
     return ui.control(
-        "number", "Seed", "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
+        "number", _("Seed"), "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
         container=container, on_change=ui.rerun_page,
-        help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits it. "
-        "The post's is 2024: with it the four panels below re-run the post's code with its keys.",
+        help=_("The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits "
+               "it. The post's is 2024: with it the four panels below re-run the post's code with its keys."),
     )
 
 
@@ -62,40 +63,40 @@ def controls(data: ui.Data) -> vt.MaskedSettings:
     """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
     lo_h, hi_h = holdout_range(len(data.train))
     c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
-    kernel = kernel_box("Kernel", "masked.kernel", c1, help="The post's GaussianKernel uses the Gaussian; "
-                        "the other kernels are kernelviz's, trained the same way.", on_change=ui.rerun_page)
+    kernel = kernel_box(_("Kernel"), "masked.kernel", c1, on_change=ui.rerun_page,
+                        help=_("The post's GaussianKernel uses the Gaussian; the other kernels are "
+                               "kernelviz's, trained the same way."))
     holdout = ui.control(
         "slider",
-        "Hold-out size",
+        _("Hold-out size"),
         "masked.holdout",
         default=min(M.holdout, hi_h),
         min_value=lo_h,
         max_value=hi_h,
         container=c2,
-        help="Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz starts "
-        "at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n.",
+        help=_("Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz "
+               "starts at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n."),
     )
-    steps = ui.control("slider", "Training steps", "masked.steps", default=M.steps, min_value=50,
-                       max_value=training.STEPS_MAX, step=50, container=c3, help="The post trains 100 steps.",
-                       on_change=ui.rerun_page)
-    lr = ui.control("select_slider", "Learning rate", "masked.lr", default=M.learning_rate,
+    steps = ui.control("slider", _("Training steps"), "masked.steps", default=M.steps, min_value=50,
+                       max_value=training.STEPS_MAX, step=50, container=c3, on_change=ui.rerun_page,
+                       help=_("The post trains 100 steps."))
+    lr = ui.control("select_slider", _("Learning rate"), "masked.lr", default=M.learning_rate,
                     options=LEARNING_RATES, container=c4, on_change=ui.rerun_page,
-                    help="Adam's step size on log ℓ (the post: 0.2). Very large values make training "
-                    "diverge.")
+                    help=_("Adam's step size on log ℓ (the post: 0.2). Very large values make training "
+                           "diverge."))
     return vt.MaskedSettings(kernel=kernel, holdout=holdout, steps=steps, learning_rate=lr, seed=seed_box(c5))
 
 
 def masked_metrics(view: views.MaskedView, steps: int) -> None:
     """The learned ℓ, the exact optimum, the recent loss and the steps run."""
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(
-        "Learned ℓ",
-        f"{view.learned:.4g}",
-        help=f"Started at ℓ = {view.start:.3g}. The post's convention: √2 ℓ = {view.learned * SQRT2:.4g}.",
-    )
-    m2.metric("Exact leave-one-out optimum ℓ*", "none" if view.best is None else f"{view.best:.4g}")
-    m3.metric(f"Hold-out loss (last {cache.TAIL} steps)", f"{view.tail_loss:.4g}", help=LOSS_HELP)
-    m4.metric("Steps run", f"{view.fit.steps_run:,} / {steps:,}")
+    m1.metric(_("Learned ℓ"), f"{view.learned:.4g}",
+              help=_("Started at ℓ = {start:.3g}. The post's convention: √2 ℓ = {post:.4g}.").format(
+                  start=view.start, post=view.learned * SQRT2))
+    m2.metric(_("Exact leave-one-out optimum ℓ*"), _("none") if view.best is None else f"{view.best:.4g}")
+    m3.metric(_("Hold-out loss (last {tail} steps)").format(tail=cache.TAIL), f"{view.tail_loss:.4g}",
+              help=LOSS_HELP)
+    m4.metric(_("Steps run"), f"{view.fit.steps_run:,} / {steps:,}")
 
 
 def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -> ui.MaskedReplay | None:
@@ -104,14 +105,14 @@ def masked_fit(data: ui.Data, view: views.MaskedView, kernel: str, steps: int) -
     ui.show_status(view.status)
     ui.data_summary(data, training=True)
     masked_metrics(view, steps)
-    curves = [kf.Curve(f"learned ℓ = {view.learned:.3g}", view.mean, kf.COLORS["fit"], std=view.std,
-                       band_name="estimated band m(x) ± 2s(x)")]
+    curves = [kf.Curve(_("learned ℓ = {ell:.3g}").format(ell=view.learned), view.mean, kf.COLORS["fit"],
+                       std=view.std, band_name=_("estimated band m(x) ± 2s(x)"))]
     if view.best_mean is not None:
-        curves.append(kf.Curve(f"leave-one-out optimum ℓ* = {view.best:.3g}", view.best_mean,
-                               kf.COLORS["optimum"], dash="dash", width=2.0))
-    done = "search" if view.fit.method == "search" else "training"
-    fig = kf.fit_figure(data.points(), curves,
-                        look=data.look(f"Fit after {done} ({get_kernel(kernel).label} kernel)"))
+        curves.append(kf.Curve(_("leave-one-out optimum ℓ* = {ell:.3g}").format(ell=view.best),
+                               view.best_mean, kf.COLORS["optimum"], dash="dash", width=2.0))
+    title = (_("Fit after search ({kernel} kernel)") if view.fit.method == "search"
+             else _("Fit after training ({kernel} kernel)"))
+    fig = kf.fit_figure(data.points(), curves, look=data.look(title.format(kernel=get_kernel(kernel).label)))
     chart = st.container()
     if (replay := ui.masked_replay(data, view.fit, steps, CH)) is not None:
         path = replay.path
@@ -138,10 +139,10 @@ def loss_and_loo(view: views.MaskedView, kernel: str, replay: ui.MaskedReplay | 
     the fit's replay is on."""
     left, right = st.columns(2)
     with left:
-        st.markdown("**Loss at every step**")
+        st.markdown(_("**Loss at every step**"))
         ui.loss_chart(view.fit.losses, "masked.loss", "kernelviz-masked-loss", ui.prose(CH, "loss_caption"))
     with right:
-        st.markdown("**Where training went on the leave-one-out curve**")
+        st.markdown(_("**Where training went on the leave-one-out curve**"))
         fig = kf.masked_loo_figure(view)
         if replay is not None:
             p, curve = replay.path, (view.ells, view.cv)
@@ -150,18 +151,19 @@ def loss_and_loo(view: views.MaskedView, kernel: str, replay: ui.MaskedReplay | 
         gap = ui.prose(CH, "loo_gap", kernel=get_kernel(kernel).label) if math.inf in view.cv else ""
         st.caption(" ".join(t for t in (ui.prose(CH, "loo_caption"), gap) if t))
         ui.show_code(loo.curve_model, loo.loo_loss, ran=ui.Ran(f"{ui.SERVED.line} {ui.SEARCHED.line}"),
-                     label="The code of the leave-one-out curve")
+                     label=_("The code of the leave-one-out curve"))
 
 
 def post_figure(data: ui.Data, s: vt.MaskedSettings) -> None:
     """The post's figure: one GaussianKernel trained per hold-out size 1, 10, n/2, 0.8 n."""
     sizes = cache.panel_holdouts(len(data.train))
     ui.say(CH, "post_intro", n=len(data.train), sizes=", ".join(map(str, sizes)))
-    with ui.busy(f"Training ℓ for the hold-out sizes {', '.join(map(str, sizes))} ({s.steps} steps each)…"):
+    with ui.busy(_("Training ℓ for the hold-out sizes {sizes} ({steps} steps each)…").format(
+            sizes=", ".join(map(str, sizes)), steps=s.steps)):
         panels = [cache.holdout_panel(data, s.kernel, k, s.steps, s.learning_rate, s.seed) for k in sizes]
     for p in panels:
         if p.status.level == "warning":
-            ui.show_status(p.status, prefix=f"Hold-out {p.holdout}: ")
+            ui.show_status(p.status, prefix=_("Hold-out {holdout}: ").format(holdout=p.holdout))
     titles = [vt.holdout_panel_title(p) for p in panels]
     ui.show(
         kf.small_multiples_figure(data.points(), list(zip(titles, [p.mean for p in panels], strict=True)),
@@ -182,14 +184,14 @@ def seed_spread(data: ui.Data, s: vt.MaskedSettings) -> None:
     ui.say(CH, "seeds_intro")
     n_seeds = ui.control(
         "slider",
-        "Seeds per hold-out size",
+        _("Seeds per hold-out size"),
         "masked.nseeds",
         default=heads.SEEDS_MAX,
         min_value=2,
         max_value=heads.SEEDS_MAX,
         container=st.columns([1, 2])[0],
     )
-    with ui.busy(f"Training {n_seeds} seeds for each of the hold-out sizes 1, 10 and n/2…"):
+    with ui.busy(_("Training {n} seeds for each of the hold-out sizes 1, 10 and n/2…").format(n=n_seeds)):
         spread = cache.seed_spread(data, s.kernel, s.steps, s.learning_rate, n_seeds, s.seed)
     best = cache.loo_optimum(data, s.kernel)
     ui.show(
@@ -200,7 +202,7 @@ def seed_spread(data: ui.Data, s: vt.MaskedSettings) -> None:
     st.caption(ui.prose(CH, "seeds_caption", steps=spread.steps, capped=capped, first=s.seed,
                         last=s.seed + n_seeds - 1))
     ui.show_code(heads.model, holdout_objective, training.update, ran=SEEDS_RAN,
-                 label="The code of the seed spread")
+                 label=_("The code of the seed spread"))
 
 
 @ui.fragment
@@ -209,8 +211,8 @@ def training_section(data: ui.Data) -> vt.MaskedSettings:
     redraw the page too, for the pictures below (this returns the controls' settings)."""
     s = controls(data)
     label = get_kernel(s.kernel).label
-    with ui.busy(f"Training ℓ: {s.steps} steps of Adam, {s.holdout} held-out point(s) per step, {label} "
-                 "kernel…"):
+    with ui.busy(_("Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {kernel} "
+                   "kernel…").format(steps=s.steps, holdout=s.holdout, kernel=label)):
         view = cache.masked_view(data, s)
     replay = masked_fit(data, view, s.kernel, s.steps)
     st.latex(ui.prose(CH, "formula"))
@@ -221,8 +223,8 @@ def training_section(data: ui.Data) -> vt.MaskedSettings:
 
 
 PICTURES = {
-    "post": ":material/grid_view: The blog post's four hold-out sizes",
-    "seeds": ":material/scatter_plot: Why hold-out 1 is noisy (seed spread)",
+    "post": _(":material/grid_view: The blog post's four hold-out sizes"),
+    "seeds": _(":material/scatter_plot: Why hold-out 1 is noisy (seed spread)"),
 }
 
 
@@ -230,7 +232,7 @@ PICTURES = {
 def holdout_pictures(data: ui.Data, s: vt.MaskedSettings) -> None:
     """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
     the controls above redraws only the picture shown)."""
-    st.subheader("What the hold-out size does")
+    st.subheader(_("What the hold-out size does"))
     picture = ui.picture_control("masked.picture", PICTURES)
     if picture == "post":
         post_figure(data, s)
@@ -254,34 +256,34 @@ def d2l_controls(data: ui.Data) -> D2lChoice:
     c1, c2, c3, c4 = st.columns([1.9, 1.2, 1.3, 1.1])
     own = ui.control(
         "toggle",
-        "Use the sidebar's data",
+        _("Use the sidebar's data"),
         "masked.d2l_sidebar",
         default=False,
         container=c1,
-        help="Off: d2l's data set (50 points from d2l's formula; kernelviz draws them with seed 0, "
-        "d2l sets no seed), as d2l trains on it.",
+        help=_("Off: d2l's data set (50 points from d2l's formula; kernelviz draws them with seed 0, "
+               "d2l sets no seed), as d2l trains on it."),
     )
     kotlin = ui.control(
         "toggle",
-        "Kotlin/DJL port's training",
+        _("Kotlin/DJL port's training"),
         "masked.kotlin",
         default=False,
         container=c1,
-        help="Off: d2l's training. On: the port's (w = 1, SGD 3, batches of 10, "
-        "each point among its own keys).",
+        help=_("Off: d2l's training. On: the port's (w = 1, SGD 3, batches of 10, "
+               "each point among its own keys)."),
     )
     kernel = kernel_box(
-        "Kernel of the pooling",
+        _("Kernel of the pooling"),
         "masked.d2l_kernel",
         c2,
-        help="d2l's is the Gaussian; kernelviz adds the others (d2l's exercise 4).",
+        help=_("d2l's is the Gaussian; kernelviz adds the others (d2l's exercise 4)."),
     )
     pdata = data if own else cache.d2l_source()
     epochs = epochs_slider(pdata, kotlin, c3)
     if kotlin:
         return D2lChoice(pdata, kernel, True, epochs, D2L.seed)
-    seed = seed_slider("Seed of w₀", "masked.d2l_seed", D2L.seed, c4,
-                       "d2l draws w₀ uniformly from [0, 1); this seed picks it.")
+    seed = seed_slider(_("Seed of w₀"), "masked.d2l_seed", D2L.seed, c4,
+                       _("d2l draws w₀ uniformly from [0, 1); this seed picks it."))
     return D2lChoice(pdata, kernel, False, epochs, seed)
 
 
@@ -289,46 +291,45 @@ def epochs_slider(pdata: ui.Data, kotlin: bool, container: object) -> int:
     """Epochs of d2l's training (5 by default) or of the Kotlin port's (10; at most 2,000 batches)."""
     if kotlin:
         most = min(EPOCHS_MAX, training.STEPS_MAX // parametric.batch_count(len(pdata.train), KT.batch_size))
-        key, default, say = "masked.kotlin_epochs", min(KT.epochs, most), "The port trains 10 epochs."
+        key, default, say = "masked.kotlin_epochs", min(KT.epochs, most), _("The port trains 10 epochs.")
     else:
-        most, key, default, say = EPOCHS_MAX, "masked.d2l_epochs", D2L.steps, "d2l trains 5 epochs."
-    return ui.control(
-        "slider", "Epochs", key, default=default, min_value=1, max_value=most, container=container, help=say
-    )
+        most, key, default, say = EPOCHS_MAX, "masked.d2l_epochs", D2L.steps, _("d2l trains 5 epochs.")
+    return ui.control("slider", _("Epochs"), key, default=default, min_value=1, max_value=most,
+                      container=container, help=say)
 
 
 @ui.fragment
 def d2l_section(data: ui.Data) -> None:
     """d2l's parametric attention pooling as d2l (or the Kotlin port) trains it, drawn as d2l draws it."""
-    st.subheader("d2l's parametric attention pooling: w = 1/ℓ")
+    st.subheader(_("d2l's parametric attention pooling: w = 1/ℓ"))
     ui.say(CH, "d2l_intro")
     st.latex(ui.prose(CH, "d2l_formula"))
     d = d2l_controls(data)
-    with ui.busy(f"Training w for {d.epochs} epochs of SGD…"):
+    with ui.busy(_("Training w for {epochs} epochs of SGD…").format(epochs=d.epochs)):
         view = cache.parametric_view(d.data, d.kernel, d.kotlin, d.epochs, d.seed)
     ui.say(CH, "kotlin_runs" if d.kotlin else "d2l_runs", epochs=d.epochs, seed=d.seed,
            w0=f"{view.w_path[0]:.3g}")
     ui.show_status(view.status)
     ui.data_summary(d.data, training=True)
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric(f"Learned w after {d.epochs} epochs", f"{view.w:.4g}",
-              help=f"Started at w₀ = {view.w_path[0]:.3g}.")
+    m1.metric(_("Learned w after {epochs} epochs").format(epochs=d.epochs), f"{view.w:.4g}",
+              help=_("Started at w₀ = {w0:.3g}.").format(w0=view.w_path[0]))
     m2.metric("ℓ = 1/w", f"{1.0 / view.w:.4g}")
     m3.metric(
-        "Optimum w* = 1/ℓ*",
-        "none" if view.w_star is None else f"{view.w_star:.4g}",
-        help="kernelviz adds it: the w whose leave-one-out error is least (1/kv.loo_lengthscale).",
+        _("Optimum w* = 1/ℓ*"),
+        _("none") if view.w_star is None else f"{view.w_star:.4g}",
+        help=_("kernelviz adds it: the w whose leave-one-out error is least (1/kv.loo_lengthscale)."),
     )
-    m4.metric("Weight on its own pair", f"{view.self_weight:.0%}",
-              help="kernelviz's measure: the weight a training point gives its own pair (mean over the "
-              "training points), with the learned w.")
+    m4.metric(_("Weight on its own pair"), f"{view.self_weight:.0%}",
+              help=_("kernelviz's measure: the weight a training point gives its own pair (mean over the "
+                     "training points), with the learned w."))
     validation = cache_d2l.kotlin_validation(d.data, d.kernel, d.epochs) if d.kotlin else None
     d2l_figures(d.data, view, d.kotlin, d.epochs, validation)
 
 
 def d2l_loss(view: vt.ParametricView, kotlin: bool, validation: np.ndarray | None) -> None:
     """The loss per epoch (d2l's, or the port's beside its validation loss) and w after every epoch."""
-    y_title = "L2Loss, mean over the epoch's batches" if kotlin else "loss Σᵢ ½(f(xᵢ) − yᵢ)²"
+    y_title = _("L2Loss, mean over the epoch's batches") if kotlin else _("loss Σᵢ ½(f(xᵢ) − yᵢ)²")
     ui.show(kf.epoch_loss_figure(view.epoch_losses, y_title, validation), key="masked.d2l_loss",
             filename="kernelviz-d2l-loss")
     shown = [f"{w:.4g}" for w in view.w_epochs]
@@ -358,8 +359,8 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
         d2l_loss(view, kotlin, validation)
     with right:
         curves = [
-            kf.Curve(f"parametric, learned w = {view.w:.3g}", view.learned, kf.COLORS["fit"]),
-            kf.Curve("nonparametric, w = 1", view.fixed, kf.COLORS["average"], dash="dash"),
+            kf.Curve(_("parametric, learned w = {w:.3g}").format(w=view.w), view.learned, kf.COLORS["fit"]),
+            kf.Curve(_("nonparametric, w = 1"), view.fixed, kf.COLORS["average"], dash="dash"),
         ]
         ui.show(
             kf.fit_figure(kf.Points(view.x, view.y, view.queries, truth=view.truth), curves,
@@ -370,7 +371,7 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
         st.caption(ui.prose(CH, "d2l_fit_caption"))
     heat = view.heatmap
     pair = kf.heatmap_pair_figure(heat.weights, heat.queries, heat.keys,
-                                  ("w = 1 (nonparametric)", f"learned w = {view.w:.3g}"))
+                                  (_("w = 1 (nonparametric)"), _("learned w = {w:.3g}").format(w=view.w)))
     ui.show(pair, key="masked.d2l_heatmaps", filename="kernelviz-d2l-heatmaps")
     st.caption(ui.prose(CH, "d2l_heat_caption"))
     if kotlin:
@@ -381,7 +382,7 @@ def d2l_figures(pdata: ui.Data, view: vt.ParametricView, kotlin: bool, epochs: i
 
 
 data = ui.current_data()
-ui.chapter_header("2 · Masked training", lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
+ui.chapter_header(_("2 · Masked training"), lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 settings = training_section(data)
 holdout_pictures(data, settings)
 question_bank.largest_holdout(data, settings)

@@ -21,6 +21,7 @@ from kernelviz.models.heads import FitResult
 from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
+from kernelviz.runtime.i18n import _, ngettext
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
@@ -31,14 +32,14 @@ LEARNING_RATES = defaults.LEARNING_RATES
 def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:
     """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 2024."""
     lr = ui.control(
-        "select_slider", "Learning rate", f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
-        container=c_lr, help="Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values make "
-        "training diverge.",
+        "select_slider", _("Learning rate"), f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
+        container=c_lr, help=_("Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values "
+                               "make training diverge."),
     )
-    seed = ui.control("number", "Seed", f"{prefix}seed", default=MH.seed, min_value=0,
+    seed = ui.control("number", _("Seed"), f"{prefix}seed", default=MH.seed, min_value=0,
                       max_value=defaults.SEED_MAX, step=1, container=c_seed,
-                      help="The random key the hold-out sets are drawn from, PRNGKey(seed), split as the "
-                      "post splits it. The post's is 2024.")
+                      help=_("The random key the hold-out sets are drawn from, PRNGKey(seed), split as the "
+                             "post splits it. The post's is 2024."))
     return lr, seed
 
 
@@ -47,19 +48,19 @@ def own_controls(train: kv.Dataset, kernel: str) -> vt.HeadsSettings:
     lo_h, hi_h = holdout_range(len(train))
     c_heads, c_holdout, c_steps = st.columns(3)
     n_heads = ui.control(
-        "slider", "Number of heads", "mh.heads", default=MH.heads, min_value=1, max_value=HEADS_MAX,
-        container=c_heads, help="H: how many kernel smoothers, each with its own lengthscale, are mixed.",
+        "slider", _("Number of heads"), "mh.heads", default=MH.heads, min_value=1, max_value=HEADS_MAX,
+        container=c_heads, help=_("H: how many kernel smoothers, each with its own lengthscale, are mixed."),
     )
     holdout = ui.control(
-        "slider", "Hold-out size", "mh.holdout", default=max(MH.holdout, lo_h), min_value=lo_h,
+        "slider", _("Hold-out size"), "mh.holdout", default=max(MH.holdout, lo_h), min_value=lo_h,
         max_value=hi_h, container=c_holdout,
-        help="Points hidden and predicted at each step (the blog post: 1).",
+        help=_("Points hidden and predicted at each step (the blog post: 1)."),
     )
     steps = ui.control(
-        "slider", "Training steps", "mh.steps", default=MH.steps, min_value=50, max_value=STEPS_MAX,
-        step=50, container=c_steps, help="The blog post trains this model for 1,000 steps.",
+        "slider", _("Training steps"), "mh.steps", default=MH.steps, min_value=50, max_value=STEPS_MAX,
+        step=50, container=c_steps, help=_("The blog post trains this model for 1,000 steps."),
     )
-    c_lr, c_seed, _ = st.columns(3)
+    c_lr, c_seed = st.columns(3)[:2]
     lr, seed = rate_and_seed("mh.own_", c_lr, c_seed)
     return vt.HeadsSettings(n_heads, vt.MaskedSettings(kernel, holdout, steps, lr, seed))
 
@@ -74,6 +75,17 @@ def picked_point(data: ui.Data, result: FitResult, kernel: str) -> views_explain
                                tuple(map(float, result.mixing)), kernel)
 
 
+def fit_title(heads: int, method: str, kernel: str) -> str:
+    """The title of the fit: its number of heads, found by search or by training, and its kernel."""
+    if method == "search":
+        title = ngettext("{n} head after search ({kernel} kernel)",
+                         "{n} heads after search ({kernel} kernel)", heads)
+    else:
+        title = ngettext("{n} head after training ({kernel} kernel)",
+                         "{n} heads after training ({kernel} kernel)", heads)
+    return title.format(n=heads, kernel=kernel)
+
+
 def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str,
             steps: int) -> views_explain.HeadsPoint | None:
     """Readouts, the fit with every head and the band of the mixture; the heads at x* when one is picked
@@ -81,16 +93,15 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     K, n_heads = get_kernel(kernel), len(result.lengthscales)
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Heads H", f"{n_heads}")
-    m2.metric(f"Hold-out loss (last {vt.TAIL} steps)", f"{vt.last_loss(result):.4g}",
-              help="kernelviz's readout: the mean squared error on the held-out points over the last "
-              f"{vt.TAIL} steps (the post prints none).")
-    m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help="Not constrained to 1: any linear combination.")
-    m4.metric(f"Steps run (of {steps:,})", f"{result.steps_run:,}")
-    how = "search" if result.method == "search" else "training"
+    m1.metric(_("Heads H"), f"{n_heads}")
+    m2.metric(_("Hold-out loss (last {tail} steps)").format(tail=vt.TAIL), f"{vt.last_loss(result):.4g}",
+              help=_("kernelviz's readout: the mean squared error on the held-out points over the last "
+                     "{tail} steps (the post prints none).").format(tail=vt.TAIL))
+    m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help=_("Not constrained to 1: any linear combination."))
+    m4.metric(_("Steps run (of {steps:,})").format(steps=steps), f"{result.steps_run:,}")
     fig = kf.heads_fit_figure(
         data.points(view.grid), kf.Mixture(view.head_means, view.mean, view.std, vt.head_names(result)),
-        look=data.look(f"{n_heads} head{'s' if n_heads > 1 else ''} after {how} ({K.label} kernel)"),
+        look=data.look(fit_title(n_heads, result.method, K.label)),
     )
     chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
@@ -114,15 +125,15 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
 
 
 PICTURES = {
-    "weights": ":material/grid_view: Each head's attention weights",
-    "mixing": ":material/bar_chart: Mixing weights uₕ",
-    "loss": ":material/show_chart: Loss at every step",
+    "weights": _(":material/grid_view: Each head's attention weights"),
+    "mixing": _(":material/bar_chart: Mixing weights uₕ"),
+    "loss": _(":material/show_chart: Loss at every step"),
 }
 
 
 def learned(result: FitResult) -> None:
     """The learned ℓ_h and u_h as a table."""
-    st.subheader("What the heads learned")
+    st.subheader(_("What the heads learned"))
     ui.show_table(vt.heads_table(result))
     ui.say(CHAPTER, "learned", total=f"{result.mixing.sum():.3g}")
     ui.show_code(heads.model, pooling.mix, ran=ui.TRAINED)
@@ -164,11 +175,13 @@ def loss_picture(result: FitResult) -> None:
 def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone); returns how they are trained."""
-    c_lr, c_seed, _ = st.columns(3)
+    c_lr, c_seed = st.columns(3)[:2]
     lr, seed = rate_and_seed("mh.", c_lr, c_seed)
     label = get_kernel(kernel).label
-    with ui.busy(f"Training the blog post's four models ({', '.join(map(str, MH.panels))} heads): "
-                 f"{MH.steps:,} steps each, hold-out {MH.holdout}, {label} kernel…"):
+    busy = _("Training the blog post's four models ({panels} heads): {steps:,} steps each, hold-out "
+             "{holdout}, {kernel} kernel…")
+    with ui.busy(busy.format(panels=", ".join(map(str, MH.panels)), steps=MH.steps, holdout=MH.holdout,
+                             kernel=label)):
         panels = cache_heads.panels(data, kernel, lr, seed)
     ui.show_status(vt.panels_status(panels))
     # the training points keep the figure light
@@ -217,14 +230,17 @@ def match_line(a: vt.Agreement) -> str:
 @ui.fragment
 def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
     """The reader's own model: any number of heads (its controls rerun this alone); returns its settings."""
-    st.subheader("Your own model: any number of heads")
+    st.subheader(_("Your own model: any number of heads"))
     ui.say(CHAPTER, "explore_intro")
     own = own_controls(data.train, kernel)
     s, label = own.training, get_kernel(kernel).label
-    with ui.busy(f"Training {own.heads} head{'s' if own.heads > 1 else ''}: {s.steps:,} steps of masked "
-                 f"training, {s.holdout} held-out point(s) per step, {label} kernel…"):
+    busy = ngettext("Training {n} head: {steps:,} steps of masked training, {holdout} held-out point(s) "
+                    "per step, {kernel} kernel…",
+                    "Training {n} heads: {steps:,} steps of masked training, {holdout} held-out point(s) "
+                    "per step, {kernel} kernel…", own.heads)
+    with ui.busy(busy.format(n=own.heads, steps=s.steps, holdout=s.holdout, kernel=label)):
         result = cache_heads.fit_multihead(data, own.heads, s)
-    with ui.busy("Predicting with every head and with the mixture…"):
+    with ui.busy(_("Predicting with every head and with the mixture…")):
         view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
     point = own_fit(data, result, view, kernel, s.steps)
     learned(result)
@@ -235,25 +251,25 @@ def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
 
 data = ui.current_data()
 
-ui.chapter_header("3 · Multi-head kernel regression", lead=ui.prose(CHAPTER, "lead"),
+ui.chapter_header(_("3 · Multi-head kernel regression"), lead=ui.prose(CHAPTER, "lead"),
                   source=ui.prose(CHAPTER, "source"))
 kernel = ui.control(
-    "selectbox", "Kernel", "mh.kernel", default=MH.kernel, options=kv.KERNELS,
+    "selectbox", _("Kernel"), "mh.kernel", default=MH.kernel, options=kv.KERNELS,
     format_func=lambda k: get_kernel(k).label, container=st.columns(3)[0],
-    help="The same kernel shape for every head of every model on this page. The blog post uses the Gaussian; "
-    "the other kernels are kernelviz's.",
+    help=_("The same kernel shape for every head of every model on this page. The blog post uses the "
+           "Gaussian; the other kernels are kernelviz's."),
 )
 
-st.subheader("The blog post's experiment: 1, 2, 4 and 8 heads")
+st.subheader(_("The blog post's experiment: 1, 2, 4 and 8 heads"))
 post = post_experiment(data, kernel)
-st.subheader("The model")
+st.subheader(_("The model"))
 st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "training")
 ui.say(CHAPTER, "shared_controls")
 ui.data_summary(data, training=True)
 own = own_model(data, kernel)
 
-st.subheader("Conventions")
+st.subheader(_("Conventions"))
 ui.say(CHAPTER, "conventions")
 
 ui.try_this([ui.prose(CHAPTER, f"try_{i}") for i in (1, 2, 3)])

@@ -24,43 +24,47 @@ from kernelviz.models.attention.selfattention import as_self_attention, multihea
 from kernelviz.models.holdout import holdout_objective, holdout_range
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
+from kernelviz.runtime.i18n import _, ngettext
 
 CHAPTER = "4_attention"
-COMPARISON_RAN = ui.Ran(
+COMPARISON_RAN = ui.Ran(_(
     "Each model is an attention layer (the smoother and chapter 3's heads through `gaussian_layer`), run by "
     "`kernelviz.runtime.serve`: at every point with that point's own key hidden, for the leave-one-out "
     "error, and on a grid across the data, for the error against the true mean and the band."
-)
-KERNEL_RAN = ui.Ran(
+))
+KERNEL_RAN = ui.Ran(_(
     "`dot_scores` of every pair of grid points, in one compiled program, in float64; log K_h adds to each "
     "row the constant c_h(x) = (A₀₁ − A₁₀) x̃ + (A₀₂ − A₂₀) x̃², which no weight sees."
-)
+))
 A = defaults.ATTENTION
-STARTS = {"gaussian": "Gaussian heads around ℓ*", "post": "the blog post's spread", "random": "random maps"}
+STARTS = {"gaussian": _("Gaussian heads around ℓ*"), "post": _("the blog post's spread"),
+          "random": _("random maps")}
 
 
 @ui.fragment
 def gaussian_section(data: ui.Data) -> None:
     """The Gaussian kernel as one attention head, at the section's own ℓ (its slider reruns this alone)."""
     ell = ui.lengthscale_control(
-        "Lengthscale ℓ", "attn.lengthscale", data,
-        help="The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels below always agree.",
+        _("Lengthscale ℓ"), "attn.lengthscale", data,
+        help=_("The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels below always "
+               "agree."),
     )
-    with ui.busy(f"Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…"):
+    with ui.busy(_("Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…").format(ell=ell)):
         check = cache_attention.gaussian_check(data, ell)
     ui.show(
         kf.heatmap_pair_figure(check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
-                               (f"Gaussian kernel<br>ℓ = {ell:g}", "attention head<br>softmax(q·k/√2)"),
+                               (_("Gaussian kernel<br>ℓ = {ell:g}").format(ell=ell),
+                                _("attention head<br>softmax(q·k/√2)")),
                                cells=views.PAIR_CELLS),
         key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
     )
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
     v1, v2, v3 = st.columns(3)
-    v1.metric("max |Δ weight|", f"{check.weight_diff:.1e}",
-              help="Largest |Gaussian weight − attention weight| over all query/key pairs.")
-    v2.metric("max |Δ fit|", f"{check.mean_diff:.1e}",
-              help="Largest |Gaussian fit − attention fit| over the query grid.")
-    v3.metric("query/key width d_qk", str(question_bank.gaussian_d_qk()))
+    v1.metric(_("max |Δ weight|"), f"{check.weight_diff:.1e}",
+              help=_("Largest |Gaussian weight − attention weight| over all query/key pairs."))
+    v2.metric(_("max |Δ fit|"), f"{check.mean_diff:.1e}",
+              help=_("Largest |Gaussian fit − attention fit| over the query grid."))
+    v3.metric(_("query/key width d_qk"), str(question_bank.gaussian_d_qk()))
     ui.say(CHAPTER, "check_result", ell=f"{ell:g}", diff=f"{check.weight_diff:.0e}")
     ui.say(CHAPTER, "check_maps")
     ui.show_table(vt.maps_table(check))
@@ -73,28 +77,28 @@ def layer_controls(train: kv.Dataset) -> vt.Settings:
     lo_h, hi_h = holdout_range(len(train))
     c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
     c4, c5, c6, c7 = st.columns([1.0, 1.2, 1.0, 1.6])
-    heads = ui.control("slider", "Number of heads H", "attn.heads", default=A.heads, min_value=1,
+    heads = ui.control("slider", _("Number of heads H"), "attn.heads", default=A.heads, min_value=1,
                        max_value=HEADS_MAX, container=c0,
-                       help="H attention heads, each with its own W_q, W_k, W_v and U.")
-    d_qk = ui.control("slider", "Query/key size $d_{qk}$", "attn.dqk", default=A.d_qk, min_value=1,
-                      max_value=D_QK_MAX, container=c1,
-                      help="Length of the query and key vectors q(x), k(x′). The Gaussian needs 2.")
-    d_v = ui.control("slider", "Value size $d_v$", "attn.dv", default=A.d_v, min_value=1,
+                       help=_("H attention heads, each with its own W_q, W_k, W_v and U."))
+    d_qk = ui.control("slider", _("Query/key size $d_{{qk}}$").format(), "attn.dqk", default=A.d_qk,
+                      min_value=1, max_value=D_QK_MAX, container=c1,
+                      help=_("Length of the query and key vectors q(x), k(x′). The Gaussian needs 2."))
+    d_v = ui.control("slider", _("Value size $d_v$"), "attn.dv", default=A.d_v, min_value=1,
                      max_value=attention.D_V_MAX, container=c2,
-                     help="Length of each head's value vectors vᵢ = tᵢW_v and outputs x′ᵢ.")
-    start = ui.control("selectbox", "Start", "attn.start", default=A.start, options=tuple(STARTS),
+                     help=_("Length of each head's value vectors vᵢ = tᵢW_v and outputs x′ᵢ."))
+    start = ui.control("selectbox", _("Start"), "attn.start", default=A.start, options=tuple(STARTS),
                        format_func=STARTS.get, container=c3,
-                       help="Where training starts (see the text above).")
-    holdout = ui.control("slider", "Hold-out size", "attn.holdout", default=min(A.holdout, hi_h),
+                       help=_("Where training starts (see the text above)."))
+    holdout = ui.control("slider", _("Hold-out size"), "attn.holdout", default=min(A.holdout, hi_h),
                          min_value=lo_h, max_value=hi_h, container=c4,
-                         help="Points hidden and predicted at each training step.")
-    steps = ui.control("slider", "Training steps", "attn.steps", default=A.steps, min_value=50,
+                         help=_("Points hidden and predicted at each training step."))
+    steps = ui.control("slider", _("Training steps"), "attn.steps", default=A.steps, min_value=50,
                        max_value=STEPS_MAX, step=50, container=c5)
-    seed = ui.control("slider", "Seed", "attn.seed", default=A.seed, min_value=0, max_value=99, container=c6,
-                      help="The noise on the start and the random hold-out sets.")
-    lr = ui.control("select_slider", "Learning rate", "attn.lr", default=A.learning_rate,
+    seed = ui.control("slider", _("Seed"), "attn.seed", default=A.seed, min_value=0, max_value=99,
+                      container=c6, help=_("The noise on the start and the random hold-out sets."))
+    lr = ui.control("select_slider", _("Learning rate"), "attn.lr", default=A.learning_rate,
                     options=vt.ATTENTION_LEARNING_RATES, container=c7,
-                    help="Adam's first step size; it decays to 0 over the run. Large values diverge.")
+                    help=_("Adam's first step size; it decays to 0 over the run."))
     return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
 
 
@@ -104,7 +108,7 @@ def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
     asked = ui.replay_controls("attn.", s.steps, CHAPTER)
     if not asked.on:
         return None, asked.step
-    with ui.busy("Replaying training: the layer's fit and kernels at 50 of its steps…"):
+    with ui.busy(_("Replaying training: the layer's fit and kernels at 50 of its steps…")):
         path = cache_attention.training_path(data, s)
     st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
     return path, asked.step
@@ -113,13 +117,14 @@ def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
 def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
                  path: LayerPath | None, opened: int) -> go.Figure:
     """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
-    plural = "s" if s.heads > 1 else ""
-    heads = [f"head {h + 1}: headₕ(x)·Uₕ" for h in range(s.heads)]
-    mixture, band = "attention f̂(x) = Σₕ headₕ(x) Uₕ", "band f̂(x) ± 2s(x)"
+    title = ngettext("Dot-product attention: {n} head, d<sub>qk</sub> = {d_qk}, d<sub>v</sub> = {d_v}",
+                     "Dot-product attention: {n} heads, d<sub>qk</sub> = {d_qk}, d<sub>v</sub> = {d_v}",
+                     s.heads).format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v)
+    heads = [_("head {h}: headₕ(x)·Uₕ").format(h=h + 1) for h in range(s.heads)]
+    mixture, band = _("attention f̂(x) = Σₕ headₕ(x) Uₕ"), _("band f̂(x) ± 2s(x)")
     fig = kf.heads_fit_figure(
         data.points(view.grid), kf.Mixture(view.head_outputs, view.mean, view.std, heads, mixture, band),
-        look=data.look(f"Dot-product attention: {s.heads} head{plural}, d<sub>qk</sub> = {s.d_qk}, "
-                       f"d<sub>v</sub> = {s.d_v}"),
+        look=data.look(title),
     )
     return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band, opened)
 
@@ -133,18 +138,18 @@ def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | No
 def layer_readouts(data: ui.Data, s: vt.Settings, fit: AttentionFit) -> None:
     """How training went: its status, where it started, the data and three readouts."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
-    ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or "none, the maps are random"
+    ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or _("none, the maps are random")
     ui.say(CHAPTER, "start", ells=ells)
     ui.say(CHAPTER, "decay")
     ui.data_summary(data, training=True)
     m1, m2, m3 = st.columns(3)
-    m1.metric("Hold-out loss", f"{float(fit.losses[-25:].mean()):.4g}" if fit.losses.size else "–",
-              help="kernelviz's readout: the mean squared error on the held-out points, averaged over "
-                   "the last 25 training steps.")
-    m2.metric("Parameters", f"{s.heads * (6 * s.d_qk + 5 * s.d_v):,}",
-              help="H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
-                   "(d_v × 1).")
-    m3.metric(f"Steps run (of {s.steps:,})", f"{fit.steps_run:,}")
+    m1.metric(_("Hold-out loss"), f"{float(fit.losses[-25:].mean()):.4g}" if fit.losses.size else "–",
+              help=_("kernelviz's readout: the mean squared error on the held-out points, averaged over "
+                     "the last 25 training steps."))
+    m2.metric(_("Parameters"), f"{s.heads * (6 * s.d_qk + 5 * s.d_v):,}",
+              help=_("H × (6 d_qk + 5 d_v): per head W_q and W_k (3 × d_qk each), W_v (4 × d_v) and U_h "
+                     "(d_v × 1)."))
+    m3.metric(_("Steps run (of {steps:,})").format(steps=s.steps), f"{fit.steps_run:,}")
 
 
 def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
@@ -156,7 +161,7 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
     st.caption(ui.prose(CHAPTER, "fit_caption"))
     path, opened = replay_path(data, s)
     fig = layer_figure(data, s, view, path, opened)
-    point, names = picked_point(data, s), [f"head {h + 1}" for h in range(s.heads)]
+    point, names = picked_point(data, s), [_("head {h}").format(h=h + 1) for h in range(s.heads)]
     if point is not None:
         kf.mark_heads(fig, point.x, point.head_outputs, point.mean, names)
     with chart:
@@ -171,7 +176,7 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
 
 def layer_scores(data: ui.Data, s: vt.Settings) -> None:
     """The layer against the best Gaussian and chapter 3's heads."""
-    with ui.busy("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…"):
+    with ui.busy(_("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…")):
         comp = cache_attention.comparison(data, s)
     ui.say(CHAPTER, "compare")
     ui.show_table(vt.comparison_table(comp))
@@ -183,25 +188,29 @@ def layer_scores(data: ui.Data, s: vt.Settings) -> None:
 def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
     """The notes' PyTorch SelfAttention as the JAX it equals, checked on the trained layer's weights."""
     ui.say(CHAPTER, "notes")
-    with ui.busy("Running the notes' SelfAttention on the trained layer's weights…"):
+    with ui.busy(_("Running the notes' SelfAttention on the trained layer's weights…")):
         heads, joined = cache_attention.notes_check(data, s)
     ui.say(CHAPTER, "notes_check", heads=f"{heads:.0e}", joined=f"{joined:.0e}")
     ui.show_code(kv.self_attention, selfattention.softmax_attention, selfattention.attention_weights,
                  multihead_self_attention, as_self_attention,
-                 ran=ui.CALLED, label="The notes' SelfAttention and multi-head attention, in JAX")
+                 ran=ui.CALLED, label=_("The notes' SelfAttention and multi-head attention, in JAX"))
 
 
 @ui.fragment
 def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
-    st.header("A trained attention layer")
+    st.header(_("A trained attention layer"))
     ui.say(CHAPTER, "layer")
     s = layer_controls(data.train)
-    with ui.busy(f"Training {s.heads} attention head{'s' if s.heads > 1 else ''} (d_qk = {s.d_qk}, "
-                 f"d_v = {s.d_v}, start: {STARTS[s.start]}): {s.steps:,} steps, {s.holdout} held-out "
-                 "point(s) per step…"):
+    busy = ngettext("Training {n} attention head (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
+                    "steps, {holdout} held-out point(s) per step…",
+                    "Training {n} attention heads (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
+                    "steps, {holdout} held-out point(s) per step…", s.heads)
+    with ui.busy(busy.format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v, start=STARTS[s.start], steps=s.steps,
+                             holdout=s.holdout)):
         fit = cache_attention.fit_attention(data, s)
-    with ui.busy("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence map…"):
+    with ui.busy(_("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence "
+                   "map…")):
         view = cache_attention.view(data, s)
     point, replay = layer_fit(data, s, fit, view)
     layer_scores(data, s)
@@ -215,19 +224,19 @@ def layer_section(data: ui.Data) -> None:
 
 
 PICTURES = {
-    "heads": ":material/grid_view: Every head",
-    "wo": ":material/call_merge: Joining heads: $W_O$",
-    "kernel": ":material/blur_on: Learned kernel",
-    "sequence": ":material/timeline: Sequence map",
-    "selfcross": ":material/compare_arrows: Self vs cross",
-    "loss": ":material/show_chart: Loss",
+    "heads": _(":material/grid_view: Every head"),
+    "wo": _(":material/call_merge: Joining heads: $W_O$"),
+    "kernel": _(":material/blur_on: Learned kernel"),
+    "sequence": _(":material/timeline: Sequence map"),
+    "selfcross": _(":material/compare_arrows: Self vs cross"),
+    "loss": _(":material/show_chart: Loss"),
 }
 ONE_HEAD = ("kernel", "sequence", "selfcross")  # the pictures that show the head chosen under "Head shown"
 
 
 def every_head(view: views.AttentionView, x_star: float | None) -> None:
     """Every head's weights side by side, x*'s row outlined when one is picked."""
-    names = [f"head {k + 1}: (W_v U)_y = {u:+.2f}" for k, u in enumerate(view.y_weights)]
+    names = [_("head {h}: (W_v U)_y = {u:+.2f}").format(h=k + 1, u=u) for k, u in enumerate(view.y_weights)]
     heat = view.cross
     fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys, names)
     if x_star is not None:
@@ -250,7 +259,8 @@ def joining_heads(view: views.AttentionView) -> None:
 def learned_kernel(view: views.AttentionView, h: int, replay: tuple[LayerPath | None, int]) -> None:
     """Head h's learned kernel log K(x, x′) beside its transpose, replayed through training when asked."""
     ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
-    titles = (f"head {h + 1}<br>log K(x, x′)", f"head {h + 1}, transpose<br>log K(x′, x)")
+    titles = (_("head {h}<br>log K(x, x′)").format(h=h + 1),
+              _("head {h}, transpose<br>log K(x′, x)").format(h=h + 1))
     fig = kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles)
     path, opened = replay
     if path is not None:
@@ -289,12 +299,13 @@ def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_tit
                  replay: tuple[LayerPath | None, int], x_star: float | None) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
-    st.subheader("Inside the trained layer")
+    st.subheader(_("Inside the trained layer"))
     ui.say(CHAPTER, "inside")
     picture = ui.picture_control("attn.picture", PICTURES)
-    head = ui.control("radio", "Head shown", "attn.head", default=1, options=tuple(range(1, heads + 1)),
-                      format_func=lambda k: f"head {k}", disabled=picture not in ONE_HEAD,
-                      help="The head the learned kernel, the sequence map and self- vs cross-attention show.")
+    head = ui.control("radio", _("Head shown"), "attn.head", default=1, options=tuple(range(1, heads + 1)),
+                      format_func=lambda k: _("head {h}").format(h=k), disabled=picture not in ONE_HEAD,
+                      help=_("The head the learned kernel, the sequence map and self- vs cross-attention "
+                             "show."))
     if picture == "heads":
         every_head(view, x_star)
     elif picture == "wo":
@@ -312,10 +323,10 @@ def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_tit
 data = ui.current_data()
 ds, train = data.ds, data.train
 
-ui.chapter_header("4 · Attention", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
+ui.chapter_header(_("4 · Attention"), lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
 # ------------------------------------------------------------------------------------------- from kernel
-st.header("From kernel to dot product")
+st.header(_("From kernel to dot product"))
 gaussian_section(data)
 st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "kernel_intro")
@@ -326,7 +337,7 @@ st.caption(ui.prose(CHAPTER, "check_caption"))
 
 
 # ------------------------------------------------------------------------------------------- values
-st.header("Tokens, values and $W_v$")
+st.header(_("Tokens, values and $W_v$"))
 ui.say(CHAPTER, "tokens")
 st.latex(ui.prose(CHAPTER, "tokens_formula"))
 

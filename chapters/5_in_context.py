@@ -1,5 +1,5 @@
-"""Chapter 5 · In context: one attention layer pretrained on a family of small regression tasks becomes
-Nadaraya–Watson with the window that family needs."""
+"""Chapter 5 · In context: one attention layer pretrained on a family of small regression tasks can
+become Nadaraya–Watson with a window suited to that family."""
 
 from functools import partial
 
@@ -16,26 +16,28 @@ from kernelviz.app.views import incontext as vi
 from kernelviz.models import incontext, training
 from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext import gradient as icg
+from kernelviz.runtime.i18n import _
 
 CHAPTER = "5_in_context"
-ERROR_RAN = ui.Ran(
+ERROR_RAN = ui.Ran(_(
     "The layer's mean of (f̂(x_q) − f(x_q))² over the queries of fresh tasks drawn with a fixed seed, each "
     "task's context read as keys and values, in one compiled program."
-)
-SWEEP_RAN = ui.Ran(
+))
+SWEEP_RAN = ui.Ran(_(
     "For each setting of the table: one pretraining (the step above, run by "
     "`kernelviz.models.training.run`), its learned window, and the best fixed ℓ on fresh tasks of that "
     "setting."
-)
-FAMILIES = {"sine": "sines", "gp": "Gaussian-process draws"}
-KINDS = {"softmax": "softmax", "linear": "linear (no softmax)"}
+))
+FAMILIES = {"sine": _("sines"), "gp": _("Gaussian-process draws")}
+KINDS = {"softmax": _("softmax"), "linear": _("linear (no softmax)")}
+KIND_NAMES = {"softmax": _("softmax"), "linear": _("linear")}  # a kind in a sentence ("the linear layer")
 TASKS_MAX = 999
-HEADS_NOTE = (
+HEADS_NOTE = _(
     "The same loss and gradient as above, computed head by head: f̂ = Σ_h u_h m_h is a sum of heads, so "
     "each step runs only the heads in use (one small program serves 1 to 8), and each head's gradient is "
     "written out by the chain rule: ∂L/∂s_hi = g u_h w_hi (y_i − m_h) with g = ∂L/∂f̂, summed into "
     "∂L/∂A_h = Σ ∂L/∂s_hi φ(x_q)ᵀφ(x_i). Tested equal to the plain gradient of the loss above, which "
-    "computes all eight padded heads: for one head this is about three times faster."
+    "computes all eight padded heads: with fewer heads it skips the work of those not in use."
 )
 
 
@@ -48,21 +50,22 @@ def controls() -> vi.Settings:
     """The family's and the pretraining's eight controls, in two rows (the backend's defaults)."""
     c0, c1, c2, c3 = st.columns([1.4, 1.2, 1.0, 1.0])
     c4, c5, c6, c7 = st.columns([1.4, 1.2, 1.0, 1.0])
-    family = ui.control("segmented", "Family", "icl.family", default="sine", options=tuple(FAMILIES),
+    family = ui.control("segmented", _("Family"), "icl.family", default="sine", options=tuple(FAMILIES),
                         format_func=FAMILIES.get, container=c0,
-                        help="Sines of random frequency, phase and amplitude, or Gaussian-process draws.")
-    rough = notched("Task roughness", "roughness", c1,
-                    "The typical frequency r of f in radians per unit of x.")
-    noise = notched("Label noise σ", "noise", c2, "yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1).")
-    n = notched("Context size n", "n", c3, "Points (xᵢ, yᵢ) in every prompt.")
-    kind = ui.control("segmented", "Attention", "icl.kind", default="softmax", options=tuple(KINDS),
+                        help=_("Sines of random frequency, phase and amplitude, or Gaussian-process draws."))
+    rough = notched(_("Task roughness"), "roughness", c1,
+                    _("The typical frequency r of f in radians per unit of x."))
+    noise = notched(_("Label noise σ"), "noise", c2, _("yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1)."))
+    n = notched(_("Context size n"), "n", c3, _("Points (xᵢ, yᵢ) in every prompt."))
+    kind = ui.control("segmented", _("Attention"), "icl.kind", default="softmax", options=tuple(KINDS),
                       format_func=KINDS.get, container=c4,
-                      help="Softmax weights, or the scores divided by n with no normalisation.")
-    steps = notched("Pretraining steps", "steps", c5,
-                    f"Adam steps, each on {incontext.BATCH} fresh prompts.")
-    heads = notched("Number of heads", "heads", c6,
-                    "Heads with their own score matrix A_h, mixed by learned u_h.")
-    seed = notched("Seed", "seed", c7, "The start of the layer and the prompts drawn during pretraining.")
+                      help=_("Softmax weights, or the scores divided by n with no normalisation."))
+    steps = notched(_("Pretraining steps"), "steps", c5,
+                    _("Adam steps, each on {batch} fresh prompts.").format(batch=incontext.BATCH))
+    heads = notched(_("Number of heads"), "heads", c6,
+                    _("Heads with their own score matrix A_h, mixed by learned u_h."))
+    seed = notched(_("Seed"), "seed", c7,
+                   _("The start of the layer and the prompts drawn during pretraining."))
     return vi.Settings(family, rough, noise, n, heads, steps, kind, seed).snapped()
 
 
@@ -80,17 +83,18 @@ def pretrained(s: vi.Settings) -> incontext.Pretrained:
     with ui.busy(text):
         fit = ci.pretrain(s)
     if fit.diverged:
-        st.warning(f"Pretraining diverged after {fit.steps_run:,} steps: the layer shown is where it "
-                   "stopped.", icon=":material/warning:")
+        st.warning(_("Pretraining diverged after {steps:,} steps: the layer shown is where it "
+                     "stopped.").format(steps=fit.steps_run), icon=":material/warning:")
     return fit
 
 
 def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
     """The learned kernels' chart with pretraining replayed under it when "Replay pretraining" is on."""
-    asked = ui.replay_controls("icl.", s.steps, CHAPTER, what="pretraining")
+    asked = ui.replay_controls("icl.", s.steps, CHAPTER, what=_("pretraining"))
     if not asked.on:
         return fig
-    with ui.busy("Replaying pretraining: the layer's kernels and its error in context at 50 of its steps…"):
+    with ui.busy(_("Replaying pretraining: the layer's kernels and its error in context at 50 of its "
+                   "steps…")):
         path = ci.pretrain_path(s)
     st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
     return kf.add_pretrain_replay(fig, path, asked.step)
@@ -99,25 +103,25 @@ def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
 def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
     """The learned kernels as windows (the chart titled, so that it starts high on a projector's first
     screen), the three widths and the error curve over ℓ."""
-    with ui.busy("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…"):
+    with ui.busy(_("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…")):
         view = ci.kernels(s)
         best = ci.best_lengthscale(s.family, s.roughness, s.noise, s.n)
         loo = ci.loo_lengthscale(s.family, s.roughness, s.noise, s.n)
     chart = st.container()  # the replay's controls go under it
     fig = replayed(s, kf.learned_kernel_figure(view.offsets, view.queries, view.kernels, best.best,
-                                               title="The window pretraining learned"))
+                                               title=_("The window pretraining learned")))
     with chart:
         ui.show(fig, key="icl.kernel", filename="kernelviz-in-context-kernel")
     if s.kind == "linear":
         st.caption(ui.prose(CHAPTER, "kernels_linear"))
-    dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip(("solid", "dashed", "dotted"), view.queries,
+    dashes = ", ".join(f"{d} x = {x:g}" for d, x in zip((_("solid"), _("dashed"), _("dotted")), view.queries,
                                                             strict=False))
     ui.say(CHAPTER, "kernels", queries=dashes)
     m1, m2, m3 = st.columns(3)
-    m1.metric("Learned window", f"{view.window:.3g}" if np.isfinite(view.window) else "none",
-              help="ℓ = (−2c₂)^(−1/2) of the pretrained layer, in x units.")
-    m2.metric("Best fixed ℓ (Nadaraya–Watson)", f"{best.best:.3g}")
-    m3.metric("Mean leave-one-out ℓ*", f"{loo:.3g}")
+    m1.metric(_("Learned window"), f"{view.window:.3g}" if np.isfinite(view.window) else _("none"),
+              help=_("ℓ = (−2c₂)^(−1/2) of the pretrained layer, in x units."))
+    m2.metric(_("Best fixed ℓ (Nadaraya–Watson)"), f"{best.best:.3g}")
+    m3.metric(_("Mean leave-one-out ℓ*"), f"{loo:.3g}")
     st.caption(ui.prose(CHAPTER, "metrics_caption"))
     ui.show(kf.lengthscale_error_figure(best.lengthscales, best.errors, best.best, view.window, loo),
             key="icl.lengthscales", filename="kernelviz-in-context-lengthscales")
@@ -129,16 +133,17 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
 
 def task_section(s: vi.Settings) -> None:
     """A fresh task: the prompt, the in-context prediction, Nadaraya–Watson, the truth and the weights."""
-    st.header("A task the layer never saw")
+    st.header(_("A task the layer never saw"))
     ui.say(CHAPTER, "task", n=s.n)
     c0, c1 = st.columns([1, 3])
-    number = ui.control("number", "Task number", "icl.task", default=0, min_value=0, max_value=TASKS_MAX,
-                        container=c0, help="Which fresh task to draw; the button draws the next one.")
-    c1.button("New task", icon=":material/casino:", on_click=next_task)
-    with ui.busy("Predicting in context and with Nadaraya–Watson…"):
+    number = ui.control("number", _("Task number"), "icl.task", default=0, min_value=0, max_value=TASKS_MAX,
+                        container=c0, help=_("Which fresh task to draw; the button draws the next one."))
+    c1.button(_("New task"), icon=":material/casino:", on_click=next_task)
+    with ui.busy(_("Predicting in context and with Nadaraya–Watson…")):
         t = ci.task(s, int(number))
-    curves = [kf.Curve("in-context f̂(x)", t.mean, kf.COLORS["fit"], std=t.std, band_name="f̂(x) ± 2s(x)"),
-              kf.Curve(f"Nadaraya–Watson, ℓ = {t.lengthscale:.3g}", t.nw_mean, kf.COLORS["knn"], dash="dash")]
+    curves = [kf.Curve(_("in-context f̂(x)"), t.mean, kf.COLORS["fit"], std=t.std, band_name="f̂(x) ± 2s(x)"),
+              kf.Curve(_("Nadaraya–Watson, ℓ = {ell:.3g}").format(ell=t.lengthscale), t.nw_mean,
+                       kf.COLORS["knn"], dash="dash")]
     ui.show(kf.fit_figure(kf.Points(t.x, t.y, t.queries, truth=t.truth), curves,
                           look=kf.Look(x_title="x", y_title="y", legend_rows=2)),
             key="icl.prediction", filename="kernelviz-in-context-task")
@@ -151,22 +156,23 @@ def task_section(s: vi.Settings) -> None:
 
 def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> None:
     """The layer's in-context error beside Nadaraya–Watson's at the best ℓ, and linear attention's."""
-    st.header("How well it predicts in context")
-    with ui.busy("Scoring the layer on 256 fresh tasks…"):
+    st.header(_("How well it predicts in context"))
+    with ui.busy(_("Scoring the layer on 256 fresh tasks…")):
         err = ci.in_context_error(s)
     e1, e2, e3 = st.columns(3)
-    e1.metric("In-context error", f"{err:.4g}", help=f"The {s.kind} layer, on 256 fresh tasks.")
-    e2.metric("Nadaraya–Watson at best ℓ", f"{best.error:.4g}")
-    e3.metric("Ratio", f"{err / best.error:.3g}×")
+    e1.metric(_("In-context error"), f"{err:.4g}",
+              help=_("The {kind} layer, on 256 fresh tasks.").format(kind=KIND_NAMES[s.kind]))
+    e2.metric(_("Nadaraya–Watson at best ℓ"), f"{best.error:.4g}")
+    e3.metric(_("Ratio"), f"{err / best.error:.3g}×")
     st.caption(ui.prose(CHAPTER, "errors_caption"))
     ui.say(CHAPTER, "linear")
     other = s.other_kind()
-    if ui.control("toggle", "Compare with the other attention", "icl.compare", default=False,
-                  help=f"Pretrains a {other.kind} layer with the same controls: each move of them then "
-                  "takes about twice as long."):
+    if ui.control("toggle", _("Compare with the other attention"), "icl.compare", default=False,
+                  help=_("Pretrains a {kind} layer with the same controls: each move of them then takes "
+                         "about twice as long.").format(kind=KIND_NAMES[other.kind])):
         compare_kinds(s, err)
     else:
-        st.info(ui.prose(CHAPTER, "compare_off", other=other.kind), icon=":material/info:")
+        st.info(ui.prose(CHAPTER, "compare_off", other=KIND_NAMES[other.kind]), icon=":material/info:")
     ui.show_code(incontext.layer_output, incontext.linear_weights, ran=ERROR_RAN)
 
 
@@ -174,19 +180,20 @@ def compare_kinds(s: vi.Settings, err: float) -> None:
     """Softmax and linear attention's errors side by side: this page's layer (``err``) and the other kind
     pretrained with the same controls."""
     other = s.other_kind()
-    with ui.busy(f"Pretraining the {other.kind} layer with the same controls…"):
+    with ui.busy(_("Pretraining the {kind} layer with the same controls…").format(
+            kind=KIND_NAMES[other.kind])):
         other_err = ci.in_context_error(other)
     soft, lin = (err, other_err) if s.kind == "softmax" else (other_err, err)
     l1, l2, l3 = st.columns(3)
-    l1.metric("Softmax attention", f"{soft:.4g}")
-    l2.metric("Linear attention", f"{lin:.4g}")
-    l3.metric("Linear ÷ softmax", f"{lin / soft:.3g}×")
+    l1.metric(_("Softmax attention"), f"{soft:.4g}")
+    l2.metric(_("Linear attention"), f"{lin:.4g}")
+    l3.metric(_("Linear ÷ softmax"), f"{lin / soft:.3g}×")
 
 
 def loss_section(fit: incontext.Pretrained) -> None:
-    st.subheader("Pretraining loss")
+    st.subheader(_("Pretraining loss"))
     ui.loss_chart(fit.losses, "icl.loss", "kernelviz-in-context-loss", ui.prose(CHAPTER, "loss_caption"),
-                  y_title="query mean squared error")
+                  y_title=_("query mean squared error"))
     ui.show_code(incontext.layer_output, incontext.pretraining_loss, training.update,
                  ran=ui.TRAINED._replace(fast=(icg.loss_by_heads, icg.heads_forward, icg.score_gradients,
                                                icg.head_weights), note=HEADS_NOTE))
@@ -194,41 +201,44 @@ def loss_section(fit: incontext.Pretrained) -> None:
 
 def sweep_section(s: vi.Settings) -> None:
     """The learned window against roughness and noise, pretrained only when the student asks."""
-    st.header("Rough, smooth and noisy families")
+    st.header(_("Rough, smooth and noisy families"))
     (rough, noise), layers = ci.SWEEP_BASE, len(ci.SWEEP_ROUGHNESS) + len(ci.SWEEP_NOISE)
     ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=FAMILIES[s.family], layers=layers,
            roughs=len(ci.SWEEP_ROUGHNESS), noises=len(ci.SWEEP_NOISE), rough=f"{rough:g}", noise=f"{noise:g}")
-    if not ui.control("toggle", "Run the sweep", "icl.sweep", default=False):
+    if not ui.control("toggle", _("Run the sweep"), "icl.sweep", default=False):
         st.info(ui.prose(CHAPTER, "sweep_off"), icon=":material/info:")
         return
-    with ui.busy(f"Pretraining {layers} softmax layers of {ci.SWEEP_STEPS} steps on {FAMILIES[s.family]}…"):
+    with ui.busy(_("Pretraining {layers} softmax layers of {steps} steps on {family}…").format(
+            layers=layers, steps=ci.SWEEP_STEPS, family=FAMILIES[s.family])):
         rows = ci.sweep(s.family, s.n, s.heads, s.seed)
     narrows, widens = vi.direction(rows, *ci.SWEEP_BASE)
-    ui.say(CHAPTER, "sweep_result", narrows="yes" if narrows else "no", widens="yes" if widens else "no")
+    ui.say(CHAPTER, "sweep_result", narrows=_("yes") if narrows else _("no"),
+           widens=_("yes") if widens else _("no"))
     by_r = [r for r in rows if r.noise == ci.SWEEP_BASE[1]]
     by_s = sorted((r for r in rows if r.roughness == ci.SWEEP_BASE[0]), key=lambda r: r.noise)
     c0, c1 = st.columns(2)
     with c0:
         ui.show(kf.window_sweep_figure([r.roughness for r in by_r], [r.window for r in by_r],
-                                       [r.best_lengthscale for r in by_r], "task roughness r", s.roughness),
+                                       [r.best_lengthscale for r in by_r], _("task roughness r"),
+                                       s.roughness),
                 key="icl.sweep_roughness", filename="kernelviz-window-against-roughness")
     with c1:
         ui.show(kf.window_sweep_figure([r.noise for r in by_s], [r.window for r in by_s],
-                                       [r.best_lengthscale for r in by_s], "label noise σ", s.noise),
+                                       [r.best_lengthscale for r in by_s], _("label noise σ"), s.noise),
                 key="icl.sweep_noise", filename="kernelviz-window-against-noise")
     st.caption(ui.prose(CHAPTER, "sweep_caption"))
     ui.show_code(incontext.pretraining_loss, training.update, incontext_eval.learned_window,
                  incontext_eval.best_fixed_lengthscale, ran=SWEEP_RAN)
 
 
-ui.chapter_header("5 · In context", lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
+ui.chapter_header(_("5 · In context"), lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
 settings = controls()
 layer = pretrained(settings)
 best_search = window_section(settings, layer)
 question_bank.rough_window(settings)
 
-st.header("Prompts, a layer, and pretraining")
+st.header(_("Prompts, a layer, and pretraining"))
 ui.say(CHAPTER, "prompt")
 st.latex(ui.prose(CHAPTER, "prompt_formula"))
 ui.say(CHAPTER, "layer")

@@ -17,13 +17,16 @@ from streamlit.testing.v1 import AppTest
 
 from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.pages import CHAPTERS, SOURCES
+from kernelviz.runtime.i18n import language
 
 __all__ = ["record_defaults"]
 
 
 def record_defaults(root: Path) -> dict[str, object]:
     """Every cached call of the home page and each page at its defaults, opened in order in one AppTest
-    session of ``root / "app.py"``."""
+    session of ``root / "app.py"``, in English (the only language kept results serve)."""
+    if language() != "en":
+        raise RuntimeError("record the kept results in English: unset KERNELVIZ_LANG")
     st.cache_data.clear()  # every call computed, none served from this process's cache
     with kept.recording() as results:
         at = AppTest.from_file(str(root / "app.py"), default_timeout=600).run()

@@ -159,9 +159,10 @@ def _grid_views(queries: np.ndarray, x: np.ndarray, y: np.ndarray) -> list[Calla
 
 def _training_views(n: int) -> list[Callable[[], object]]:
     """What chapters 2 to 4 train with their default controls for n points, in page order: the search for
-    ℓ*, ``fit`` and its seed spread, several heads, the post's runs in its own arithmetic, d2l's w
-    (chapter 2; chapter 3's ``fit`` is chapter 2's program), then attention: training, prediction on the
-    grid and the data, its leave-one-out error and the learned kernel on its grid (chapter 4)."""
+    ℓ*, ``fit`` and its seed spread, several heads, the post's experiments as kernelviz re-runs them in the
+    post's arithmetic (one head and several), d2l's w (chapter 2; chapter 3's ``fit`` is chapter 2's
+    program), then attention: training, prediction on the grid and the data, its leave-one-out error and
+    the learned kernel on its grid (chapter 4)."""
     x, y = _data(n)
     queries = _queries()
     lo, hi = holdout_range(n)

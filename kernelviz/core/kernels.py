@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.jax_setup import float64
 
 __all__ = ["KERNELS", "Kernel", "get_kernel", "kernel_index", "kernel_scores", "kernel_value",
@@ -96,13 +97,13 @@ class Kernel:
 _ZOO: dict[str, Kernel] = {
     k.name: k
     for k in (
-        Kernel("gaussian", "Gaussian", r"K(u) = e^{-u^2/2}", _gaussian),
-        Kernel("boxcar", "Boxcar", r"K(u) = \mathbb{1}\{|u| \le 1\}", _boxcar, 1.0, True, False),
-        Kernel("epanechnikov", "Epanechnikov", r"K(u) = \max(0,\ 1 - u^2)", _epanechnikov, 1.0),
-        Kernel("triangular", "Triangular", r"K(u) = \max(0,\ 1 - |u|)", _triangular, 1.0),
-        Kernel("tricube", "Tricube", r"K(u) = \max(0,\ 1 - |u|^3)^3", _tricube, 1.0),
-        Kernel("laplace", "Laplace", r"K(u) = e^{-|u|}", _laplace),
-        Kernel("cauchy", "Cauchy", r"K(u) = \frac{1}{1 + u^2}", _cauchy),
+        Kernel("gaussian", _("Gaussian"), r"K(u) = e^{-u^2/2}", _gaussian),
+        Kernel("boxcar", _("Boxcar"), r"K(u) = \mathbb{1}\{|u| \le 1\}", _boxcar, 1.0, True, False),
+        Kernel("epanechnikov", _("Epanechnikov"), r"K(u) = \max(0,\ 1 - u^2)", _epanechnikov, 1.0),
+        Kernel("triangular", _("Triangular"), r"K(u) = \max(0,\ 1 - |u|)", _triangular, 1.0),
+        Kernel("tricube", _("Tricube"), r"K(u) = \max(0,\ 1 - |u|^3)^3", _tricube, 1.0),
+        Kernel("laplace", _("Laplace"), r"K(u) = e^{-|u|}", _laplace),
+        Kernel("cauchy", _("Cauchy"), r"K(u) = \frac{1}{1 + u^2}", _cauchy),
     )
 }
 

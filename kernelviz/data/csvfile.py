@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from kernelviz.data.datasets import MAX_ABS_VALUE, MIN_POINTS, DataError, Dataset
+from kernelviz.runtime.i18n import _, ngettext
 from kernelviz.runtime.jax_setup import float64
 
 if TYPE_CHECKING:  # pandas is imported when a CSV is read, so that importing kernelviz stays quick
@@ -57,7 +58,8 @@ MAX_CSV_COLUMNS: int = 10_000
 
 _BOMS = [(codecs.BOM_UTF8, "UTF-8-sig"), (codecs.BOM_UTF16_LE, "UTF-16"), (codecs.BOM_UTF16_BE, "UTF-16")]
 _QUOTED = re.compile(r'"[^"]*"')
-_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "pipes (|)", ",": "commas", None: "whitespace"}
+_SEPARATORS = {";": _("semicolons"), "\t": _("tabs"), "|": _("pipes (|)"), ",": _("commas"),
+               None: _("whitespace")}  # each delimiter (None: runs of whitespace) and its name in the notes
 
 
 @float64
@@ -74,24 +76,40 @@ def load_csv(source: Any, x_column: str | int | None = None, y_column: str | int
     xi = next(c for c in numeric if c != yi) if xi is None else xi
     yi = next(c for c in numeric if c != xi) if yi is None else yi
     if xi == yi:
-        raise DataError(f"x and y are both column {names[xi]!r}; choose two different columns.")
+        raise DataError(_("x and y are both column {name!r}; choose two different columns.").format(
+            name=names[xi]))
     frame = _read(data, {**options, "header": header}, names=range(len(names)), usecols=[xi, yi],
                   low_memory=False, nrows=MAX_CSV_ROWS + 1)
     if len(frame) > MAX_CSV_ROWS:
-        raise DataError(f"The file has more than {MAX_CSV_ROWS:,} data rows (the limit). Take a sample of "
-                        "the rows (for example every 10th row) and upload that.")
+        raise DataError(_("The file has more than {limit:,} data rows (the limit). Take a sample of the rows "
+                          "(for example every 10th row) and upload that.").format(limit=MAX_CSV_ROWS))
     frame = frame.dropna(how="all")  # x and y both empty: not a data row
     rows = frame.index.to_numpy() + 1
-    notes.append(f"Read {_plural(len(frame), 'data row')} (the limit is {MAX_CSV_ROWS:,}) in {len(names)} "
-                 f"columns separated by {_SEPARATORS[sep]}, {'without' if header is None else 'with'} a "
-                 "header row.")
-    notes.append(f"x is column {names[xi]!r}, y is column {names[yi]!r}.")
+    notes.append(_read_note(len(frame), len(names), _SEPARATORS[sep], header is not None))
+    notes.append(_("x is column {x!r}, y is column {y!r}.").format(x=names[xi], y=names[yi]))
     name = os.fsdecode(source) if isinstance(source, str | os.PathLike) else getattr(source, "name", None)
-    title = _clean(os.path.basename(name) if isinstance(name, str) else "") or "Uploaded data"
+    title = _clean(os.path.basename(name) if isinstance(name, str) else "") or _("Uploaded data")
     x, y = (_numbers(frame[c], commas).to_numpy() for c in (xi, yi))
-    return _checked(x, y, lambda i: f"data row {rows[i]}", (f"Column {names[xi]!r}", f"Column {names[yi]!r}"),
+    labels = tuple(_("Column {name!r}").format(name=names[c]) for c in (xi, yi))
+    return _checked(x, y, lambda i: _("data row {n}").format(n=rows[i]), labels,
                     name="csv", title=title, x_label=names[xi], y_label=names[yi], notes=notes,
-                    source=f"Your file: {title}", columns=tuple(names[c] for c in numeric))
+                    source=_("Your file: {title}").format(title=title),
+                    columns=tuple(names[c] for c in numeric))
+
+
+def _read_note(rows: int, columns: int, how: str, header: bool) -> str:
+    """The note on what was read: ``rows`` data rows in ``columns`` columns separated by ``how``."""
+    if header:
+        text = ngettext("Read {n:,} data row (the limit is {limit:,}) in {columns} columns separated by "
+                        "{how}, with a header row.",
+                        "Read {n:,} data rows (the limit is {limit:,}) in {columns} columns separated by "
+                        "{how}, with a header row.", rows)
+    else:
+        text = ngettext("Read {n:,} data row (the limit is {limit:,}) in {columns} columns separated by "
+                        "{how}, without a header row.",
+                        "Read {n:,} data rows (the limit is {limit:,}) in {columns} columns separated by "
+                        "{how}, without a header row.", rows)
+    return text.format(n=rows, limit=MAX_CSV_ROWS, columns=columns, how=how)
 
 
 class DataInfo(NamedTuple):
@@ -101,10 +119,10 @@ class DataInfo(NamedTuple):
     None when unknown)."""
 
     name: str = "custom"
-    title: str = "Custom data"
+    title: str = _("Custom data")
     x_label: str = "x"
     y_label: str = "y"
-    source: str = "Arrays supplied by the caller."
+    source: str = _("Arrays supplied by the caller.")
     notes: Sequence[str] = ()
     true_mean: Callable[[np.ndarray], np.ndarray] | None = None
     noise_sd: Callable[[np.ndarray], np.ndarray] | None = None
@@ -119,16 +137,17 @@ def dataset_from_arrays(x: Any, y: Any, info: DataInfo = CUSTOM) -> Dataset:
     by ``info`` (its title, labels, source, notes and truth)."""
     try:
         if np.iscomplexobj(x) or np.iscomplexobj(y):  # NumPy would drop the imaginary parts
-            raise TypeError("complex numbers")
+            raise TypeError(_("complex numbers"))  # shown in the DataError below
         xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:
-        raise DataError(f"x and y must be sequences of real numbers ({exc}).") from None
+        raise DataError(_("x and y must be sequences of real numbers ({error}).").format(error=exc)) from None
     if xa.ndim != 1 or xa.shape != ya.shape:
-        raise DataError(f"x and y must be flat sequences of the same length; got shapes {xa.shape} and "
-                        f"{ya.shape}.")
-    return _checked(xa, ya, lambda i: f"index {i}", ("x", "y"), name=str(info.name), title=str(info.title),
-                    x_label=str(info.x_label), y_label=str(info.y_label), source=str(info.source),
-                    notes=[*info.notes], true_mean=info.true_mean, noise_sd=info.noise_sd)
+        raise DataError(_("x and y must be flat sequences of the same length; got shapes {x_shape} and "
+                          "{y_shape}.").format(x_shape=xa.shape, y_shape=ya.shape))
+    return _checked(xa, ya, lambda i: _("index {i}").format(i=i), ("x", "y"), name=str(info.name),
+                    title=str(info.title), x_label=str(info.x_label), y_label=str(info.y_label),
+                    source=str(info.source), notes=[*info.notes], true_mean=info.true_mean,
+                    noise_sd=info.noise_sd)
 
 
 def _checked(x: np.ndarray, y: np.ndarray, where: Callable[[int], str], labels: tuple[str, str], *,
@@ -136,23 +155,39 @@ def _checked(x: np.ndarray, y: np.ndarray, where: Callable[[int], str], labels: 
     """The Dataset of the finite pairs, sorted by x, after the checks; ``where(i)`` names input row i."""
     keep = np.isfinite(x) & np.isfinite(y)
     if n_drop := int(keep.size - np.count_nonzero(keep)):
-        notes.append(f"Dropped {n_drop:,} of {_plural(keep.size, 'row')} whose x or y was empty, not a "
-                     f"number, NaN or infinite (the first at {where(int(np.argmin(keep)))}).")
+        notes.append(_dropped_note(n_drop, keep.size, where(int(np.argmin(keep)))))
     for values, label in ((x, labels[0]), (y, labels[1])):
         if (big := np.flatnonzero(keep & (np.abs(values) > MAX_ABS_VALUE))).size:
-            raise DataError(f"{label} has the value {values[big[0]]:.6g} at {where(int(big[0]))}. "
-                            "Values must lie between −1e150 and 1e150 so that their squares stay finite; "
-                            "rescale the column (for example divide it by a power of ten) and try again.")
+            raise DataError(_("{label} has the value {value:.6g} at {where}. Values must lie between −1e150 "
+                              "and 1e150 so that their squares stay finite; rescale the column (for example "
+                              "divide it by a power of ten) and try again.")
+                            .format(label=label, value=values[big[0]], where=where(int(big[0]))))
     if (idx := np.flatnonzero(keep)).size < MIN_POINTS:
-        raise DataError(f"Only {_plural(idx.size, 'usable row')} (with a finite number for both x and y) "
-                        f"out of {keep.size:,}; kernel regression needs at least {MIN_POINTS}. Check that "
-                        "the right columns are chosen and that they hold numbers.")
+        raise DataError(_too_few_rows(idx.size, keep.size))
     order = idx[np.argsort(x[idx], kind="stable")]
     if x[order[0]] == x[order[-1]]:
-        raise DataError(f"Every x value is {x[order[0]]:.6g}. Kernel regression needs x values that "
-                        "differ; choose another x column.")
+        raise DataError(_("Every x value is {value:.6g}. Kernel regression needs x values that differ; "
+                          "choose another x column.").format(value=x[order[0]]))
     fields = {"true_mean": None, "noise_sd": None, **fields}
     return Dataset(x=x[order], y=y[order], notes=tuple(notes), n_rows_read=keep.size, **fields)
+
+
+def _dropped_note(dropped: int, total: int, first: str) -> str:
+    """The note on the ``dropped`` of ``total`` rows without a finite x and y, the ``first`` of them."""
+    return ngettext("Dropped {dropped:,} of {n:,} row whose x or y was empty, not a number, NaN or infinite "
+                    "(the first at {where}).",
+                    "Dropped {dropped:,} of {n:,} rows whose x or y was empty, not a number, NaN or infinite "
+                    "(the first at {where}).", total).format(dropped=dropped, n=total, where=first)
+
+
+def _too_few_rows(usable: int, total: int) -> str:
+    """Why ``usable`` of ``total`` rows are too few."""
+    return ngettext("Only {n:,} usable row (with a finite number for both x and y) out of {total:,}; kernel "
+                    "regression needs at least {low}. Check that the right columns are chosen and that they "
+                    "hold numbers.",
+                    "Only {n:,} usable rows (with a finite number for both x and y) out of {total:,}; kernel "
+                    "regression needs at least {low}. Check that the right columns are chosen and that they "
+                    "hold numbers.", usable).format(n=usable, total=total, low=MIN_POINTS)
 
 
 def _read_bytes(source: Any) -> bytes:
@@ -164,7 +199,8 @@ def _read_bytes(source: Any) -> bytes:
             with open(source, "rb") as fh:
                 raw = fh.read(MAX_CSV_BYTES + 1)
         except (OSError, ValueError) as exc:  # ValueError: a NUL character in the path
-            raise DataError(f"The file {os.fsdecode(source)!r} cannot be read ({exc}).") from None
+            raise DataError(_("The file {path!r} cannot be read ({error}).").format(path=os.fsdecode(source),
+                                                                                    error=exc)) from None
     elif hasattr(source, "read"):
         try:
             if getattr(source, "seekable", lambda: False)():
@@ -172,12 +208,14 @@ def _read_bytes(source: Any) -> bytes:
             raw = source.read(MAX_CSV_BYTES + 1)
             raw = raw.encode() if isinstance(raw, str) else bytes(raw)
         except Exception as exc:  # a file-like object may raise anything from .read()
-            raise DataError(f"The file could not be read: {exc}.") from None
+            raise DataError(_("The file could not be read: {error}.").format(error=exc)) from None
     else:
-        raise DataError(f"load_csv needs a file path, bytes or an open file; got a {type(source).__name__}.")
+        raise DataError(_("load_csv needs a file path, bytes or an open file; got a {kind}.").format(
+            kind=type(source).__name__))
     if len(raw) > MAX_CSV_BYTES:
-        raise DataError(f"The file is larger than {MAX_CSV_BYTES:,} bytes ({MAX_CSV_MB} MB), the limit. Keep "
-                        "only the columns you need, or every 10th row, and upload that.")
+        raise DataError(_("The file is larger than {limit:,} bytes ({mb} MB), the limit. Keep only the "
+                          "columns you need, or every 10th row, and upload that.")
+                        .format(limit=MAX_CSV_BYTES, mb=MAX_CSV_MB))
     return raw
 
 
@@ -189,17 +227,18 @@ def _decode(raw: bytes) -> tuple[bytes, list[str]]:
         text = raw.decode(encoding.lower() if encoding else "utf-8")
     except UnicodeDecodeError:
         if encoding:
-            raise DataError(f"The file starts like {encoding} text but cannot be decoded as such; save it "
-                            "again as UTF-8.") from None
-        text, encoding = raw.decode("cp1252", errors="replace"), "Windows-1252 (Western European)"
+            raise DataError(_("The file starts like {encoding} text but cannot be decoded as such; save it "
+                              "again as UTF-8.").format(encoding=encoding)) from None
+        text, encoding = raw.decode("cp1252", errors="replace"), _("Windows-1252 (Western European)")
     if not text.strip():
-        raise DataError("The file is empty. Choose a CSV file with a column of x values and one of y values.")
+        raise DataError(_("The file is empty. Choose a CSV file with a column of x values and one of y "
+                          "values."))
     if "\x00" in text:
-        raise DataError("The file holds NUL bytes: it is binary (an Excel workbook, a PDF, …), not CSV text. "
-                        "Export or save the data as CSV in UTF-8 and try again.")
+        raise DataError(_("The file holds NUL bytes: it is binary (an Excel workbook, a PDF, …), not CSV "
+                          "text. Export or save the data as CSV in UTF-8 and try again."))
     if encoding in (None, "UTF-8-sig"):
         return raw.removeprefix(codecs.BOM_UTF8), []
-    return text.encode(), [f"The file is not UTF-8; read it as {encoding}."]
+    return text.encode(), [_("The file is not UTF-8; read it as {encoding}.").format(encoding=encoding)]
 
 
 def _sniff(data: bytes) -> tuple[str | None, int]:
@@ -208,7 +247,7 @@ def _sniff(data: bytes) -> tuple[str | None, int]:
     raw = list(islice((line for line in text if line.strip() and not line.startswith("#")), 100))
     content = [c for line in raw if (c := _QUOTED.sub("", line).split("#", 1)[0]).strip()]
     if not content:
-        raise DataError("The file has no data rows, only blank or comment (#) lines.")
+        raise DataError(_("The file has no data rows, only blank or comment (#) lines."))
 
     def fields(sep: str | None, line: str) -> int:
         return len(line.split()) if sep is None else line.count(sep) + 1
@@ -219,10 +258,11 @@ def _sniff(data: bytes) -> tuple[str | None, int]:
 
     sep = max(_SEPARATORS, key=agreement)
     if agreement(sep) == 0.0:
-        raise DataError("The file has only one column, but kernel regression needs an x column and a y "
-                        "column. Put x and y side by side, separated by commas.")
+        raise DataError(_("The file has only one column, but kernel regression needs an x column and a y "
+                          "column. Put x and y side by side, separated by commas."))
     if (width := max(fields(sep, line) for line in raw)) > MAX_CSV_COLUMNS:
-        raise DataError(f"The file has {width:,} columns; the limit is {MAX_CSV_COLUMNS:,}. Keep fewer.")
+        raise DataError(_("The file has {width:,} columns; the limit is {limit:,}. Keep fewer.").format(
+            width=width, limit=MAX_CSV_COLUMNS))
     return sep, width
 
 
@@ -235,8 +275,9 @@ def _read(data: bytes, options: dict[str, Any], **more: Any) -> pd.DataFrame:
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
             return pd.read_csv(io.BytesIO(data), encoding="utf-8", **options, **more)
     except (ValueError, OverflowError, IndexError) as exc:  # pandas' ParserError is a ValueError
-        raise DataError(f"The file is not valid CSV ({' '.join(str(exc).split())}). Check its quotes (an "
-                        'unmatched " swallows the rest of the file) and delimiters.') from None
+        error = " ".join(str(exc).split())
+        raise DataError(_('The file is not valid CSV ({error}). Check its quotes (an unmatched " swallows '
+                          "the rest of the file) and delimiters.").format(error=error)) from None
 
 
 def _numbers(cells: pd.Series, commas: bool) -> pd.Series:
@@ -253,7 +294,7 @@ def _layout(sample: pd.DataFrame, commas: bool, how: str) -> tuple[int | None, l
     """(pandas' row of the header or None, column names, numeric columns) from the first rows as text."""
     sample = sample.dropna(how="all")  # rows of empty cells
     if sample.empty:
-        raise DataError("The file has no data rows, only blank or comment (#) lines.")
+        raise DataError(_("The file has no data rows, only blank or comment (#) lines."))
     sample = sample.iloc[:, : 1 + np.flatnonzero(sample.notna().any().to_numpy()).max()]  # no empty tail
     numbers = sample.apply(_numbers, commas=commas).notna().to_numpy()
     text = sample.notna().to_numpy() & ~numbers
@@ -269,14 +310,28 @@ def _layout(sample: pd.DataFrame, commas: bool, how: str) -> tuple[int | None, l
         names.append(next(f"{name} ({k})" for k in range(2, c + 3) if f"{name} ({k})" not in names)
                      if name in names else name)  # a repeated name gets " (2)", " (3)", …
     if has_header and len(sample) == 1:
-        raise DataError(f"The file has only a header row ({', '.join(names[:5])}) and no data below it.")
+        raise DataError(_("The file has only a header row ({names}) and no data below it.").format(
+            names=", ".join(names[:5])))
     numeric = numeric_columns(1 if has_header else 0)
     if len(numeric) < 2:
-        found = f"only one column ({names[numeric[0]]!r})" if numeric else "no column"
-        raise DataError(f"Found {found} of numbers among {_plural(len(names), 'column')} separated by "
-                        f"{how}. Kernel regression needs two numeric columns, x and y; check that the file "
-                        "holds numbers in columns separated by commas, semicolons, tabs or pipes.")
+        raise DataError(_too_few_numeric(names, numeric, how))
     return (int(sample.index[0]) if has_header else None), names, numeric
+
+
+def _too_few_numeric(names: list[str], numeric: list[int], how: str) -> str:
+    """Why fewer than two of the columns ``names`` (separated by ``how``) hold numbers (``numeric``)."""
+    if numeric:
+        found = ngettext("Found only one column ({name!r}) of numbers among {n:,} column separated by "
+                         "{how}.",
+                         "Found only one column ({name!r}) of numbers among {n:,} columns separated by "
+                         "{how}.", len(names))
+    else:
+        found = ngettext("Found no column of numbers among {n:,} column separated by {how}.",
+                         "Found no column of numbers among {n:,} columns separated by {how}.", len(names))
+    found = found.format(name=names[numeric[0]] if numeric else "", n=len(names), how=how)
+    needs = _("Kernel regression needs two numeric columns, x and y; check that the file holds numbers in "
+              "columns separated by commas, semicolons, tabs or pipes.")
+    return f"{found} {needs}"
 
 
 def _column(choice: Any, role: str, names: list[str], numeric: list[int]) -> int | None:
@@ -287,9 +342,9 @@ def _column(choice: Any, role: str, names: list[str], numeric: list[int]) -> int
     if isinstance(choice, int | np.integer) and not isinstance(choice, bool):
         found = int(choice)
     if found not in numeric:
-        raise DataError(f"The file has no numeric column {choice!r} for {role} (a column name or a 0-based "
-                        "position). Numeric columns (position: name): "
-                        + "; ".join(f"{i}: {names[i]!r}" for i in numeric) + ".")
+        raise DataError(_("The file has no numeric column {choice!r} for {role} (a column name or a 0-based "
+                          "position). Numeric columns (position: name): {columns}.").format(
+            choice=choice, role=role, columns="; ".join(f"{i}: {names[i]!r}" for i in numeric)))
     return found
 
 
@@ -297,7 +352,3 @@ def _clean(name: str) -> str:
     """One line of printable characters, at most 60 of them."""
     name = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())
     return name[:59] + "…" if len(name) > 60 else name
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}" + ("" if count == 1 else "s")

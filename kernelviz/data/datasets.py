@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from kernelviz.runtime import serve
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.jax_setup import float64
 
 __all__ = [
@@ -90,9 +91,8 @@ class Dataset:
         x = np.array(self.x, dtype=np.float64, copy=True)
         y = np.array(self.y, dtype=np.float64, copy=True)
         if x.ndim != 1 or x.shape != y.shape:
-            raise DataError(
-                f"x and y must be 1-D arrays of the same length; got shapes {x.shape} and {y.shape}."
-            )
+            raise DataError(_("x and y must be 1-D arrays of the same length; got shapes {x_shape} and "
+                              "{y_shape}.").format(x_shape=x.shape, y_shape=y.shape))
         x.flags.writeable = False
         y.flags.writeable = False
         object.__setattr__(self, "x", x)
@@ -113,9 +113,9 @@ class Dataset:
 
         lo − 0.05 (hi − lo) … hi + 0.05 (hi − lo), clipped to ``x_support``.
         """
-        num = _as_int(num, "The number of grid points")
+        num = _as_int(num, _("The number of grid points"))
         if num < 2:
-            raise DataError(f"The grid needs at least 2 points; got {num}.")
+            raise DataError(_("The grid needs at least 2 points; got {num}.").format(num=num))
         lo, hi = self.domain
         pad = 0.05 * (hi - lo)
         start = max(lo - pad, self.x_support[0])
@@ -166,14 +166,23 @@ def blog_data(n: int = 150, seed: int = 2024) -> Dataset:
         x,
         y,
         (blog_mean, blog_noise_sd),
-        source="Blog post “From kernel regression to the transformer”.",
-        notes=(
-            f"{n} points on an even grid over [−3, 3]; y = f(x) + n(x)·ε with "
-            "f(x) = 0.5 sin x − sin 3x + 0.2x² and noise standard deviation n(x) = 0.2 + 0.05|x|.",
-            f"The noise ε is drawn as the post draws it, from JAX's PRNGKey({seed})"
-            + (": with 150 points this is the post's own sample." if (n, seed) == (150, 2024) else
-               "; the post's own sample is 150 points with seed 2024."),
-        ),
+        source=_("Blog post “From kernel regression to the transformer”."),
+        notes=_blog_notes(n, seed),
+    )
+
+
+def _blog_notes(n: int, seed: int) -> tuple[str, str]:
+    """What the blog set's sidebar says about its ``n`` points and ``seed``."""
+    if (n, seed) == (150, 2024):
+        drawn = _("The noise ε is drawn as the post draws it, from JAX's PRNGKey({seed}): with 150 points "
+                  "this is the post's own sample.")
+    else:
+        drawn = _("The noise ε is drawn as the post draws it, from JAX's PRNGKey({seed}); the post's own "
+                  "sample is 150 points with seed 2024.")
+    return (
+        _("{n} points on an even grid over [−3, 3]; y = f(x) + n(x)·ε with f(x) = 0.5 sin x − sin 3x + 0.2x² "
+          "and noise standard deviation n(x) = 0.2 + 0.05|x|.").format(n=n),
+        drawn.format(seed=seed),
     )
 
 
@@ -244,12 +253,12 @@ def d2l_data(n: int = 50, seed: int = 0) -> Dataset:
         x,
         y,
         (d2l_mean, d2l_noise_sd),
-        source="Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention pooling”.",
+        source=_("Dive into Deep Learning, “Nadaraya-Watson kernel regression” / “Attention Pooling”."),
         notes=(
-            f"{n} points drawn uniformly on [0, 5] and sorted; y = 2 sin x + x^0.8 + ε with noise "
-            "standard deviation 0.5.",
-            f"The draws come from NumPy's default_rng({seed}), so single points differ from the book's "
-            "figures; the formulas are the same.",
+            _("{n} points drawn uniformly on [0, 5] and sorted; y = 2 sin x + x^0.8 + ε with noise "
+              "standard deviation 0.5.").format(n=n),
+            _("The draws come from NumPy's default_rng({seed}), so single points differ from the book's "
+              "figures; the formulas are the same.").format(seed=seed),
         ),
         x_support=(0.0, math.inf),
     )
@@ -272,8 +281,8 @@ class SyntheticDataset(NamedTuple):
 
 
 DATASETS: dict[str, SyntheticDataset] = {
-    "blog": SyntheticDataset("Heteroskedastic sine (blog post)", blog_data),
-    "d2l": SyntheticDataset("2 sin x + x^0.8 (Dive into Deep Learning)", d2l_data),
+    "blog": SyntheticDataset(_("Heteroskedastic sine (blog post)"), blog_data),
+    "d2l": SyntheticDataset(_("2 sin x + x^0.8 (Dive into Deep Learning)"), d2l_data),
 }
 
 
@@ -283,7 +292,8 @@ def make_dataset(name: str, n: int | None = None, seed: int | None = None) -> Da
     entry = DATASETS.get(name) if isinstance(name, str) else None
     if entry is None:
         choices = ", ".join(repr(k) for k in DATASETS)
-        raise DataError(f"There is no data set called {name!r}. Choose one of: {choices}.")
+        raise DataError(_("There is no data set called {name!r}. Choose one of: {choices}.").format(
+            name=name, choices=choices))
     params = inspect.signature(entry.factory).parameters
     n = params["n"].default if n is None else n
     seed = params["seed"].default if seed is None else seed
@@ -292,29 +302,29 @@ def make_dataset(name: str, n: int | None = None, seed: int | None = None) -> Da
 
 def _as_int(value: Any, what: str) -> int:
     if isinstance(value, bool):
-        raise DataError(f"{what} must be a whole number, not {value!r}.")
+        raise DataError(_("{what} must be a whole number, not {value!r}.").format(what=what, value=value))
     try:
         return operator.index(value)
     except TypeError:
         pass
     if isinstance(value, float | np.floating) and math.isfinite(value) and float(value).is_integer():
         return int(value)
-    raise DataError(f"{what} must be a whole number; got {value!r}.")
+    raise DataError(_("{what} must be a whole number; got {value!r}.").format(what=what, value=value))
 
 
 def _check_n(n: Any) -> int:
-    n = _as_int(n, "The number of points")
+    n = _as_int(n, _("The number of points"))
     if not MIN_POINTS <= n <= MAX_SYNTHETIC_POINTS:
-        raise DataError(
-            f"The number of points must be between {MIN_POINTS} and {MAX_SYNTHETIC_POINTS:,}; got {n:,}."
-        )
+        raise DataError(_("The number of points must be between {low} and {high:,}; got {n:,}.").format(
+            low=MIN_POINTS, high=MAX_SYNTHETIC_POINTS, n=n))
     return n
 
 
 def _check_seed(seed: Any) -> int:
-    seed = _as_int(seed, "The random seed")
+    seed = _as_int(seed, _("The random seed"))
     if seed < 0:
-        raise DataError(f"The random seed must be 0 or a positive whole number; got {seed}.")
+        raise DataError(_("The random seed must be 0 or a positive whole number; got {seed}.").format(
+            seed=seed))
     return seed
 
 
@@ -327,9 +337,10 @@ def subsample(ds: Dataset, max_points: int, seed: int = 0) -> Dataset:
     ``numpy.random.default_rng(seed)``. Every part of the x range keeps its share of points, the result
     is sorted, and the same (ds, max_points, seed) always gives the same subset.
     """
-    max_points = _as_int(max_points, "The number of training points")
+    max_points = _as_int(max_points, _("The number of training points"))
     if max_points < MIN_POINTS:
-        raise DataError(f"The subsample needs at least {MIN_POINTS} points; got {max_points}.")
+        raise DataError(_("The subsample needs at least {low} points; got {m}.").format(low=MIN_POINTS,
+                                                                                        m=max_points))
     seed = _check_seed(seed)
     n = len(ds)
     if n <= max_points:
@@ -338,9 +349,8 @@ def subsample(ds: Dataset, max_points: int, seed: int = 0) -> Dataset:
     lo, hi = bounds[:-1], bounds[1:]
     idx = lo + np.floor(np.random.default_rng(seed).random(max_points) * (hi - lo)).astype(np.int64)
     idx = np.minimum(idx, hi - 1)
-    note = (
-        f"Training uses {max_points:,} of {n:,} points (an even subsample: one point drawn at random, "
-        f"seed {seed}, from each of {max_points:,} equal runs of the points sorted by x)."
-    )
+    note = _("Training uses {m:,} of {n:,} points (an even subsample: one point drawn at random, seed "
+             "{seed}, from each of {m:,} equal runs of the points sorted by x).").format(m=max_points, n=n,
+                                                                                       seed=seed)
     return dataclasses.replace(ds, x=ds.x[idx], y=ds.y[idx], notes=(*ds.notes, note))
 

@@ -37,6 +37,7 @@ from kernelviz.models.loo import loo_bounds
 from kernelviz.models.results import FitResult
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.runtime import train as adapter
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import check_int, vector
 
@@ -279,11 +280,12 @@ def _searched(runs: Runs, r: _Run, label: str) -> tuple[training.Trained, str]:
     log_ell0, u0 = adapter.starts(r.params)[0]
     ladder = log_ell0 - log_ell0[0]
     mixing = np.broadcast_to(u0, (SEARCH_GRID, ladder.size))
-    text = (f"The {label} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was "
-            f"chosen by a search over {SEARCH_GRID} lengthscales, each scored on the same {sets} random "
-            "hold-out sets (loss averaged).")
+    text = _("The {kernel} kernel's loss is flat in ℓ almost everywhere (its gradient is zero), so ℓ was "
+             "chosen by a search over {grid} lengthscales, each scored on the same {sets} random hold-out "
+             "sets (loss averaged).").format(kernel=label, grid=SEARCH_GRID, sets=sets)
     if r.heads > 1:
-        text += " With several heads the search scales the starting lengthscales together; u_h stay 1/H."
+        text += " " + _("With several heads the search scales the starting lengthscales together; u_h stay "
+                        "1/H.")
     return adapter.call(_search_run, runs, (grid[:, None] + ladder[None, :], mixing), sets), text
 
 

@@ -25,6 +25,7 @@ from kernelviz.core.kernels import Kernel, get_kernel, kernel_index, kernel_scor
 from kernelviz.models import training
 from kernelviz.models.heads import OUTSIDE, FitResult
 from kernelviz.runtime import serve, train
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.jax_setup import float64
 from kernelviz.runtime.shapes import bucketed, check_int, paired, param, vector
 
@@ -97,8 +98,8 @@ def _message(diverged: bool, run: int, loop: train.Loop, k: Kernel, note: str) -
     """What the page says about a run: divergence, a kernel without a gradient, a subsample."""
     sentences = [training.diverged_message(run, loop.steps, loop.learning_rate, "w")] if diverged else []
     if not k.differentiable:
-        sentences.append(f"The {k.label} kernel's loss is flat in w almost everywhere (its gradient is "
-                         "zero), so w stays where it starts.")
+        sentences.append(_("The {kernel} kernel's loss is flat in w almost everywhere (its gradient is "
+                           "zero), so w stays where it starts.").format(kernel=k.label))
     return " ".join(sentences + ([note] if note else []))
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import optax
 from jax import Array
 
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.train import STEPS_MAX, TRAIN_MAX_POINTS, Prepared, check_data, prepare
 
 __all__ = [
@@ -60,12 +61,16 @@ SNAPSHOTS = 50  # parameter snapshots a run keeps when asked: the start, the end
 OPTIMIZERS = {"adam": optax.adam, "sgd": optax.sgd}
 
 
-def diverged_message(step: int, steps: int, learning_rate: float, what: str = "parameters") -> str:
-    """The sentence a page shows when ``run`` stopped at a non-finite step."""
-    return (
-        f"Training diverged at step {step + 1} of {steps} (the learning rate {learning_rate:g} is too high "
-        f"for this loss); the fit stops at the last finite {what}, after {step} steps."
-    )
+def diverged_message(step: int, steps: int, learning_rate: float, what: str | None = None) -> str:
+    """The sentence a page shows when ``run`` stopped at a non-finite step; ``what`` names the parameters
+    by their symbol (e.g. "w"), None: "parameters"."""
+    if what is None:
+        text = _("Training diverged at step {step} of {steps} (the learning rate {rate:g} is too high for "
+                 "this loss); the fit stops at the last finite parameters, after {done} steps.")
+    else:
+        text = _("Training diverged at step {step} of {steps} (the learning rate {rate:g} is too high for "
+                 "this loss); the fit stops at the last finite {what}, after {done} steps.")
+    return text.format(step=step + 1, steps=steps, rate=learning_rate, what=what, done=step)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import jax
 import numpy as np
 
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.jax_setup import float64, lean_jit
 from kernelviz.runtime.shapes import (
     Param,
@@ -108,7 +109,8 @@ def prepare(xs: np.ndarray, ys: np.ndarray, seed: int, *, scaled: bool = True) -
     note = ""
     if xs.shape[0] > TRAIN_MAX_POINTS:
         pick = np.sort(np.random.default_rng(seed).choice(xs.shape[0], TRAIN_MAX_POINTS, replace=False))
-        note = f"Trained on a random subsample of {TRAIN_MAX_POINTS} of the {xs.shape[0]} points."
+        note = _("Trained on a random subsample of {m} of the {n} points.").format(m=TRAIN_MAX_POINTS,
+                                                                                   n=xs.shape[0])
         xs, ys = xs[pick], ys[pick]
     n, size = xs.shape[0], bucket(xs.shape[0])
     scale = value_scale(ys) if scaled else 1.0

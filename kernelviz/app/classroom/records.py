@@ -9,6 +9,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
+from kernelviz.runtime.i18n import _
+
 __all__ = ["Answer", "ClassError", "Question", "Session", "Showing"]
 
 
@@ -33,12 +35,12 @@ class Question:
         """``value`` as this question takes it, or ``ClassError`` saying what is wrong with it."""
         if self.options:
             if isinstance(value, bool) or value not in self.options:
-                raise ClassError("That is not one of the question's choices.")
+                raise ClassError(_("That is not one of the question's choices."))
             return value
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ClassError("The answer to this question is a number.")
+            raise ClassError(_("The answer to this question is a number."))
         if not self.lo - 1e-9 <= float(value) <= self.hi + 1e-9:
-            raise ClassError(f"Answer with a number from {self.lo:g} to {self.hi:g}.")
+            raise ClassError(_("Answer with a number from {lo:g} to {hi:g}.").format(lo=self.lo, hi=self.hi))
         return float(value)
 
     def label(self, value: object) -> str:

@@ -18,6 +18,7 @@ import time
 import sqlalchemy as sa
 
 from kernelviz.app.classroom.records import Answer, ClassError, Question, Session, Showing
+from kernelviz.runtime.i18n import _
 
 __all__ = [
     "ANSWER_GAP_S",
@@ -105,8 +106,8 @@ def start(engine: sa.Engine, lesson: str, showing: Showing, now: float | None = 
     hash is stored)."""
     now = time.time() if now is None else now
     key = secrets.token_urlsafe(18)
-    for _ in range(20):
-        code = "".join(secrets.choice(CODE_LETTERS) for _ in range(CODE_LENGTH))
+    for _attempt in range(20):
+        code = "".join(secrets.choice(CODE_LETTERS) for _letter in range(CODE_LENGTH))
         row = {"code": code, "key_hash": _hash(key), "lesson": lesson, "scene": showing.scene,
                "title": showing.title, "question": showing.question.to_json() if showing.question else None,
                "round": 1, "answer": None, "closed": False, "expires": now + LIFETIME_S}
@@ -116,7 +117,7 @@ def start(engine: sa.Engine, lesson: str, showing: Showing, now: float | None = 
             return code, key
         except sa.exc.IntegrityError:  # the code is taken: draw another
             continue
-    raise ClassError("No free join code was found; try again.")
+    raise ClassError(_("No free join code was found; try again."))
 
 
 def _session(row: sa.Row) -> Session:
@@ -128,7 +129,8 @@ def _session(row: sa.Row) -> Session:
 def _row(db: sa.Connection, code: str, now: float) -> sa.Row:
     row = db.execute(sa.select(SESSIONS).where(SESSIONS.c.code == code)).first()
     if row is None or row.expires <= now:
-        raise ClassError(f"There is no class session with the code {code}: check the code on the board.")
+        raise ClassError(_("There is no class session with the code {code}: check the code on the board.")
+                         .format(code=code))
     return row
 
 
@@ -148,7 +150,7 @@ def teacher(engine: sa.Engine, code: str, key: str, now: float | None = None) ->
     with engine.connect() as db:
         row = _row(db, normal_code(code), time.time() if now is None else now)
     if not hmac.compare_digest(row.key_hash, _hash(str(key))):
-        raise ClassError("Only the teacher who started this class session can do that.")
+        raise ClassError(_("Only the teacher who started this class session can do that."))
     return _session(row)
 
 
@@ -169,7 +171,7 @@ def reveal(engine: sa.Engine, code: str, key: str, found: Answer) -> Session:
     """The teacher reveals the open question's answer: the round's answers are final."""
     at = teacher(engine, code, key)
     if at.question is None:
-        raise ClassError("This scene asks no question.")
+        raise ClassError(_("This scene asks no question."))
     with engine.begin() as db:
         db.execute(SESSIONS.update().where(SESSIONS.c.code == at.code).values(answer=found.to_json()))
     return find(engine, code)
@@ -190,21 +192,21 @@ def answer(engine: sa.Engine, code: str, student: str, value: object, now: float
     try:
         return _answer(engine, normal_code(code), student, value, now)
     except sa.exc.IntegrityError:  # the same student's other answer, sent at the same instant
-        raise ClassError("One answer a second: wait a moment and send it again.") from None
+        raise ClassError(_("One answer a second: wait a moment and send it again.")) from None
 
 
 def _answer(engine: sa.Engine, code: str, student: str, value: object, now: float) -> Session:
     with engine.begin() as db:
         at = _session(_row(db, code, now))
         if at.closed:
-            raise ClassError("The teacher has closed this class session.")
+            raise ClassError(_("The teacher has closed this class session."))
         if at.open_question is None:
-            raise ClassError("No question is open right now: wait for the teacher's next one.")
+            raise ClassError(_("No question is open right now: wait for the teacher's next one."))
         value = at.question.check(value)
         mine = (ANSWERS.c.code == at.code) & (ANSWERS.c.student == student)
         last = db.execute(sa.select(sa.func.max(ANSWERS.c.at)).where(mine)).scalar()
         if last is not None and now - last < ANSWER_GAP_S:
-            raise ClassError("One answer a second: wait a moment and send it again.")
+            raise ClassError(_("One answer a second: wait a moment and send it again."))
         this_round = mine & (ANSWERS.c.round == at.round)
         if not db.execute(ANSWERS.update().where(this_round).values(value=value, at=now)).rowcount:
             db.execute(ANSWERS.insert().values(code=at.code, round=at.round, student=student, value=value,

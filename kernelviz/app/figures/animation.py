@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from kernelviz.app.figures.numbers import _single
 from kernelviz.app.figures.styling import controls_at, with_layout
+from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = ["SCRUB_FRAME_MS", "Frame", "Moves", "after_steps", "animated", "replay_frames", "showing",
            "trace_index"]
@@ -34,7 +35,7 @@ class Frame(NamedTuple):
 
 def after_steps(k: int) -> str:
     """"At the start", "After 1 step", "After 1,500 steps": a replay frame's title starts so."""
-    return "At the start" if k == 0 else f"After {k:,} step{'' if k == 1 else 's'}"
+    return _("At the start") if k == 0 else ngettext("After {k:,} step", "After {k:,} steps", k).format(k=k)
 
 
 def trace_index(fig: go.Figure, name: str) -> int:
@@ -62,8 +63,8 @@ def animated(fig: go.Figure, frames: Sequence[Frame], *, active: int, prefix: st
                      "pad": {"t": 10, "l": BUTTONS_PX}}],
         "updatemenus": [{"type": "buttons", "direction": "left", "x": 0.0, "y": y, "yanchor": "top",
                          "xanchor": "left", "pad": {"t": 40}, "showactive": False,
-                         "buttons": [{"label": "Play", "method": "animate", "args": [None, play]},
-                                     {"label": "Pause", "method": "animate", "args": [[None], pause]}]}],
+                         "buttons": [{"label": _("Play"), "method": "animate", "args": [None, play]},
+                                     {"label": _("Pause"), "method": "animate", "args": [[None], pause]}]}],
         "height": (fig.layout.height or 420) + ROOM_PX,
         "margin": {"b": (fig.layout.margin.b or 50) + ROOM_PX},
         **below,

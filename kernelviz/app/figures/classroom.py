@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.styling import COLORS, Look, style
+from kernelviz.runtime.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from kernelviz.app.classroom.records import Question
@@ -25,18 +26,18 @@ def _choices(values: Sequence, options: Sequence, labels: Sequence[str], answer:
     counts = [sum(v == o for v in values) for o in options]
     colors = [COLORS["fit"] if o == answer else COLORS["data"] for o in options]
     outline = [3 if mine is not None and o == mine else 0 for o in options]
-    return [go.Bar(x=list(labels), y=counts, name="answers", marker={"color": colors,
+    return [go.Bar(x=list(labels), y=counts, name=_("answers"), marker={"color": colors,
                    "line": {"width": outline, "color": COLORS["truth"]}},
-                   hovertemplate="%{x}: %{y} answers<extra></extra>")]
+                   hovertemplate=_("%{x}: %{y} answers") + "<extra></extra>")]
 
 
 def _numbers(values: Sequence[float], lo: float, hi: float) -> list[go.Bar]:
     edges = np.linspace(lo, hi, BINS + 1)
-    counts, _ = np.histogram(np.clip(np.asarray(values, dtype=float), lo, hi), bins=edges)
+    counts = np.histogram(np.clip(np.asarray(values, dtype=float), lo, hi), bins=edges)[0]
     mids = (edges[:-1] + edges[1:]) / 2
-    return [go.Bar(x=mids, y=counts, width=float(edges[1] - edges[0]) * 0.9, name="answers",
+    return [go.Bar(x=mids, y=counts, width=float(edges[1] - edges[0]) * 0.9, name=_("answers"),
                    marker={"color": COLORS["data"]},
-                   hovertemplate="%{x:.3g}: %{y} answers<extra></extra>")]
+                   hovertemplate=_("%{x:.3g}: %{y} answers") + "<extra></extra>")]
 
 
 def _mark(fig: go.Figure, x: float, name: str, color: str, dash: str) -> None:
@@ -52,14 +53,17 @@ def class_answers_figure(values: Sequence, question: Question, answer: object, *
     colour; ``mine`` outlined), or a histogram of ``BINS`` bins from the question's ``lo`` to its ``hi`` with
     the computed ``answer`` and ``mine`` as vertical lines."""
     n, q = len(values), question
-    title = f"The class's answers ({n} answer{'' if n == 1 else 's'})"
+    title = ngettext("The class's answers ({n} answer)", "The class's answers ({n} answers)", n).format(n=n)
     counts = {"rangemode": "tozero", "tick0": 0, "dtick": max(1, math.ceil(n / 5))}  # whole answers
     if q.options:
         fig = go.Figure(_choices(values, q.options, q.labels or [str(o) for o in q.options], answer, mine))
-        return style(fig, Look(title=title, x_title="", y_title="answers", height=height, showlegend=False),
-                     y_axes=counts)
+        look = Look(title=title, x_title="", y_title=_("answers"), height=height, showlegend=False)
+        return style(fig, look, y_axes=counts)
     fig = go.Figure(_numbers(values, q.lo, q.hi))
-    _mark(fig, float(answer), f"computed answer {float(answer):.3g}", COLORS["fit"], "solid")
+    computed = _("computed answer {value:.3g}").format(value=float(answer))
+    _mark(fig, float(answer), computed, COLORS["fit"], "solid")
     if mine is not None:
-        _mark(fig, float(mine), f"your answer {float(mine):.3g}", COLORS["truth"], "dash")
-    return style(fig, Look(title=title, x_title="answer", y_title="answers", height=height), y_axes=counts)
+        yours = _("your answer {value:.3g}").format(value=float(mine))
+        _mark(fig, float(mine), yours, COLORS["truth"], "dash")
+    return style(fig, Look(title=title, x_title=_("answer"), y_title=_("answers"), height=height),
+                 y_axes=counts)

@@ -18,12 +18,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.explain import ROW
+from kernelviz.app.figures.fits import TRUE_BAND, TRUE_MEAN
 from kernelviz.app.figures.heatmaps import WEIGHTS
+from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = ["ROWS", "ChartText", "chart_tables", "describe"]
 
 MOST_TRACES = 8  # traces described one by one; the rest are counted
 SHARE = 0.8  # a row of attention weights is described by the fewest keys that hold this share of it
+TYPES = {"scatter": _("scatter"), "bar": _("bar"), "heatmap": _("heatmap")}  # an unnamed trace's name
 
 
 class ChartText(NamedTuple):
@@ -70,25 +73,28 @@ def _band(name: str, x: np.ndarray, y: np.ndarray) -> str:
     """A band: where it is widest, as ± half its width."""
     edges = _edges(x, y)
     if edges is None:
-        return f"{name}: shaded from x = {_g(x.min())} to {_g(x.max())}"
+        return _("{name}: shaded from x = {lo} to {hi}").format(name=name, lo=_g(x.min()), hi=_g(x.max()))
     bx, lo, hi = edges
     i = int(np.argmax(hi - lo))
-    return f"{name}: widest, ±{_g((hi[i] - lo[i]) / 2.0)}, near x = {_g(bx[i])}"
+    return _("{name}: widest, ±{half}, near x = {x}").format(name=name, half=_g((hi[i] - lo[i]) / 2.0),
+                                                             x=_g(bx[i]))
 
 
 def _xy(trace: go.Scatter, name: str) -> str:
     x, y = _finite(trace.x, trace.y)
     if x.size == 0:
-        return f"{name}: no values"
+        return _("{name}: no values").format(name=name)
     if trace.fill == "toself":
         return _band(name, x, y)
     if x.size == 1:
-        return f"{name}: at x = {_g(x[0])}, y = {_g(y[0])}"
+        return _("{name}: at x = {x}, y = {y}").format(name=name, x=_g(x[0]), y=_g(y[0]))
     if "lines" not in str(trace.mode or "lines"):
-        return f"{name}: {x.size} points, y from {_g(y.min())} to {_g(y.max())}"
+        return ngettext("{name}: {n} point, y from {lo} to {hi}", "{name}: {n} points, y from {lo} to {hi}",
+                        x.size).format(name=name, n=x.size, lo=_g(y.min()), hi=_g(y.max()))
     top = int(np.argmax(y))
-    return (f"{name}: from x = {_g(x.min())} to {_g(x.max())}, y between {_g(y.min())} and {_g(y.max())}"
-            f" (highest at x = {_g(x[top])})")
+    curve = _("{name}: from x = {x_lo} to {x_hi}, y between {y_lo} and {y_hi} (highest at x = {x_top})")
+    return curve.format(name=name, x_lo=_g(x.min()), x_hi=_g(x.max()), y_lo=_g(y.min()), y_hi=_g(y.max()),
+                        x_top=_g(x[top]))
 
 
 def _bar(trace: go.Bar, name: str) -> str:
@@ -100,13 +106,15 @@ def _bar(trace: go.Bar, name: str) -> str:
 def _heatmap(trace: go.Heatmap, name: str, at: float | None) -> str:
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
-        return f"{name}: no values"
+        return _("{name}: no values").format(name=name)
     rows, cols = _axes(trace, z)
     if trace.meta == WEIGHTS:
-        return f"{name}: {z.shape[0]} queries by {z.shape[1]} keys; " + _weight_row(z, rows, cols, at)
+        return _("{name}: {queries} queries by {keys} keys; {row}").format(
+            name=name, queries=z.shape[0], keys=z.shape[1], row=_weight_row(z, rows, cols, at))
     r, c = np.unravel_index(int(np.nanargmax(z)), z.shape)
-    return (f"{name}: {z.shape[0]} rows by {z.shape[1]} columns; largest {_g(z[r, c])} at row "
-            f"{_label(rows[r])}, column {_label(cols[c])}")
+    cells = _("{name}: {rows} rows by {columns} columns; largest {value} at row {row}, column {column}")
+    return cells.format(name=name, rows=z.shape[0], columns=z.shape[1], value=_g(z[r, c]),
+                        row=_label(rows[r]), column=_label(cols[c]))
 
 
 def _weight_row(z: np.ndarray, rows: list, cols: list, at: float | None) -> str:
@@ -116,12 +124,12 @@ def _weight_row(z: np.ndarray, rows: list, cols: list, at: float | None) -> str:
     i = int(np.nanargmin(np.abs(q - at))) if at is not None else q.size // 2
     w = np.nan_to_num(z[i], nan=0.0).clip(min=0.0)
     if w.sum() <= 0:
-        return f"row x = {_g(q[i])} has no weight (no key in its window)"
+        return _("row x = {x} has no weight (no key in its window)").format(x=_g(q[i]))
     order = np.argsort(w)[::-1]
     m = min(int(np.searchsorted(np.cumsum(w[order]) / w.sum(), SHARE - 1e-12)) + 1, w.size)
     held = k[order[:m]]
-    return (f"row x = {_g(q[i])}: {SHARE:.0%} of its weight on {m} of the {k.size} keys, "
-            f"from {_g(held.min())} to {_g(held.max())}")
+    return _("row x = {x}: {share:.0%} of its weight on {held} of the {keys} keys, from {lo} to {hi}").format(
+        x=_g(q[i]), share=SHARE, held=m, keys=k.size, lo=_g(held.min()), hi=_g(held.max()))
 
 
 def _marked_row(fig: go.Figure) -> float | None:
@@ -147,8 +155,13 @@ def _label(v: object) -> str:
         return _plain(v)
 
 
+def _name(trace: object) -> str:
+    """A trace's name as plain text; an unnamed one's kind ("heatmap")."""
+    return _plain(getattr(trace, "name", None)) or TYPES.get(trace.type, trace.type)
+
+
 def _trace(trace: object, at: float | None = None) -> str | None:
-    name = _plain(getattr(trace, "name", None)) or trace.type
+    name = _name(trace)
     if trace.visible is False:
         return None
     if isinstance(trace, go.Scatter):
@@ -162,12 +175,13 @@ def _trace(trace: object, at: float | None = None) -> str | None:
 
 def _inside(fig: go.Figure) -> list[str]:
     """For each band other than the true one: at what share of its x the (first) true mean drawn lies
-    inside it."""
+    inside it. The true mean and its band are found by their names, ``fits.TRUE_MEAN`` and ``TRUE_BAND``
+    (the same words in every language)."""
     said = []
     bands = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill == "toself"
-             and "true" not in _plain(t.name)]  # the true band holds the true mean by its making
+             and _plain(t.name) != _plain(TRUE_BAND)]  # the true band holds the true mean by its making
     truths = [t for t in fig.data if isinstance(t, go.Scatter) and t.fill != "toself"
-              and "true mean" in _plain(t.name)]
+              and _plain(t.name) == _plain(TRUE_MEAN)]
     tx, ty = _finite(truths[0].x, truths[0].y) if truths else (np.zeros(0), np.zeros(0))
     for band in bands if tx.size > 1 else []:
         edges = _edges(*_finite(band.x, band.y))
@@ -175,25 +189,30 @@ def _inside(fig: go.Figure) -> list[str]:
             bx, lo, hi = edges
             at = np.interp(bx, tx, ty)
             share = float(np.mean((lo <= at) & (at <= hi)))
-            said.append(f"the true mean lies inside {_plain(band.name)} at {share:.0%} of its x")
+            said.append(_("the true mean lies inside {band} at {share:.0%} of its x").format(
+                band=_plain(band.name), share=share))
     return said
 
 
-def describe(fig: go.Figure, fallback: str = "Chart") -> ChartText:
+def describe(fig: go.Figure, fallback: str = _("Chart")) -> ChartText:
     """The text alternative of ``fig``: its title (or ``fallback``), its panels' titles, and one clause per
     trace from the trace's own numbers (``MOST_TRACES`` at most, the rest counted)."""
     name = _plain(fig.layout.title.text) or fallback
     panels = [_plain(a.text) for a in fig.layout.annotations if _plain(a.text)]
     said, alike, at = [], {}, _marked_row(fig)
     for trace in fig.data:  # a name that comes back (a panel's fit, the other kernels) is said once
-        key = _plain(getattr(trace, "name", None)) or trace.type
+        key = _name(trace)
         alike[key] = alike.get(key, 0) + 1
         if alike[key] == 1 and (clause := _trace(trace, at)):
             said.append(clause)
-    parts = [f"{len(panels)} panels: {'; '.join(panels)}"] if len(panels) > 1 else []
+    parts = []
+    if len(panels) > 1:
+        titled = ngettext("{n} panel: {titles}", "{n} panels: {titles}", len(panels))
+        parts.append(titled.format(n=len(panels), titles="; ".join(panels)))
     parts += said[:MOST_TRACES] + _inside(fig)
     if len(said) > MOST_TRACES:
-        parts.append(f"and {len(said) - MOST_TRACES} more")
+        more = len(said) - MOST_TRACES
+        parts.append(ngettext("and {n} more", "and {n} more", more).format(n=more))
     return ChartText(name, ". ".join(parts) + ("." if parts else ""))
 
 
@@ -222,9 +241,9 @@ def _heatmap_table(trace: go.Heatmap) -> dict[str, list]:
     rows, cols = _axes(trace, z)
     pick = [i for i in _rows(z.shape[0]) if np.isfinite(z[i]).any()]
     best = [int(np.nanargmax(z[i])) for i in pick]
-    return {"row": [_num(rows[i]) for i in pick],
-            "largest": [_num(z[i, j]) for i, j in zip(pick, best, strict=True)],
-            "at column": [_num(cols[j]) for j in best]}
+    return {_("row"): [_num(rows[i]) for i in pick],
+            _("largest"): [_num(z[i, j]) for i, j in zip(pick, best, strict=True)],
+            _("at column"): [_num(cols[j]) for j in best]}
 
 
 def chart_tables(fig: go.Figure) -> list[tuple[str, dict[str, list]]]:
@@ -235,12 +254,12 @@ def chart_tables(fig: go.Figure) -> list[tuple[str, dict[str, list]]]:
     curves: dict[str, list] = {}
     seen: set[str] = set()
     for trace in fig.data:
-        name = _plain(getattr(trace, "name", None)) or trace.type
+        name = _name(trace)
         if name in seen or trace.visible is False:
             continue
         seen.add(name)
         if isinstance(trace, go.Heatmap) and np.asarray(trace.z, dtype=float).ndim == 2:
-            tables.append((f"{name}, row by row", _heatmap_table(trace)))
+            tables.append((_("{name}, row by row").format(name=name), _heatmap_table(trace)))
         elif isinstance(trace, go.Bar):
             labels = list(trace.x if trace.x is not None else range(len(trace.y)))
             tables.append((name, {"": [_plain(k) for k in labels], name: [_num(v) for v in trace.y]}))
@@ -252,4 +271,4 @@ def chart_tables(fig: go.Figure) -> list[tuple[str, dict[str, list]]]:
                 curves[name] = _column(y)
             elif x.size:
                 tables.append((name, {"x": _column(x), "y": _column(y)}))
-    return ([("curves", curves)] if curves else []) + tables
+    return ([(_("curves"), curves)] if curves else []) + tables

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kernelviz.app.figures.styling import head_color, rgba, vec
+from kernelviz.runtime.i18n import _
 
 __all__ = ["WEIGHT_MARKER_MAX", "mark_heads", "mark_point", "mark_row", "weight_sizes"]
 
@@ -39,11 +40,11 @@ def mark_point(fig: go.Figure, x_star: float, mean: float, x: object, y: object,
     sizes = weight_sizes(w)
     keep = sizes >= MIN_MARKER  # a weight too small to draw is not sent
     fig.add_trace(go.Scatter(
-        x=xs[keep], y=ys[keep], mode="markers", name="weights wᵢ(x*) (marker area)",
+        x=xs[keep], y=ys[keep], mode="markers", name=_("weights wᵢ(x*) (marker area)"),
         marker={"size": sizes[keep], "color": rgba(SELECTED, 0.35),
                 "line": {"color": SELECTED, "width": 1}},
         customdata=w[keep], hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<br>wᵢ(x*) = %{customdata:.3g}"
-        "<extra>weight</extra>",
+        f"<extra>{_('weight')}</extra>",
     ))
     _ring(fig, x_star, mean, "m(x*)", size=13)
     return _vline(fig, x_star)
@@ -70,7 +71,8 @@ def mark_heads(fig: go.Figure, x_star: float, head_means: object, mean: float, n
         if np.isfinite(m):
             dot = {"size": 10, "color": head_color(h), "line": {"width": 1, "color": "white"}}
             hover = f"{name}: m(x*) = %{{y:.4g}}<extra></extra>"
-            fig.add_trace(go.Scatter(x=[x_star], y=[m], mode="markers", name=f"{name} at x*", marker=dot,
+            at = _("{name} at x*").format(name=name)
+            fig.add_trace(go.Scatter(x=[x_star], y=[m], mode="markers", name=at, marker=dot,
                                      showlegend=False, hovertemplate=hover))
     _ring(fig, x_star, mean, "f̂(x*)", size=15)
     return _vline(fig, x_star)

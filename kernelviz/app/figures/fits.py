@@ -30,9 +30,14 @@ from kernelviz.app.figures.styling import (
     subplot_grid,
     vec,
 )
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.shapes import even_indices
 
 PANEL_POINTS = 256  # data points drawn in each small-multiples panel (``small_multiples_figure``)
+# the legend names of the data and the truth; ``describe`` finds the true mean and its band by these names
+DATA = _("data (xᵢ, yᵢ)")
+TRUE_MEAN = _("true mean f(x)")
+TRUE_BAND = _("true band f(x) ± 2n(x)")
 
 
 def band_polygon(x: object, lower: object, upper: object) -> tuple[list, list]:
@@ -91,7 +96,7 @@ class Curve:
     @property
     def band_label(self) -> str:
         """The band's legend name: ``band_name``, else "<name> ± 2s(x)"."""
-        return self.band_name or f"{self.name} ± 2s(x)"
+        return self.band_name or _("{name} ± 2s(x)").format(name=self.name)
 
 
 def line_trace(x: object, curve: Curve, *, hover_name: str | None = None, **kw: object) -> go.Scatter:
@@ -111,7 +116,7 @@ def line_trace(x: object, curve: Curve, *, hover_name: str | None = None, **kw: 
     )
 
 
-def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: float = 5.0) -> go.Scatter:
+def data_trace(x: object, y: object, name: str = DATA, *, size: float = 5.0) -> go.Scatter:
     """The observed points; WebGL beyond 5,000 points so large data sets stay responsive."""
     xs, ys = vec(x), vec(y)
     cls = go.Scattergl if xs.shape[0] > 5000 else go.Scatter
@@ -121,7 +126,7 @@ def data_trace(x: object, y: object, name: str = "data (xᵢ, yᵢ)", *, size: f
         name=name,
         mode="markers",
         marker={"color": COLORS["data"], "size": size if xs.shape[0] <= 2000 else 3},
-        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>data</extra>",
+        hovertemplate=f"xᵢ = %{{x:.3g}}<br>yᵢ = %{{y:.3g}}<extra>{_('data')}</extra>",
     )
 
 
@@ -150,14 +155,14 @@ def fit_figure(points: Points, curves: Sequence[Curve] = (), *, look: Look = DEF
     fig = go.Figure()
     if truth is not None and points.noise_sd is not None:
         f, n = vec(truth), vec(points.noise_sd)
-        fig.add_trace(band_trace(g, f - 2 * n, f + 2 * n, "true band f(x) ± 2n(x)", COLORS["truth"]))
+        fig.add_trace(band_trace(g, f - 2 * n, f + 2 * n, TRUE_BAND, COLORS["truth"]))
     for c in curves:
         if c.std is not None:
             m, s = vec(c.y), vec(c.std)
             fig.add_trace(band_trace(g, m - 2 * s, m + 2 * s, c.band_label, c.color))
     fig.add_trace(data_trace(points.x, points.y))
     if truth is not None:
-        fig.add_trace(line_trace(g, Curve("true mean f(x)", truth, COLORS["truth"], width=2.0)))
+        fig.add_trace(line_trace(g, Curve(TRUE_MEAN, truth, COLORS["truth"], width=2.0)))
     for c in curves:
         fig.add_trace(line_trace(g, c))
     return style(fig, look.over(x_title="x", y_title="y", height=420))
@@ -168,9 +173,9 @@ def _panel_traces(points: Points, data_name: str, prediction: object, first: boo
     ``prediction`` on the grid; in the legend for the ``first`` panel only."""
     traces = [data_trace(points.x, points.y, data_name, size=4).update(showlegend=first, legendgroup="data")]
     if points.truth is not None:
-        truth = Curve("true mean f(x)", points.truth, COLORS["truth"], width=1.8)
+        truth = Curve(TRUE_MEAN, points.truth, COLORS["truth"], width=1.8)
         traces.append(line_trace(points.grid, truth).update(showlegend=first, legendgroup="truth"))
-    fit_line = line_trace(points.grid, Curve("fit m(x)", prediction, COLORS["fit"]))
+    fit_line = line_trace(points.grid, Curve(_("fit m(x)"), prediction, COLORS["fit"]))
     traces.append(fit_line.update(showlegend=first, legendgroup="fit"))
     return traces
 
@@ -182,8 +187,9 @@ def even_points(x: object, y: object, most: int) -> tuple[np.ndarray, np.ndarray
     xs, ys = vec(x), vec(y)
     keep = even_indices(xs.shape[0], most)
     if keep.shape[0] == xs.shape[0]:
-        return xs, ys, "data (xᵢ, yᵢ)"
-    return xs[keep], ys[keep], f"data (xᵢ, yᵢ): {keep.shape[0]:,} of {xs.shape[0]:,} drawn"
+        return xs, ys, DATA
+    return xs[keep], ys[keep], _("data (xᵢ, yᵢ): {shown:,} of {n:,} drawn").format(shown=keep.shape[0],
+                                                                                  n=xs.shape[0])
 
 
 def small_multiples_figure(
@@ -207,8 +213,8 @@ def small_multiples_figure(
     xs, ys, data_name = even_points(points.x, points.y, most_points)
     shown = replace(points, x=xs, y=ys, grid=vec(points.grid))
     fig = subplot_grid(PanelGrid(rows, cols, horizontal_spacing=0.06, vertical_spacing=0.12),
-                       [t for t, _ in panels])
-    for i, (_, pred) in enumerate(panels):
+                       [title for title, _pred in panels])
+    for i, (_title, pred) in enumerate(panels):
         for trace in _panel_traces(shown, data_name, pred, first=i == 0):
             fig.add_trace(trace, row=i // cols + 1, col=i % cols + 1)
     look = look.over(x_title="x", y_title="y", height=560)
@@ -245,8 +251,8 @@ class Mixture:
     mean: object
     std: object | None
     head_names: Sequence[str]
-    name: str = "mixture f̂(x) = Σₕ uₕ f̂ₕ(x)"
-    band_name: str = "mixture band f̂(x) ± 2s(x)"
+    name: str = _("mixture f̂(x) = Σₕ uₕ f̂ₕ(x)")
+    band_name: str = _("mixture band f̂(x) ± 2s(x)")
 
 
 def heads_fit_figure(points: Points, mixture: Mixture, *, look: Look = DEFAULT_LOOK) -> go.Figure:
@@ -270,7 +276,7 @@ def mixing_figure(
     lengthscales: object | None = None,
     *,
     head_names: Sequence[str] | None = None,
-    y_title: str = "mixing weight uₕ",
+    y_title: str = _("mixing weight uₕ"),
     height: int = 280,
 ) -> go.Figure:
     """One bar per head: its mixing weight uₕ (may be negative), in the head's colour, with a zero line.
@@ -340,4 +346,4 @@ def add_scrub(fig: go.Figure, curve: Curve, frames: Frames, *, active: int,
         made.append(Frame(f"{ell:.6g}", f"{ell:.3g}", data,
                           [mean_trace] + ([] if band_trace is None else [band_trace]),
                           None if titles is None else titles[i]))
-    return animated(fig, made, active=active, prefix="scrub ℓ = ")
+    return animated(fig, made, active=active, prefix=_("scrub ℓ = "))

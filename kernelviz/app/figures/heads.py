@@ -26,6 +26,7 @@ from kernelviz.app.figures.styling import (
     style,
     subplot_grid,
 )
+from kernelviz.runtime.i18n import _
 
 if TYPE_CHECKING:
     from kernelviz.app.views import AttentionView
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["heads_panels_figure", "sequence_figure", "y_weights_figure"]
 
-FIT_NAME = "fit f̂(x) = Σₕ uₕ f̂ₕ(x)"
+FIT_NAME = _("fit f̂(x) = Σₕ uₕ f̂ₕ(x)")
 TOKEN_NAMES = ("1", "x̃ᵢ", "x̃ᵢ²")  # the position part of a token, drawn as lines
 
 
@@ -41,8 +42,10 @@ def heads_panels_figure(points: Points, shown: Sequence[Panel], *, look: Look = 
     """The post's figure: one panel per H with the data, the true mean (when known) and the fit f̂ of the
     ``shown`` panels (``views_training.Panel``), as ``small_multiples_figure`` lays them out (``look``); pass
     the training points, so the figure stays light."""
-    fig = small_multiples_figure(points, [(f"Heads = {p.heads}", p.mean) for p in shown], look=look)
-    return fig.update_traces(selector={"name": "fit m(x)"}, name=FIT_NAME,
+    panels = [(_("Heads = {heads}").format(heads=p.heads), p.mean) for p in shown]
+    fig = small_multiples_figure(points, panels, look=look)
+    # the panels' fits, found by their legend group (a key), not by their name (words)
+    return fig.update_traces(selector={"legendgroup": "fit"}, name=FIT_NAME,
                              hovertemplate=FIT_NAME + "<br>x = %{x:.3g}<br>y = %{y:.3g}<extra></extra>")
 
 
@@ -60,17 +63,18 @@ def sequence_figure(v: AttentionView, head: int, x_title: str) -> go.Figure:
     each of its d_v components against x_i (right), one y axis in token units."""
     x, t = v.seq_x, v.seq_tokens
     fig = subplot_grid(PanelGrid(1, 2, horizontal_spacing=0.06),
-                       ["input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)",
-                        f"head {head + 1}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ"])
+                       [_("input sequence: tokens tᵢ = (1, x̃ᵢ, x̃ᵢ², ỹᵢ)"),
+                        _("head {h}: values vᵢ = tᵢW<sub>v</sub> → outputs x′ᵢ").format(h=head + 1)])
     fig.add_trace(data_trace(x, t[:, 3], "ỹᵢ = yᵢ / max|y|", size=4), row=1, col=1)
     for f, (name, dash) in enumerate(zip(TOKEN_NAMES, ("solid", "dash", "dot"), strict=True)):
         fig.add_trace(line_trace(x, Curve(name, t[:, f], COLORS["data"], dash=dash, width=1.5)), row=1, col=1)
     for c in range(v.seq_values.shape[2]):
-        value = Curve(f"value vᵢ, component {c + 1}", v.seq_values[head, :, c], head_color(c), width=1.0)
-        output = Curve(f"output x′ᵢ, component {c + 1}", v.seq_outputs[head, :, c], head_color(c))
+        values, outputs = _("value vᵢ, component {c}"), _("output x′ᵢ, component {c}")
+        value = Curve(values.format(c=c + 1), v.seq_values[head, :, c], head_color(c), width=1.0)
+        output = Curve(outputs.format(c=c + 1), v.seq_outputs[head, :, c], head_color(c))
         dots = line_trace(x, value).update(mode="markers", marker={"size": 4, "symbol": "circle-open"})
         fig.add_trace(dots, row=1, col=2)
         fig.add_trace(line_trace(x, output), row=1, col=2)
     return style(fig, Look(x_title=x_title, y_title="", height=440),
-                 layout={"yaxis": {"title": {"text": "token units"}}, "margin": {"t": 90},
+                 layout={"yaxis": {"title": {"text": _("token units")}}, "margin": {"t": 90},
                          "legend": {"y": 1.16}})

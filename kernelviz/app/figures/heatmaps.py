@@ -28,6 +28,7 @@ from kernelviz.app.figures.styling import (
     subplot_grid,
     vec,
 )
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.shapes import thin_heatmap
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 HEAD_COLS = 4  # panels in a row of ``head_heatmaps_figure``
 PANEL_PX = 250  # px, the height of a row of its panels
-_WEIGHT_HOVER = "query x = %{y:.3g}<br>key xᵢ = %{x:.3g}<br>weight wᵢ(x) = %{z:.3g}<extra></extra>"
+_WEIGHT_HOVER = _("query x = %{y:.3g}<br>key xᵢ = %{x:.3g}<br>weight wᵢ(x) = %{z:.3g}") + "<extra></extra>"
 
 
 def _expect_shape(what: str, a: np.ndarray, expected: tuple[int | str, ...]) -> None:
@@ -57,7 +58,7 @@ def _heatmap(
     keys: np.ndarray,
     coloraxis: str = "coloraxis",
     hover: str = _WEIGHT_HOVER,
-    name: str = "attention weights",
+    name: str = _("attention weights"),
 ) -> go.Heatmap:
     """One heatmap of attention weights, a query per row, named ``name`` (a panel's title) and marked as
     weights for its text alternative; the cells travel as float32 (half the bytes of float64 to the
@@ -95,8 +96,8 @@ def heatmap_figure(weights: object, queries: object, keys: object, *, cells: tup
     q, k = vec(queries), vec(keys)
     _expect_shape("weights", w, (q.shape[0], k.shape[0]))
     fig = go.Figure(_heatmap(*thin_heatmap(w, q, k, *cells)))
-    look = look.over(x_title="sorted training inputs xᵢ (keys)", y_title="sorted test inputs x (queries)",
-                     height=420)
+    look = look.over(x_title=_("sorted training inputs xᵢ (keys)"),
+                     y_title=_("sorted test inputs x (queries)"), height=420)
     coloraxis = {"colorscale": HEATMAP_SCALE, "cmin": 0.0, "colorbar": _colorbar("wᵢ(x)")}
     return style(fig, replace(look, showlegend=False), y_axes={"autorange": "reversed"},
                  layout={"coloraxis": coloraxis, "margin": {"r": COLORBAR_MARGIN}})
@@ -143,7 +144,7 @@ def heatmap_pair_figure(weights: object, queries: object, keys: object, titles: 
     fig = _two_panels(panels, titles, horizontal_spacing=0.05)
     top = float(max(np.nanmax(a, initial=0.0), np.nanmax(b, initial=0.0)))
     coloraxis = _color_axis(0.0, top, colorbar=_colorbar("wᵢ(x)"))
-    return _finish_two_panels(fig, coloraxis, "keys xᵢ (sorted)", "queries x (sorted)", height)
+    return _finish_two_panels(fig, coloraxis, _("keys xᵢ (sorted)"), _("queries x (sorted)"), height)
 
 
 def _add_head_panels(
@@ -160,7 +161,8 @@ def _add_head_panels(
     layout: dict = {}
     for h, name in enumerate(names):
         axis = "coloraxis" if h == 0 else f"coloraxis{h + 1}"
-        hover = f"{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}<extra></extra>"
+        hover = _("{name}<br>query x = %{{y:.3g}}<br>key xᵢ = %{{x:.3g}}<br>weight = %{{z:.3g}}").format(
+            name=name) + "<extra></extra>"
         panel = _heatmap(weights[h], queries, keys, axis, hover, name)
         fig.add_trace(panel, row=h // cols + 1, col=h % cols + 1)
         layout[axis] = _color_axis(0.0, float(np.nanmax(weights[h], initial=0.0)), showscale=False)
@@ -192,7 +194,7 @@ def head_heatmaps_figure(weights: object, queries: object, keys: object, titles:
     rows = -(-heads // cols)
     fig = subplot_grid(PanelGrid(rows, cols, 0.03, vertical_spacing=0.16 if rows > 1 else 0.1), names)
     layout = _add_head_panels(fig, *thin_heatmap(w, q, k, *cells), names, cols)
-    look = look.over(x_title="sorted keys xᵢ", y_title="sorted queries x", height=PANEL_PX * rows + 60)
+    look = look.over(x_title=_("sorted keys xᵢ"), y_title=_("sorted queries x"), height=PANEL_PX * rows + 60)
     axis_titles = outer_axis_titles(rows, cols, look.x_title, look.y_title)
     return style(fig, Look(height=look.height, showlegend=False), y_axes={"autorange": "reversed"},
                  layout=layout | axis_titles | {"margin": {"t": 50}})
@@ -206,7 +208,7 @@ def _diagonal(lo: float, hi: float) -> go.Scatter:
         y=[lo, hi],
         mode="lines",
         line={"color": "rgba(255, 255, 255, 0.85)", "dash": "dash", "width": 1.5},
-        name="diagonal x = x′",
+        name=_("diagonal x = x′"),
         hoverinfo="skip",
         showlegend=False,
     )
@@ -216,7 +218,7 @@ def score_transpose_figure(
     scores: object,
     grid: object,
     *,
-    titles: tuple[str, str] = ("log K(x, x′) = s(x, x′)", "transpose: log K(x′, x) = s(x′, x)"),
+    titles: tuple[str, str] = ("log K(x, x′) = s(x, x′)", _("transpose: log K(x′, x) = s(x′, x)")),
     colorbar_title: str = "log K",
     height: int = 420,
 ) -> go.Figure:
@@ -229,7 +231,7 @@ def score_transpose_figure(
     s = np.asarray(scores, dtype=np.float64)
     g = vec(grid)
     _expect_shape("scores", s, (g.shape[0], g.shape[0]))
-    hover = "query x = %{y:.3g}<br>key x′ = %{x:.3g}<br>log K = %{z:.4g}<extra></extra>"
+    hover = _("query x = %{y:.3g}<br>key x′ = %{x:.3g}<br>log K = %{z:.4g}") + "<extra></extra>"
     panels = [
         [go.Heatmap(z=z, x=g, y=g, coloraxis="coloraxis", hovertemplate=hover), _diagonal(g[0], g[-1])]
         for z in (s, s.T)
@@ -239,7 +241,7 @@ def score_transpose_figure(
     lo = float(finite.min()) if finite.size else 0.0
     hi = float(finite.max()) if finite.size else 1.0
     coloraxis = _color_axis(lo, hi, colorbar=_colorbar(colorbar_title))
-    return _finish_two_panels(fig, coloraxis, "key x′", "query x", height)
+    return _finish_two_panels(fig, coloraxis, _("key x′"), _("query x"), height)
 
 
 def self_cross_figure(
@@ -247,8 +249,8 @@ def self_cross_figure(
     cross: Heatmap,
     *,
     titles: tuple[str, str] = (
-        "self-attention<br>queries = the data points xⱼ",
-        "cross-attention<br>queries = new points x on a grid",
+        _("self-attention<br>queries = the data points xⱼ"),
+        _("cross-attention<br>queries = new points x on a grid"),
     ),
     cells: tuple[int, int] = (120, 200),
     top_quantile: float = 0.995,
@@ -277,8 +279,9 @@ def self_cross_figure(
     shown = np.concatenate([za.ravel(), zb.ravel()])
     shown = shown[np.isfinite(shown)]
     top = float(np.quantile(shown, top_quantile)) if shown.size else 0.0
-    coloraxis = _color_axis(0.0, top, colorbar=_colorbar("weight"))
-    return _finish_two_panels(fig, coloraxis, "keys: data points xᵢ (sorted)", "queries (sorted)", height)
+    coloraxis = _color_axis(0.0, top, colorbar=_colorbar(_("weight")))
+    return _finish_two_panels(fig, coloraxis, _("keys: data points xᵢ (sorted)"), _("queries (sorted)"),
+                              height)
 
 
 def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[str]) -> go.Figure:
@@ -290,6 +293,6 @@ def coverage_figure(counts: object, sources: Sequence[str], chapters: Sequence[s
         z=c, x=list(chapters), y=list(sources), colorscale=HEATMAP_SCALE, showscale=False,
         text=c.astype(int), texttemplate="%{text}", hovertemplate="%{y}<br>%{x}: %{z:.0f}<extra></extra>",
     ))
-    look = Look(x_title="chapter", y_title="source", height=120 + 40 * len(sources), showlegend=False)
+    look = Look(x_title=_("chapter"), y_title=_("source"), height=120 + 40 * len(sources), showlegend=False)
     # a wide left margin: the sources' names
     return style(fig, look, y_axes={"autorange": "reversed"}, layout={"margin": {"l": 145}})

@@ -16,6 +16,7 @@ from kernelviz.app.figures.animation import Moves, after_steps, animated, replay
 from kernelviz.app.figures.fits import Curve
 from kernelviz.app.figures.styling import vec
 from kernelviz.app.figures.training import learned_name
+from kernelviz.runtime.i18n import _
 
 if TYPE_CHECKING:
     from kernelviz.app.views.replay import LayerPath, PretrainPath
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["add_kernel_replay", "add_layer_replay", "add_loo_replay", "add_pretrain_replay",
            "add_training_scrub", "loss_titles"]
 
-PREFIX = "training step "
+PREFIX = _("training step ")
 
 
 def _replayed(fig: go.Figure, steps: Sequence[int], titles: Sequence[str] | None, opened: int | None,
@@ -44,7 +45,8 @@ def add_training_scrub(fig: go.Figure, curve: Curve, steps: object, lengthscales
     step's ℓ (``lengthscales``; ``means`` on the curve's own x), the band only at the last frame, the
     title naming the step and its ℓ; the chart opens at the step nearest ``opened`` (None: the last)."""
     t, ells = [int(v) for v in vec(steps)], vec(lengthscales)
-    titles = [f"{after_steps(k)}: ℓ = {ell:.3g}" for k, ell in zip(t, ells, strict=True)]
+    title = _("{after}: ℓ = {ell:.3g}")
+    titles = [title.format(after=after_steps(k), ell=ell) for k, ell in zip(t, ells, strict=True)]
     hidden = () if curve.std is None else (curve.band_label,)
     return _replayed(fig, t, titles, opened, Moves(lines={curve.name: means}, hidden=hidden))
 
@@ -65,9 +67,10 @@ def add_loo_replay(fig: go.Figure, learned: float, steps: object, lengthscales: 
     return _replayed(fig, [int(v) for v in vec(steps)], None, opened, moves)
 
 
-def loss_titles(steps: Sequence[int], losses: Sequence[float], what: str = "hold-out loss") -> list[str]:
+def loss_titles(steps: Sequence[int], losses: Sequence[float], what: str = _("hold-out loss")) -> list[str]:
     """A replay frame's title: the step and the mean loss of the steps just before it (none at the start)."""
-    return [f"{after_steps(k)}: {what} {v:.3g}" if k and math.isfinite(v) else "At the start, before training"
+    title, start = _("{after}: {what} {loss:.3g}"), _("At the start, before training")
+    return [title.format(after=after_steps(k), what=what, loss=v) if k and math.isfinite(v) else start
             for k, v in zip(steps, losses, strict=True)]
 
 
@@ -97,7 +100,8 @@ def add_pretrain_replay(fig: go.Figure, path: PretrainPath, opened: int | None =
     heads, queries = path.kernels.shape[1:3]
     first = len(fig.data) - heads * queries  # the kernels are the last traces, head by head, query by query
     lines = {first + h * queries + j: path.kernels[:, h, j] for h in range(heads) for j in range(queries)}
-    titles = [f"{after_steps(k)}: window ℓ = {w:.3g}, in-context error {e:.3g}" if np.isfinite(w) else
-              f"{after_steps(k)}: no window yet, in-context error {e:.3g}"
+    window = _("{after}: window ℓ = {window:.3g}, in-context error {error:.3g}")
+    none_yet = _("{after}: no window yet, in-context error {error:.3g}")
+    titles = [(window if np.isfinite(w) else none_yet).format(after=after_steps(k), window=w, error=e)
               for k, w, e in zip(path.steps, path.windows, path.errors, strict=True)]
     return _replayed(fig, path.steps, titles, opened, Moves(lines=lines))

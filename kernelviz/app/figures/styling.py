@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from kernelviz.app.figures.log_axes import log_props
+from kernelviz.runtime.i18n import _
 
 # Okabe–Ito colours, the light ones (orange, sky blue, yellow) darkened to the same hue until a line stands
 # 3:1 against white as well as against the dark theme's background (WCAG 1.4.11), and the yellow head replaced
@@ -68,7 +69,7 @@ def head_color(h: int) -> str:
 
 def head_labels(names: Sequence[str] | None, heads: int) -> list[str]:
     """``names`` as a list, or "head 1", "head 2", … for ``heads`` heads when there are none."""
-    return list(names) if names is not None else [f"head {h + 1}" for h in range(heads)]
+    return list(names) if names is not None else [_("head {h}").format(h=h + 1) for h in range(heads)]
 
 
 def png_config(filename: str, scale: int = 2) -> dict:

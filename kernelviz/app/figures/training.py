@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from kernelviz.app.figures.fits import Curve, line_trace
 from kernelviz.app.figures.styling import COLORS, Look, head_color, rgba, style, vec
+from kernelviz.runtime.i18n import _
 
 if TYPE_CHECKING:
     from kernelviz.app.views import MaskedView
@@ -32,7 +33,7 @@ def kernel_shape_figure(
     fig = go.Figure()
     others = [name for name in shapes if name != highlight]
     for i, name in enumerate(others):
-        other = Curve("other kernels", shapes[name], rgba(COLORS["data"], 0.55), width=1.3)
+        other = Curve(_("other kernels"), shapes[name], rgba(COLORS["data"], 0.55), width=1.3)
         fig.add_trace(line_trace(uu, other, hover_name=name, legendgroup="others", showlegend=i == 0))
     fig.add_trace(line_trace(uu, Curve(highlight, shapes[highlight], COLORS["fit"], width=3.0)))
     return style(fig, Look(x_title="u = (x − x′)/ℓ", y_title="K(u)", height=height))
@@ -54,7 +55,7 @@ def loss_figure(
     losses: object,
     *,
     window: int = 25,
-    y_title: str = "hold-out mean squared error",
+    y_title: str = _("hold-out mean squared error"),
     height: int = 320,
 ) -> go.Figure:
     """The loss of every training step (faint) and its running mean over ``window`` steps, log y axis.
@@ -64,12 +65,13 @@ def loss_figure(
     steps = np.arange(1, v.shape[0] + 1)
     v_plot = np.where(np.isfinite(v) & (v > 0), v, np.nan)
     fig = go.Figure()
-    each = Curve("loss at each step", v_plot, rgba(COLORS["loss"], 0.45), width=1.0)
-    mean = Curve(f"mean of last {window} steps", _running_mean(v_plot, window), COLORS["fit"])
+    each = Curve(_("loss at each step"), v_plot, rgba(COLORS["loss"], 0.45), width=1.0)
+    mean = Curve(_("mean of last {window} steps").format(window=window), _running_mean(v_plot, window),
+                 COLORS["fit"])
     fig.add_trace(line_trace(steps, each))
     fig.add_trace(line_trace(steps, mean))
-    fig.update_traces(x=None, x0=1, dx=1, hovertemplate="step %{x}<br>loss = %{y:.4g}<extra></extra>")
-    return style(fig, Look(x_title="training step", y_title=y_title, height=height, log_y=True))
+    fig.update_traces(x=None, x0=1, dx=1, hovertemplate=_("step %{x}<br>loss = %{y:.4g}") + "<extra></extra>")
+    return style(fig, Look(x_title=_("training step"), y_title=y_title, height=height, log_y=True))
 
 
 def epoch_loss_figure(losses: object, y_title: str, validation: object | None = None, *,
@@ -79,32 +81,33 @@ def epoch_loss_figure(losses: object, y_title: str, validation: object | None = 
     log axis then, since the two can differ tenfold."""
     v = vec(losses)
     epochs = np.arange(1, v.shape[0] + 1)
-    hover = "epoch %{x}<br>loss = %{y:.4g}<extra></extra>"
-    traces = [line_trace(epochs, Curve("training loss", v, COLORS["loss"])).update(mode="lines+markers",
-                                                                                    hovertemplate=hover)]
+    hover = _("epoch %{x}<br>loss = %{y:.4g}") + "<extra></extra>"
+    traces = [line_trace(epochs, Curve(_("training loss"), v, COLORS["loss"])).update(mode="lines+markers",
+                                                                                       hovertemplate=hover)]
     if validation is not None:
-        after = Curve("validation loss", vec(validation), COLORS["truth"], dash="dash")
-        later = hover.replace("loss", "validation loss")
+        after = Curve(_("validation loss"), vec(validation), COLORS["truth"], dash="dash")
+        later = _("epoch %{x}<br>validation loss = %{y:.4g}") + "<extra></extra>"
         traces.append(line_trace(epochs, after).update(mode="lines+markers", hovertemplate=later))
-    return style(go.Figure(traces), Look(x_title="epoch", y_title=y_title, height=height, legend_rows=2,
+    return style(go.Figure(traces), Look(x_title=_("epoch"), y_title=y_title, height=height, legend_rows=2,
                                          showlegend=validation is not None, log_y=validation is not None))
 
 
 def error_by_size_figure(sizes: object, errors: Mapping[str, object], current: int | None = None, *,
-                         y_title: str = "error against the true mean", height: int = 340) -> go.Figure:
+                         y_title: str = _("error against the true mean"), height: int = 340) -> go.Figure:
     """Errors (one line with markers per entry of ``errors``, name → values) against the number of
     points n, both axes log; a dotted vertical line at the ``current`` n."""
     n = vec(sizes)
     colors = (COLORS["average"], COLORS["fit"], COLORS["optimum"])
+    hover = _("{name}<br>n = %{{x}}<br>error = %{{y:.3g}}")
     traces = [line_trace(n, Curve(name, v, colors[i % len(colors)])).update(
-        mode="lines+markers", hovertemplate=f"{name}<br>n = %{{x}}<br>error = %{{y:.3g}}<extra></extra>")
+        mode="lines+markers", hovertemplate=hover.format(name=name) + "<extra></extra>")
         for i, (name, v) in enumerate(errors.items())]
     if current is not None:
         values = np.concatenate([vec(v) for v in errors.values()])
         span = [float(np.nanmin(values)), float(np.nanmax(values))]
-        now = Curve(f"this page's n = {current:,}", span, COLORS["data"], dash="dot", width=1.5)
+        now = Curve(_("this page's n = {n:,}").format(n=current), span, COLORS["data"], dash="dot", width=1.5)
         traces.append(line_trace([current, current], now, hoverinfo="skip"))
-    return style(go.Figure(traces), Look(x_title="number of points n", y_title=y_title, height=height,
+    return style(go.Figure(traces), Look(x_title=_("number of points n"), y_title=y_title, height=height,
                                          legend_rows=2, log_x=True, log_y=True))
 
 
@@ -122,7 +125,7 @@ def _path_trace(trajectory: object, trajectory_cv: object) -> go.Scatter:
     return go.Scatter(
         x=t[ok],
         y=tc[ok],
-        name="training path (colour = step)",
+        name=_("training path (colour = step)"),
         mode="lines+markers",
         line={"color": rgba(COLORS["trajectory"], 0.5), "width": 1},
         marker={
@@ -133,7 +136,7 @@ def _path_trace(trajectory: object, trajectory_cv: object) -> go.Scatter:
             "line": {"width": 0.5, "color": COLORS["trajectory"]},
         },
         customdata=steps[ok],
-        hovertemplate="step %{customdata}<br>ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}<extra></extra>",
+        hovertemplate=_("step %{customdata}<br>ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}") + "<extra></extra>",
     )
 
 
@@ -142,15 +145,15 @@ def _optimum_marker(optimum: float, ells: np.ndarray, cv: np.ndarray) -> go.Scat
     finite)."""
     finite = cv[np.isfinite(cv)]
     y0 = float(np.interp(np.log(optimum), np.log(ells), np.where(np.isfinite(cv), cv, np.nanmax(cv))))
-    name = f"exact LOO optimum ℓ* = {optimum:.3g}"
-    hover = "ℓ* = %{x:.4g}<extra>exact optimum</extra>"
+    name = _("exact LOO optimum ℓ* = {ell:.3g}").format(ell=optimum)
+    hover = f"ℓ* = %{{x:.4g}}<extra>{_('exact optimum')}</extra>"
     star = {"symbol": "star", "size": 16, "color": COLORS["optimum"]}
     return _marker(optimum, y0 if finite.size else None, name, star, hover)
 
 
 def learned_name(learned: float) -> str:
     """The name of the learned ℓ's marker on ``loo_figure`` (a replay moves it)."""
-    return f"learned ℓ = {learned:.3g}"
+    return _("learned ℓ = {ell:.3g}").format(ell=learned)
 
 
 class LooPath(NamedTuple):
@@ -175,7 +178,7 @@ def loo_figure(lengthscales: object, cv: object, *, optimum: float | None = None
     c = np.where(np.isfinite(c), c, np.nan)
     fig = go.Figure()
     fig.add_trace(
-        line_trace(ells, Curve("leave-one-out error CV(ℓ)", c, COLORS["fit"])).update(
+        line_trace(ells, Curve(_("leave-one-out error CV(ℓ)"), c, COLORS["fit"])).update(
             hovertemplate="ℓ = %{x:.3g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
         )
     )
@@ -183,13 +186,13 @@ def loo_figure(lengthscales: object, cv: object, *, optimum: float | None = None
         fig.add_trace(_path_trace(path.lengthscales, path.cv))
         learned, learned_cv = path.learned, path.learned_cv
         if learned is not None and learned_cv is not None and np.isfinite(learned_cv):
-            hover = "learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}<extra></extra>"
+            hover = _("learned ℓ = %{x:.4g}<br>CV(ℓ) = %{y:.4g}") + "<extra></extra>"
             diamond = {"symbol": "diamond", "size": 13, "color": COLORS["trajectory"]}
             fig.add_trace(_marker(learned, learned_cv, learned_name(learned), diamond, hover))
     if optimum is not None:
         fig.add_vline(x=optimum, line={"color": COLORS["optimum"], "dash": "dash", "width": 2})
         fig.add_trace(_optimum_marker(optimum, ells, c))
-    return style(fig, Look(x_title="lengthscale ℓ (log scale)", y_title="leave-one-out MSE CV(ℓ)",
+    return style(fig, Look(x_title=_("lengthscale ℓ (log scale)"), y_title=_("leave-one-out MSE CV(ℓ)"),
                            height=height, legend_rows=4, log_x=True))
 
 
@@ -226,7 +229,7 @@ def _mark_optimum_level(fig: go.Figure, optimum: float) -> go.Figure:
         xref="paper",
         y=float(np.log10(optimum)),
         yref="y",
-        text=f"exact LOO optimum ℓ* = {optimum:.3g}",
+        text=_("exact LOO optimum ℓ* = {ell:.3g}").format(ell=optimum),
         showarrow=False,
         xanchor="right",
         yanchor="bottom",
@@ -238,7 +241,7 @@ def seeds_figure(
     groups: Mapping[str, object],
     *,
     optimum: float | None = None,
-    y_title: str = "learned lengthscale ℓ",
+    y_title: str = _("learned lengthscale ℓ"),
     height: int = 340,
 ) -> go.Figure:
     """Learned values per group (e.g. per hold-out size), one dot per seed, with a box; optimum as a line."""

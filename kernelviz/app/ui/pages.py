@@ -15,6 +15,7 @@ import streamlit as st
 
 from kernelviz.app.ui import previews
 from kernelviz.app.ui.widgets.sidebar import Data
+from kernelviz.runtime.i18n import _
 
 __all__ = ["CHAPTERS", "OWN_DATA_URLS", "PAGE_URLS", "SOURCES", "Chapter", "page"]
 
@@ -22,7 +23,8 @@ __all__ = ["CHAPTERS", "OWN_DATA_URLS", "PAGE_URLS", "SOURCES", "Chapter", "page
 @dataclass(frozen=True)
 class Chapter:
     """One page: its file, URL path, title, Material icon, and for a chapter a one-line summary, the
-    builder of its home-page preview and whether it uses the sidebar's data set."""
+    builder of its home-page preview and whether it uses the sidebar's data set. The file and URL path
+    identify the page; the title and summary are only shown (in the server's language)."""
 
     path: str
     url: str
@@ -35,40 +37,43 @@ class Chapter:
 
 CHAPTERS = (
     Chapter(
-        "chapters/1_kernel_regression.py", "kernel-regression", "1 · Kernel regression",
+        "chapters/1_kernel_regression.py", "kernel-regression", _("1 · Kernel regression"),
         ":material/show_chart:",
-        "Average nearby y values with kernel weights. Move the lengthscale ℓ and watch the fit, its ±2σ band "
-        "and the attention-weight heatmap change together.",
+        _("Average nearby y values with kernel weights. Move the lengthscale ℓ and watch the fit, its ±2σ "
+          "band and the attention-weight heatmap change together."),
         previews.kernel_regression,
     ),
     Chapter(
-        "chapters/2_masked_training.py", "masked-training", "2 · Masked training",
+        "chapters/2_masked_training.py", "masked-training", _("2 · Masked training"),
         ":material/model_training:",
-        "Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
-        "Compare with the exact leave-one-out optimum; train d2l's parametric pooling w = 1/ℓ as d2l does.",
+        _("Learn ℓ instead of choosing it: hold points out, predict them from the rest, follow the gradient. "
+          "Compare with the exact leave-one-out optimum; train d2l's parametric pooling w = 1/ℓ as d2l "
+          "does."),
         previews.masked_training,
     ),
     Chapter(
-        "chapters/3_multihead.py", "multi-head", "3 · Multi-head kernel regression",
+        "chapters/3_multihead.py", "multi-head", _("3 · Multi-head kernel regression"),
         ":material/stacked_line_chart:",
-        "Several kernels with their own lengthscales, mixed by learned weights uₕ: the heads of attention.",
+        _("Several kernels with their own lengthscales, mixed by learned weights uₕ: the heads of "
+          "attention."),
         previews.multihead,
     ),
     Chapter(
-        "chapters/4_attention.py", "dot-product-attention", "4 · Attention", ":material/center_focus_strong:",
-        "Replace the distance by a dot product of learned queries and keys: softmax(QKᵀ/√d)V is a kernel "
-        "smoother with a learned kernel.",
+        "chapters/4_attention.py", "dot-product-attention", _("4 · Attention"),
+        ":material/center_focus_strong:",
+        _("Replace the distance by a dot product of learned queries and keys: softmax(QKᵀ/√d)V is a kernel "
+          "smoother with a learned kernel."),
         previews.attention,
     ),
     Chapter(
-        "chapters/5_in_context.py", "in-context", "5 · In context", ":material/school:",
-        "Pretrain one attention layer on many small regression tasks: on a new task it predicts from the "
-        "prompt alone, as Nadaraya–Watson with the window the family needs.",
+        "chapters/5_in_context.py", "in-context", _("5 · In context"), ":material/school:",
+        _("Pretrain one attention layer on many small regression tasks: on a new task it predicts from the "
+          "prompt alone, and can become Nadaraya–Watson with a window suited to the family."),
         previews.in_context,
         uses_data=False,
     ),
 )
-SOURCES = Chapter("chapters/6_sources.py", "sources", "Sources", ":material/menu_book:")
+SOURCES = Chapter("chapters/6_sources.py", "sources", _("Sources"), ":material/menu_book:")
 PAGE_URLS = {c.path: c.url for c in (*CHAPTERS, SOURCES)}
 OWN_DATA_URLS = frozenset(c.url for c in CHAPTERS if not c.uses_data)  # pages whose sidebar data is disabled
 

@@ -16,6 +16,7 @@ from kernelviz.app.views.incontext import Settings
 from kernelviz.app.views.training import MaskedSettings, holdout_within
 from kernelviz.models import incontext
 from kernelviz.models.smoothing import Smooth
+from kernelviz.runtime.i18n import _
 
 __all__ = ["attention", "in_context", "kernel_regression", "masked_training", "multihead", "prepare"]
 
@@ -40,8 +41,8 @@ def prepare(data: Data) -> None:
 def kernel_regression(data: Data) -> go.Figure:
     """Chapter 1 as it opens: the Gaussian fit at the post's ℓ_post = 0.25 with its band."""
     s = _fit(data)
-    fig = kf.fit_figure(data.points(),
-                        [kf.Curve("fit m(x)", s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")])
+    fit = kf.Curve(_("fit m(x)"), s.mean, kf.COLORS["fit"], std=s.std, band_name="m(x) ± 2s(x)")
+    fig = kf.fit_figure(data.points(), [fit])
     return kf.thumbnail(fig)
 
 
@@ -53,7 +54,7 @@ def masked_training(data: Data) -> go.Figure:
 def multihead(data: Data) -> go.Figure:
     """Chapter 3's default model: each head's fit and their mixture."""
     view = cache.heads_preview(data)
-    names = [f"head {h + 1}" for h in range(view.head_means.shape[0])]
+    names = [_("head {number}").format(number=h + 1) for h in range(view.head_means.shape[0])]
     fig = kf.heads_fit_figure(kf.Points(data.ds.x, data.ds.y, view.grid),
                               kf.Mixture(view.head_means, view.mean, None, names))
     return kf.thumbnail(fig)
@@ -63,7 +64,7 @@ def attention(data: Data) -> go.Figure:
     """Chapter 4's default layer: the first head's attention weights of grid queries over the keys."""
     heat = cache.attention_preview(data).cross
     fig = kf.heatmap_figure(heat.weights[0], heat.queries, heat.keys,
-                            look=kf.Look(x_title="keys xᵢ", y_title="queries x"))
+                            look=kf.Look(x_title=_("keys xᵢ"), y_title=_("queries x")))
     fig.update_layout(coloraxis_showscale=False)
     return kf.thumbnail(fig)
 

@@ -28,6 +28,7 @@ from kernelviz.models.attention import (
 from kernelviz.models.heads import FitResult
 from kernelviz.models.loo import loo_lengthscale
 from kernelviz.models.smoothing import nadaraya_watson, predict_heads
+from kernelviz.runtime.i18n import _, ngettext
 from kernelviz.runtime.shapes import thin_heatmap
 
 __all__ = [
@@ -68,8 +69,8 @@ def heatmap_keys(ds: Dataset, limit: int = defaults.HEATMAP_KEYS) -> tuple[Datas
     if len(ds) <= limit:
         return ds, ""
     sub = subsample(ds, limit)
-    return sub, (f"The heatmaps use an even subsample of {len(sub):,} of the {len(ds):,} points as keys; "
-                 "the fit uses all of them.")
+    return sub, _("The heatmaps use an even subsample of {shown:,} of the {n:,} points as keys; the fit uses "
+                  "all of them.").format(shown=len(sub), n=len(ds))
 
 
 def cell_budget(panels: int, rows: int, cols: int, budget: int = FIGURE_CELLS, *,
@@ -315,13 +316,17 @@ def training_status(fit: FitResult | AttentionFit, span: float) -> Status:
     lo, hi = span * RUNAWAY[0], span * RUNAWAY[1]
     away = [h + 1 for h, ell in enumerate(ells) if not lo <= ell <= hi]
     if away:
-        which = "ℓ" if len(ells) == 1 else "the lengthscales of head" + ("s " if len(away) > 1 else " ") + (
-            ", ".join(map(str, away)))
-        return Status("warning", (
-            f"Training ran away: {which} left the range {lo:.3g} … {hi:.3g} (the data span {span:.3g} "
-            f"times {RUNAWAY[0]:g} … {RUNAWAY[1]:g}). The learning rate {fit.learning_rate:g} makes Adam's "
-            "steps on log ℓ overshoot into a region where the loss is flat (ℓ tiny: the nearest point; "
-            "ℓ huge: the mean), and the gradient cannot bring it back. Lower the learning rate."))
+        heads = ", ".join(map(str, away))
+        which = "ℓ" if len(ells) == 1 else ngettext(
+            "the lengthscales of head {heads}", "the lengthscales of heads {heads}", len(away),
+        ).format(heads=heads)
+        return Status("warning", _(
+            "Training ran away: {which} left the range {lo:.3g} … {hi:.3g} (the data span {span:.3g} times "
+            "{low:g} … {high:g}). The learning rate {rate:g} makes Adam's steps on log ℓ overshoot into a "
+            "region where the loss is flat (ℓ tiny: the nearest point; ℓ huge: the mean), and the gradient "
+            "cannot bring it back. Lower the learning rate."
+        ).format(which=which, lo=lo, hi=hi, span=span, low=RUNAWAY[0], high=RUNAWAY[1],
+                 rate=fit.learning_rate))
     if getattr(fit, "method", "") == "search":
         return Status("info", fit.message)
     return Status("note", fit.message)

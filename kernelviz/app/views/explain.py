@@ -15,6 +15,7 @@ import numpy as np
 
 from kernelviz.models.attention import AttentionFit, attention_predict, score_matrices, tokens
 from kernelviz.models.smoothing import nadaraya_watson, predict_heads
+from kernelviz.runtime.i18n import _
 
 __all__ = ["TOP_WEIGHTS", "HeadsPoint", "LayerPoint", "PointWeights", "head_keys_table", "heads_point",
            "heads_table", "layer_heads_table", "layer_point", "nearest_row", "point_weights", "weights_table"]
@@ -75,11 +76,11 @@ def weights_table(pw: PointWeights, x: np.ndarray, y: np.ndarray) -> dict[str, l
             rows[col].append(v)
 
     for i in pw.top:
-        row(f"point {i + 1}", float(xv[i]), float(yv[i]), float(w[i]), float(w[i] * yv[i]))
+        row(_("point {i}").format(i=i + 1), float(xv[i]), float(yv[i]), float(w[i]), float(w[i] * yv[i]))
     if others:
-        row(f"the other {others:,} points", None, None, pw.rest_weight, pw.rest_sum)
+        row(_("the other {n:,} points").format(n=others), None, None, pw.rest_weight, pw.rest_sum)
     total = float(np.sum(w))
-    row(f"all {w.shape[0]:,} points", None, None, total, pw.mean if total > 0 else None)
+    row(_("all {n:,} points").format(n=w.shape[0]), None, None, total, pw.mean if total > 0 else None)
     return rows
 
 
@@ -116,9 +117,10 @@ def heads_table(hp: HeadsPoint, names: list[str]) -> dict[str, list]:
     """The multi-head panel's table: per head ℓ_h, u_h, m_h(x*), how many points it averages and
     u_h · m_h(x*); then the mixture's row, whose last number is f̂(x*)."""
     terms = hp.mixing * hp.head_means
-    return {"": [*names, "mixture Σₕ uₕ mₕ(x*)"], "ℓₕ": [*map(float, hp.lengthscales), None],
+    return {"": [*names, _("mixture Σₕ uₕ mₕ(x*)")], "ℓₕ": [*map(float, hp.lengthscales), None],
             "uₕ": [*map(float, hp.mixing), float(np.sum(hp.mixing))],
-            "mₕ(x*)": [*map(float, hp.head_means), None], "points averaged": [*map(float, hp.points), None],
+            "mₕ(x*)": [*map(float, hp.head_means), None],
+            _("points averaged"): [*map(float, hp.points), None],
             "uₕ · mₕ(x*)": [*map(float, terms), hp.mean]}
 
 
@@ -164,9 +166,9 @@ def layer_heads_table(lp: LayerPoint, names: list[str]) -> dict[str, list]:
     """The layer panel's first table: per head its largest score, how many points it averages
     (1 / Σᵢ wₕᵢ²) and its part headₕ(x*)·Uₕ; then the layer's row, whose last number is f̂(x*)."""
     averaged = 1.0 / np.sum(lp.weights**2, axis=1)
-    return {"": [*names, "layer Σₕ headₕ(x*)·Uₕ"],
-            "largest score sₕᵢ": [*map(float, lp.scores.max(axis=1)), None],
-            "points averaged": [*map(float, averaged), None],
+    return {"": [*names, _("layer Σₕ headₕ(x*)·Uₕ")],
+            _("largest score sₕᵢ"): [*map(float, lp.scores.max(axis=1)), None],
+            _("points averaged"): [*map(float, averaged), None],
             "headₕ(x*)·Uₕ": [*map(float, lp.head_outputs), lp.mean]}
 
 
@@ -176,7 +178,7 @@ def head_keys_table(lp: LayerPoint, h: int, x: np.ndarray, top: int = TOP_WEIGHT
     w, v, s, xv = lp.weights[h], lp.values[h], lp.scores[h], np.asarray(x, dtype=np.float64)
     best = np.argsort(-w, kind="stable")[:top]
     rest = np.setdiff1d(np.arange(w.shape[0]), best)
-    rows: dict[str, list] = {"": [], "xᵢ": [], "score sₕᵢ": [], "weight wₕᵢ": [], "value vₕᵢ": [],
+    rows: dict[str, list] = {"": [], "xᵢ": [], _("score sₕᵢ"): [], _("weight wₕᵢ"): [], _("value vₕᵢ"): [],
                              "wₕᵢ · vₕᵢ": []}
 
     def row(*cells: object) -> None:
@@ -184,9 +186,11 @@ def head_keys_table(lp: LayerPoint, h: int, x: np.ndarray, top: int = TOP_WEIGHT
             rows[col].append(cell)
 
     for i in best:
-        row(f"point {i + 1}", float(xv[i]), float(s[i]), float(w[i]), float(v[i]), float(w[i] * v[i]))
+        row(_("point {i}").format(i=i + 1), float(xv[i]), float(s[i]), float(w[i]), float(v[i]),
+            float(w[i] * v[i]))
     if rest.size:
-        row(f"the other {rest.size:,} points", None, None, float(np.sum(w[rest])), None,
+        row(_("the other {n:,} points").format(n=rest.size), None, None, float(np.sum(w[rest])), None,
             float(np.sum(w[rest] * v[rest])))
-    row(f"all {w.shape[0]:,} points", None, None, float(np.sum(w)), None, float(lp.head_outputs[h]))
+    row(_("all {n:,} points").format(n=w.shape[0]), None, None, float(np.sum(w)), None,
+        float(lp.head_outputs[h]))
     return rows

@@ -30,6 +30,7 @@ from kernelviz.models.heads import FitResult
 from kernelviz.models.holdout import holdout_range
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
+from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = [
     "ATTENTION_LEARNING_RATES",
@@ -73,7 +74,10 @@ TAIL = defaults.TAIL
 def holdout_panel_title(p: HoldoutPanel) -> str:
     """The post's title "Hold-out=k, ℓ=…" (its ℓ_post = √2 ℓ), and kernelviz's softmax where it differs."""
     post_ell, own = f"{SQRT2 * p.lengthscale:.2f}", f"{SQRT2 * p.softmax_lengthscale:.2f}"
-    return f"Hold-out={p.holdout}, ℓ_post={post_ell}" + ("" if own == post_ell else f" (softmax: {own})")
+    if own == post_ell:
+        return _("Hold-out={holdout}, ℓ_post={ell}").format(holdout=p.holdout, ell=post_ell)
+    return _("Hold-out={holdout}, ℓ_post={ell} (softmax: {own})").format(holdout=p.holdout, ell=post_ell,
+                                                                         own=own)
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,10 @@ def panels_status(shown: Sequence[Panel]) -> Status:
     bad = [p for p in shown if p.status.level == "warning"]
     if bad:
         which = ", ".join(str(p.heads) for p in bad)
-        return Status("warning", f"The panel{'s' if len(bad) > 1 else ''} with H = {which} did not "
-                                       f"train cleanly. H = {bad[0].heads}: {bad[0].status.message}")
+        return Status("warning", ngettext(
+            "The panel with H = {which} did not train cleanly. H = {heads}: {reason}",
+            "The panels with H = {which} did not train cleanly. H = {heads}: {reason}", len(bad),
+        ).format(which=which, heads=bad[0].heads, reason=bad[0].status.message))
     searched = [p for p in shown if p.status.level == "info"]
     return Status("info", searched[-1].status.message) if searched else Status("note", "")
 
@@ -140,11 +146,12 @@ def _two_decimals(v: float) -> float:
 
 
 POST_COLUMNS = (
-    "H", "head", "uₕ here", "post's uₕ (printed)", "ℓ_post here (√2 ℓₕ)", "post's ℓ_post (printed)",
-    "ℓₕ here", "start ℓₕ",
+    "H", _("head"), _("uₕ here"), _("post's uₕ (printed)"), _("ℓ_post here (√2 ℓₕ)"),
+    _("post's ℓ_post (printed)"), _("ℓₕ here"), _("start ℓₕ"),
 )
-# shown as the post printed them, "%.2f"; ℓ_post here is rounded so (a run-away 1e+259 stays short)
-PRINTED = ("uₕ here", "post's uₕ (printed)", "post's ℓ_post (printed)")
+# shown as the post printed them, "%.2f"; ℓ_post here is rounded so (a run-away 1e+259 stays short). Named by
+# position, so that the columns are found by the same words in every language.
+PRINTED = tuple(POST_COLUMNS[i] for i in (2, 3, 5))  # uₕ here, post's uₕ (printed), post's ℓ_post (printed)
 
 
 def post_table(shown: Sequence[Panel]) -> dict[str, list]:
@@ -213,7 +220,8 @@ def sum_of_mixing(shown: Sequence[Panel]) -> tuple[str, str]:
 
 def head_names(result: FitResult, with_mixing: bool = True) -> list[str]:
     """Legend names "head h: ℓ = …, u = …" (or without u)."""
-    return [f"head {h + 1}: ℓ = {ell:.3g}" + (f", u = {u:+.2f}" if with_mixing else "")
+    name = _("head {h}: ℓ = {ell:.3g}, u = {u:+.2f}") if with_mixing else _("head {h}: ℓ = {ell:.3g}")
+    return [name.format(h=h + 1, ell=ell, u=u)
             for h, (ell, u) in enumerate(zip(result.lengthscales, result.mixing, strict=True))]
 
 
@@ -222,11 +230,11 @@ def heads_table(result: FitResult) -> dict[str, list]:
     ℓ_h and the learned u_h."""
     ells = result.lengthscales
     return {
-        "head": [f"head {h + 1}" for h in range(ells.size)],
-        "ℓₕ (this app)": [_sig(v) for v in ells],
-        "ℓₕ in the blog post (√2 ℓₕ)": [_sig(SQRT2 * v) for v in ells],
-        "start ℓₕ": [_sig(v) for v in result.trajectory[0]],
-        "mixing weight uₕ": [_sig(v) for v in result.mixing],
+        _("head"): [_("head {h}").format(h=h + 1) for h in range(ells.size)],
+        _("ℓₕ (this app)"): [_sig(v) for v in ells],
+        _("ℓₕ in the blog post (√2 ℓₕ)"): [_sig(SQRT2 * v) for v in ells],
+        _("start ℓₕ"): [_sig(v) for v in result.trajectory[0]],
+        _("mixing weight uₕ"): [_sig(v) for v in result.mixing],
     }
 
 def last_loss(result: FitResult) -> float:
@@ -239,7 +247,8 @@ def gaps(view: HeadsView, result: FitResult) -> tuple[float, str] | None:
     empty somewhere, "head h (ℓ = …) at …%"; None when f̂ is defined everywhere."""
     if np.all(np.isfinite(view.mean)):
         return None
-    holes = [f"head {h + 1} (ℓ = {result.lengthscales[h]:.3g}) at {frac:.0%}"
+    hole = _("head {h} (ℓ = {ell:.3g}) at {share:.0%}")
+    holes = [hole.format(h=h + 1, ell=result.lengthscales[h], share=frac)
              for h, frac in enumerate(np.mean(~np.isfinite(view.head_means), axis=1))
              if frac > 0 and result.mixing[h] != 0]
     return float(np.mean(~np.isfinite(view.mean))), "; ".join(holes)
@@ -304,12 +313,12 @@ class Settings(NamedTuple):
 def maps_table(check: GaussianCheck) -> dict[str, list]:
     """The Gaussian head's W_q, W_k (their ỹ row is 0: they read the position part) and W_v, one row per
     token component."""
-    table: dict[str, list] = {"token component": ["1", "x̃", "x̃²", "ỹ"]}
+    table: dict[str, list] = {_("token component"): ["1", "x̃", "x̃²", "ỹ"]}
     for name, m in (("W_q", check.w_q), ("W_k", check.w_k), ("W_v", check.w_v)):
         for j in range(m.shape[1]):
             column = np.zeros(4)
             column[: m.shape[0]] = m[:, j]
-            table[f"{name} column {j + 1}"] = [float(f"{v:.4g}") for v in column]
+            table[_("{name} column {j}").format(name=name, j=j + 1)] = [float(f"{v:.4g}") for v in column]
     return table
 
 @dataclass(frozen=True)
@@ -326,10 +335,10 @@ class Comparison:
 
 def comparison_table(c: Comparison) -> dict[str, list]:
     """The comparison as table columns (the truth column only when the true mean is known)."""
-    table = {"model": list(c.names), "leave-one-out error": [float(f"{v:.4g}") for v in c.loo]}
+    table = {_("model"): list(c.names), _("leave-one-out error"): [float(f"{v:.4g}") for v in c.loo]}
     if np.all(np.isfinite(c.truth)):
-        table["error against the true mean"] = [float(f"{v:.4g}") for v in c.truth]
-    table["band width 4s̄"] = [float(f"{v:.4g}") for v in c.band]
+        table[_("error against the true mean")] = [float(f"{v:.4g}") for v in c.truth]
+    table[_("band width 4s̄")] = [float(f"{v:.4g}") for v in c.band]
     return table
 
 
@@ -355,10 +364,12 @@ def comparison_sentence(c: Comparison) -> str:
     """One line: the trained layer's leave-one-out error against the best Gaussian's (and the truth's)."""
     def versus(a: float, b: float) -> str:
         pct = 100.0 * (a / b - 1.0)
-        return f"{abs(pct):.1f} % {'below' if pct < 0 else 'above'}"
+        return (_("{pct:.1f} % below") if pct < 0 else _("{pct:.1f} % above")).format(pct=abs(pct))
 
-    text = (f"Here the trained layer's leave-one-out error is **{versus(c.loo[0], c.loo[1])}** the best "
-            "Gaussian's")
-    if np.all(np.isfinite(c.truth)):
-        text += f", and its error against the true mean **{versus(c.truth[0], c.truth[1])}** the Gaussian's"
-    return text + "."
+    loo = versus(c.loo[0], c.loo[1])
+    if not np.all(np.isfinite(c.truth)):
+        return _("Here the trained layer's leave-one-out error is **{loo}** the best Gaussian's.").format(
+            loo=loo)
+    return _("Here the trained layer's leave-one-out error is **{loo}** the best Gaussian's, and its error "
+             "against the true mean **{truth}** the Gaussian's.").format(
+                 loo=loo, truth=versus(c.truth[0], c.truth[1]))

@@ -29,6 +29,7 @@ from kernelviz.models.attention.selfattention import (
     as_self_attention,
     notes_outputs,
 )
+from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = [
     "AHEAD_NOTCHES",
@@ -135,8 +136,10 @@ def comparison(data: Data, s: Settings) -> Comparison:
     ell, gaussian = _gaussian_scores(data)
     rows = (_scores(data, fit_attention(data, s)), gaussian, _chapter3_scores(data, s.heads, s.seed))
     loo, err, band = (np.array(column) for column in zip(*rows, strict=True))
-    names = (f"attention: {s.heads} trained heads", f"Gaussian smoother at ℓ* = {ell:.3g}",
-             f"chapter 3: {s.heads} Gaussian head{'s' if s.heads > 1 else ''} (ℓₕ, uₕ trained)")
+    names = (_("attention: {heads} trained heads").format(heads=s.heads),
+             _("Gaussian smoother at ℓ* = {ell:.3g}").format(ell=ell),
+             ngettext("chapter 3: {heads} Gaussian head (ℓₕ, uₕ trained)",
+                      "chapter 3: {heads} Gaussian heads (ℓₕ, uₕ trained)", s.heads).format(heads=s.heads))
     return Comparison(names, loo, err, band, ell)
 
 

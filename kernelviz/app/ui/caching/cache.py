@@ -33,6 +33,7 @@ from kernelviz.models.heads import SEEDS_MAX, FitResult
 from kernelviz.models.holdout import holdout_bucket, holdout_range
 from kernelviz.models.parametric import batch_count
 from kernelviz.models.smoothing import Smooth
+from kernelviz.runtime.i18n import _
 from kernelviz.runtime.shapes import bucket, even_indices
 
 __all__ = [
@@ -135,7 +136,7 @@ def average(data: Data, num: int = GRID_POINTS) -> np.ndarray:
 @cached()
 def knn(data: Data, k: int, num: int = GRID_POINTS) -> np.ndarray:
     """k-nearest-neighbour average on the grid (k clipped to n); large data sets use a subsample of keys."""
-    keys, _ = views.heatmap_keys(data.ds)
+    keys, _note = views.heatmap_keys(data.ds)
     return kv.knn_average(data.ds.grid(num), keys.x, keys.y, int(k)).mean
 
 
@@ -146,7 +147,8 @@ def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
     out = []
     for post in defaults.KERNEL_REGRESSION.panels:
         ell = defaults.post_lengthscale(post, hi - lo)
-        out.append((f"post ℓ = {post:g} → our ℓ = {ell:.3g}", predict(data, ell, kernel).mean))
+        title = _("post ℓ = {post:g} → our ℓ = {ell:.3g}").format(post=post, ell=ell)
+        out.append((title, predict(data, ell, kernel).mean))
     return out
 
 
@@ -290,7 +292,7 @@ def seed_spread(data: Data, kernel: str, steps: int, learning_rate: float, seeds
             capped.append(k)
         runs = fit_seeds(data, tuple(range(first_seed, first_seed + seeds)), kernel, size, run_steps,
                          learning_rate)
-        groups[f"hold-out {size}"] = np.array([r.lengthscales[0] for r in runs])
+        groups[_("hold-out {size}").format(size=size)] = np.array([r.lengthscales[0] for r in runs])
     return SeedSpread(groups, run_steps, tuple(capped))
 
 
@@ -327,7 +329,8 @@ def _parametric_fit(data: Data, kernel: str, kotlin: bool, epochs: int,
 def parametric_view(data: Data, kernel: str, kotlin: bool, epochs: int, seed: int) -> ParametricView:
     """Train w as d2l (or its Kotlin port) does and draw it as d2l does: queries arange(0, 5, 0.1) on d2l's
     data (else as many grid points), keys the sorted training inputs; the loss per epoch is d2l's Σ ½ error²
-    (the port: the mean of its batches' L2Loss over the epoch, as DJL logs it)."""
+    (the port: the mean of its batches' L2Loss over the epoch, which kernelviz infers is what DJL's
+    training listener logs; the port's text shows only its progress bars)."""
     result, batches = _parametric_fit(data, kernel, kotlin, epochs, seed)
     train, ds = data.train, data.ds
     queries = D2L_QUERIES if ds.name == "d2l" else ds.grid(D2L_QUERIES.shape[0])

@@ -8,6 +8,10 @@ sections). Those results are computed once, by the code that computes them live,
 when its arguments are exactly those of a kept call, so those pages compile nothing; the warm-up compiles
 in the background what the first slider move will need. ``KERNELVIZ_KEPT=0`` turns this off.
 
+The file is recorded in English and its records hold English words (panel titles, the kernels' labels,
+the names of chapter 4's comparison, a training run's status message), so kept results serve only a server
+whose language (``i18n.language()``) is English; in another language every page computes them live.
+
 ``python -m kernelviz.app.keep`` rewrites the file: it opens every page at its defaults (Streamlit's
 AppTest) and records each cached call. ``tests/test_kept.py`` recomputes every kept result and fails when
 one differs (after a change to a default, a model or a figure's data).
@@ -31,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from kernelviz.app.ui.page_data import Data
+from kernelviz.runtime.i18n import language
 
 __all__ = [
     "ENV", "MISSING", "STORE", "call_key", "drawn_from_kept", "load", "lookup", "mark", "note", "recording",
@@ -50,7 +55,9 @@ class UnkeyableError(TypeError):
 
 
 def _plain(value: Any) -> Any:
-    """A stable, comparable form of an argument: a ``Data`` by its key, an array by its bytes."""
+    """A stable, comparable form of an argument: a ``Data`` by its key, an array by its bytes, a float to 12
+    significant digits (a computed argument, such as a learned ℓ, differs in its last digit from one
+    processor to another)."""
     if isinstance(value, Data):
         return ("Data", _plain(tuple(value.key)))
     if value is None or isinstance(value, (bool, str)):
@@ -58,7 +65,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        return repr(float(value))
+        return f"{float(value):.12g}"
     if isinstance(value, np.ndarray):
         digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()
         return ("ndarray", str(value.dtype), value.shape, digest)
@@ -92,9 +99,16 @@ def load() -> dict[str, object]:
     return kept if isinstance(kept, dict) else {}
 
 
+def _serving() -> bool:
+    """Whether kept results serve calls: not while recording, with ``KERNELVIZ_KEPT=0`` or in a language
+    other than English."""
+    return (_recorded is None and os.environ.get(ENV) != "0"
+            and language() == "en")  # recorded in English: its records hold English words
+
+
 def lookup(fn: Callable, args: tuple, kwargs: dict) -> object:
     """The kept result of this call, or ``MISSING`` (compute it)."""
-    if _recorded is not None or os.environ.get(ENV) == "0":
+    if not _serving():
         return MISSING
     key = call_key(fn, args, kwargs)
     return MISSING if key is None else load().get(key, MISSING)
@@ -103,7 +117,7 @@ def lookup(fn: Callable, args: tuple, kwargs: dict) -> object:
 def mark(fn: Callable, args: tuple, kwargs: dict) -> None:
     """Notes, in this thread, whether a page's cached call asks for a kept result or one that must be
     computed (``drawn_from_kept`` tells); the page's cache may then serve either, as it holds the same."""
-    if _recorded is None and os.environ.get(ENV) != "0":
+    if _serving():
         key = call_key(fn, args, kwargs)
         if key is not None and key in load():
             _drawn.kept = True

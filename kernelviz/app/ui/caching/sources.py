@@ -1,5 +1,9 @@
 """The Sources page: the catalogue of the sources' figures, printed results and exercises, and the numbers
-kernelviz computes beside the ones the sources printed."""
+kernelviz computes beside the ones the sources printed.
+
+The catalogue's words (each source's ``title`` and ``short`` name, each entry's ``what``, each unshown
+thing's ``what`` and ``why``) are read through ``i18n.localized``; its ids, kinds, pages, params and numbers
+as they are."""
 
 from __future__ import annotations
 
@@ -16,10 +20,17 @@ from kernelviz.app import defaults
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.widgets.sidebar import Data, make_data, native_sample
+from kernelviz.runtime.i18n import _, localized
 
 __all__ = ["OURS", "blog_source", "catalogue", "coverage", "ours"]
 
 CATALOGUE = Path(__file__).resolve().parents[4] / "chapters" / "prose" / "6_sources.toml"
+WORDS = {"source": ("title", "short"), "item": ("what",), "unshown": ("what", "why")}  # what a person reads
+# the coverage figure's chapter names, by the stem of the chapter's file
+CHAPTER_NAMES = {
+    "1_kernel_regression": _("kernel regression"), "2_masked_training": _("masked training"),
+    "3_multihead": _("multihead"), "4_attention": _("attention"), "5_in_context": _("in context"),
+}
 
 
 @functools.cache
@@ -31,6 +42,11 @@ def catalogue() -> list[dict[str, Any]]:
     """
     with CATALOGUE.open("rb") as f:
         sources = tomllib.load(f)["source"]
+    for s in sources:
+        _localize(s, WORDS["source"])
+        for part in ("item", "unshown"):
+            for entry in s.get(part, []):
+                _localize(entry, WORDS[part])
     for item in (item for s in sources for item in s["item"]):
         params = item.setdefault("params", {})
         name = params.get("data.source")
@@ -41,13 +57,21 @@ def catalogue() -> list[dict[str, Any]]:
     return sources
 
 
+def _localize(entry: dict[str, Any], fields: tuple[str, ...]) -> None:
+    """The words of ``fields`` in ``entry`` in the server's language (``localized``), in place."""
+    for name in fields:
+        if name in entry:
+            entry[name] = localized(entry[name])
+
+
 def coverage() -> tuple[np.ndarray, list[str], list[str]]:
     """(counts (sources, chapters), short source names, chapter names): how many catalogue entries of each
     source each chapter shows (the ``unshown`` lists are not entries)."""
     chapters = sorted({item["page"] for s in catalogue() for item in s["item"]})
     counts = np.array([[sum(item["page"] == page for item in s["item"]) for page in chapters]
                        for s in catalogue()])
-    names = [Path(page).stem.split("_", 1)[1].replace("_", " ") for page in chapters]
+    stems = [Path(page).stem for page in chapters]
+    names = [CHAPTER_NAMES.get(stem, stem.split("_", 1)[1].replace("_", " ")) for stem in stems]
     return counts, [s["short"] for s in catalogue()], names
 
 

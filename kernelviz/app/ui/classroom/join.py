@@ -19,6 +19,7 @@ from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui import server
 from kernelviz.app.ui.classroom import db as class_db
 from kernelviz.app.ui.classroom import session as classroom
+from kernelviz.runtime.i18n import _
 
 __all__ = ["JOIN_TRIES", "POLL_S", "page", "requested"]
 
@@ -75,11 +76,11 @@ def _too_many(client: str, failed: bool = False) -> bool:
 
 def _type_code(message: str | None) -> None:
     """The form to type a class code, under what went wrong."""
-    st.title("Join a class")
+    st.title(_("Join a class"))
     if message:
         st.error(message, icon=":material/error:")
-    code = st.text_input("The class code on the board", max_chars=8, key="join.code")
-    if st.button("Join", type="primary", icon=":material/login:", disabled=not code):
+    code = st.text_input(_("The class code on the board"), max_chars=8, key="join.code")
+    if st.button(_("Join"), type="primary", icon=":material/login:", disabled=not code):
         st.query_params["join"] = store.normal_code(code)
         st.rerun()
 
@@ -88,7 +89,7 @@ def _find(code: str) -> Session | None:
     """The session of ``code``, or None after saying why not (a wrong code counts against the client)."""
     client = _client()
     if _too_many(client):
-        _type_code("Too many wrong codes from here: wait a minute, then type the code on the board.")
+        _type_code(_("Too many wrong codes from here: wait a minute, then type the code on the board."))
         return None
     try:
         return store.find(class_db.engine(), code)
@@ -114,7 +115,8 @@ def _send(code: str, me: str, question: Question, round_: int) -> None:
     value = st.session_state.get(f"join.guess.{round_}")
     try:
         store.answer(class_db.engine(), code, me, value)
-        said = f"Answer recorded: **{md_escape(question.label(value))}**. You can change it until the reveal."
+        said = _("Answer recorded: **{answer}**. You can change it until the reveal.").format(
+            answer=md_escape(question.label(value)))
         st.session_state[SAID] = (round_, "success", said)
     except ClassError as refused:
         st.session_state[SAID] = (round_, "error", str(refused))
@@ -123,9 +125,9 @@ def _send(code: str, me: str, question: Question, round_: int) -> None:
 def _guess(question: Question, key: str) -> object:
     if question.options:
         names = dict(zip(question.options, question.labels, strict=True))
-        return st.radio("Your answer", question.options, format_func=names.get, key=key, index=None)
+        return st.radio(_("Your answer"), question.options, format_func=names.get, key=key, index=None)
     middle = round((question.lo + question.hi) / 2 / question.step) * question.step
-    return st.slider("Your answer", min_value=question.lo, max_value=question.hi, step=question.step,
+    return st.slider(_("Your answer"), min_value=question.lo, max_value=question.hi, step=question.step,
                      value=middle, key=key)
 
 
@@ -133,7 +135,7 @@ def _answer(session: Session, me: str) -> None:
     """The open question: the guess, "Send", and what became of the last answer sent."""
     key = f"join.guess.{session.round}"
     value = _guess(session.question, key)
-    st.button("Send", type="primary", icon=":material/send:", disabled=value is None, width="stretch",
+    st.button(_("Send"), type="primary", icon=":material/send:", disabled=value is None, width="stretch",
               on_click=_send, args=(session.code, me, session.question, session.round))
     said = st.session_state.get(SAID)
     if said and said[0] == session.round:
@@ -148,14 +150,14 @@ def page(code: str) -> None:
         return
     me = _me()
     _follow(session.code, session.moment)
-    st.caption(f"Class {session.code} · scene {session.scene}")
+    st.caption(_("Class {code} · scene {scene}").format(code=session.code, scene=session.scene))
     st.header(session.title, anchor=False)
     if session.closed:
-        st.info("The teacher has ended this class session. Thank you for taking part!")
+        st.info(_("The teacher has ended this class session. Thank you for taking part!"))
     elif session.question is None:
-        st.info("Watch the screen: when the teacher asks a question, it appears here.")
+        st.info(_("Watch the screen: when the teacher asks a question, it appears here."))
     else:
-        st.markdown(f"**Predict.** {session.question.prompt}")
+        st.markdown(_("**Predict.** {prompt}").format(prompt=session.question.prompt))
         if session.answer is None:
             _answer(session, me)
         else:

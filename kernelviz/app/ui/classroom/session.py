@@ -10,6 +10,7 @@ reload keeps the session; the store checks it for every act of the teacher.
 from __future__ import annotations
 
 import base64
+import html
 import io
 from collections.abc import Callable
 from typing import NamedTuple
@@ -26,6 +27,7 @@ from kernelviz.app.ui import server
 from kernelviz.app.ui.classroom import db as class_db
 from kernelviz.app.ui.questions.predict import Guess, Reveal
 from kernelviz.app.ui.widgets import text
+from kernelviz.runtime.i18n import _
 
 __all__ = [
     "COUNT_EVERY_S", "Teacher", "as_question", "bar", "join_url", "params", "show_result", "stage_question",
@@ -98,7 +100,8 @@ def _qr(url: str) -> str:
     out = io.BytesIO()
     segno.make(url, error="m").save(out, kind="png", scale=6, border=2, dark="#1B2430")
     data = base64.b64encode(out.getvalue()).decode()
-    return f'<img src="data:image/png;base64,{data}" width="170" alt="QR code of the join link, {url}">'
+    alt = html.escape(_("QR code of the join link, {url}").format(url=url))
+    return f'<img src="data:image/png;base64,{data}" width="170" alt="{alt}">'
 
 
 
@@ -111,8 +114,8 @@ def as_question(name: str, prompt: str, guess: Guess) -> Question:
     return Question(name, prompt, lo=lo, hi=hi, step=step)
 
 
-START_HELP = ("Start a class session: students join on their phones with a code and answer the lesson's "
-              "questions; the stage shows the spread of their answers, then the computed one.")
+START_HELP = _("Start a class session: students join on their phones with a code and answer the lesson's "
+               "questions; the stage shows the spread of their answers, then the computed one.")
 
 
 def bar(box: object, lesson: str, showing: Showing) -> Session | None:
@@ -120,16 +123,17 @@ def bar(box: object, lesson: str, showing: Showing) -> Session | None:
     ``showing``) as a button named by its code that opens its link, QR code and "End"; returns it."""
     following = _following(showing)
     if following is None:
-        box.button("Class session", key="class.start", icon=":material/groups:", on_click=_start,
+        box.button(_("Class session"), key="class.start", icon=":material/groups:", on_click=_start,
                    args=(lesson, showing), width="stretch", help=START_HELP)
         return None
     held, session = following
     url = join_url(held.code)
-    with box.popover(f"Class {held.code}", icon=":material/groups:", width="stretch"):
-        st.markdown(f"Students join at [{url}]({url}), class code **{held.code}**.")
+    with box.popover(_("Class {code}").format(code=held.code), icon=":material/groups:", width="stretch"):
+        st.markdown(_("Students join at [{url}]({url}), class code **{code}**.").format(url=url,
+                                                                                         code=held.code))
         st.markdown(_qr(url), unsafe_allow_html=True)
-        st.button("End the class session", key="class.end", icon=":material/logout:", on_click=_close,
-                  args=(held,), help="No more answers; the answers are kept until the session expires.")
+        st.button(_("End the class session"), key="class.end", icon=":material/logout:", on_click=_close,
+                  args=(held,), help=_("No more answers; the answers are kept until the session expires."))
     return session
 
 
@@ -147,7 +151,7 @@ def _reveal_now(held: Teacher, session: Session, reveal: Callable[[object], Reve
     from now on the students see it."""
     q = session.question
     values = list(store.answers(class_db.engine(), held.code, session.round).values())
-    with text.busy("Computing the answer…"):
+    with text.busy(_("Computing the answer…")):
         judged = {v: reveal(v) for v in dict.fromkeys(values)}  # each distinct answer judged once
         found = judged[values[0]] if values else reveal(q.options[0] if q.options else (q.lo + q.hi) / 2)
     right = tuple(v for v, verdict in judged.items() if verdict.right)
@@ -159,7 +163,7 @@ def _reveal_now(held: Teacher, session: Session, reveal: Callable[[object], Reve
 @server.fragment(run_every=COUNT_EVERY_S)
 def _count(code: str, round_: int) -> None:
     """How many have answered, read again every ``COUNT_EVERY_S`` s."""
-    st.metric("Answers so far", len(store.answers(class_db.engine(), code, round_)))
+    st.metric(_("Answers so far"), len(store.answers(class_db.engine(), code, round_)))
 
 
 def _waiting(held: Teacher, session: Session) -> None:
@@ -167,10 +171,11 @@ def _waiting(held: Teacher, session: Session) -> None:
     url = join_url(held.code)
     code_box, words = st.columns([1.0, 3.0], vertical_alignment="center")
     code_box.markdown(_qr(url), unsafe_allow_html=True)
-    words.markdown(f"Answer on your phone: scan the code or open **{url}** (class code **{held.code}**)")
+    words.markdown(_("Answer on your phone: scan the code or open **{url}** (class code **{code}**)")
+                   .format(url=url, code=held.code))
     with words:
         _count(held.code, session.round)
-    words.button("Reveal the class's answers", key="class.reveal", icon=":material/visibility:",
+    words.button(_("Reveal the class's answers"), key="class.reveal", icon=":material/visibility:",
                  type="primary", on_click=_ask_reveal, args=(session.round,))
 
 
@@ -178,13 +183,13 @@ def summary(session: Session, values: list) -> str:
     """How the class did: how many were right (a choice) or close enough, and how far off they were."""
     q, a, n = session.question, session.answer, len(values)
     if not n:
-        return "Nobody answered this question."
+        return _("Nobody answered this question.")
     right = sum(v in a.right for v in values)
     if q.options:
-        return f"**{right} of {n}** chose the computed answer."
+        return _("**{right} of {n}** chose the computed answer.").format(right=right, n=n)
     off = sorted(abs(float(v) - float(a.value)) for v in values)[(n - 1) // 2]
-    return (f"**{right} of {n}** came close enough to count as right; half the class was within {off:.3g} "
-            "of the computed answer.")
+    return _("**{right} of {n}** came close enough to count as right; half the class was within {off:.3g} "
+             "of the computed answer.").format(right=right, n=n, off=off)
 
 
 def show_result(session: Session, values: list, key: str, mine: object = None) -> None:
@@ -194,7 +199,7 @@ def show_result(session: Session, values: list, key: str, mine: object = None) -
     fig = kf.class_answers_figure(values, q, a.value, mine=mine)
     text.show(fig, key=key)
     st.markdown(summary(session, values))
-    st.markdown(f"The computed answer: **{md_escape(a.label)}**. {a.why}")
+    st.markdown(_("The computed answer: **{answer}**. {why}").format(answer=md_escape(a.label), why=a.why))
 
 
 def stage_question(session: Session, prompt: str, reveal: Callable[[object], Reveal]) -> None:
@@ -202,7 +207,7 @@ def stage_question(session: Session, prompt: str, reveal: Callable[[object], Rev
     the class answers, not the teacher. Open, it shows how to join and how many have answered; revealed,
     the class's answers and the computed answer."""
     held = st.session_state[KEY]
-    st.markdown(f"**Predict, then reveal.** {prompt}")
+    st.markdown(_("**Predict, then reveal.** {prompt}").format(prompt=prompt))
     if session.answer is None and st.session_state.get(REVEAL) == session.round:
         session = _reveal_now(held, session, reveal)
     if session.answer is None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelviz.app.ui.pages import CHAPTERS, Chapter
+from kernelviz.runtime.i18n import _, localized
 
 __all__ = ["LESSONS_DIR", "NOTE_WORDS", "Lesson", "Problem", "Scene", "chapter_charts", "lesson_names",
            "lesson_path", "load_lesson"]
@@ -39,8 +40,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f"scene {self.scene}" if self.scene else "the lesson"
-        return f"{self.file}, {where}: {self.message}"
+        if self.scene:
+            return _("{file}, scene {scene}: {message}").format(file=self.file, scene=self.scene,
+                                                                 message=self.message)
+        return _("{file}, the lesson: {message}").format(file=self.file, message=self.message)
 
 
 @dataclass(frozen=True)
@@ -112,10 +115,11 @@ def flatten(table: dict, prefix: str = "") -> dict[str, object]:
 def _text(raw: dict, name: str, problems: list[str], required: bool = False) -> str:
     value = raw.get(name, "")
     if not isinstance(value, str):
-        problems.append(f"its {name} should be text in quotes, not {value!r}")
+        problems.append(_("its {field} should be text in quotes, not {value}").format(field=name,
+                                                                                     value=repr(value)))
         return ""
     if required and not value.strip():
-        problems.append(f"it has no {name}")
+        problems.append(_("it has no {field}").format(field=name))
     return value.strip()
 
 
@@ -124,47 +128,63 @@ def _charts(raw: dict, chapter: Chapter | None, problems: list[str]) -> tuple[st
     if isinstance(charts, str):
         charts = [charts]
     if not isinstance(charts, list) or not all(isinstance(c, str) for c in charts):
-        problems.append(f"its charts should be a list of chart names in quotes, not {charts!r}")
+        problems.append(_("its charts should be a list of chart names in quotes, not {value}")
+                        .format(value=repr(charts)))
         return ()
     if chapter is None:
         return tuple(charts)
     known = chapter_charts(chapter.path)
     for name in charts:
         if name not in known:
-            problems.append(f"chapter {chapter.title!r} has no chart {name!r} "
-                            f"(its charts: {', '.join(known)})")
+            problems.append(_("chapter {chapter} has no chart {chart} (its charts: {charts})")
+                            .format(chapter=repr(chapter.title), chart=repr(name), charts=", ".join(known)))
     return tuple(c for c in charts if c in known)
 
 
 def _scene(raw: object, number: int, questions: dict[str, str], problems: list[str]) -> Scene:
     """One ``[[scene]]`` table read into a Scene; what is wrong with it is appended to ``problems``."""
     if not isinstance(raw, dict):
-        problems.append("it is not a table of fields ([[scene]] followed by name = value lines)")
-        return Scene(number, None, f"Scene {number}")
+        problems.append(_("it is not a table of fields ({header} followed by name = value lines)")
+                        .format(header="[[scene]]"))
+        return Scene(number, None, _("Scene {number}").format(number=number))
     for name in sorted(set(raw) - SCENE_FIELDS):
-        problems.append(f"it has a field {name!r} that scenes do not have "
-                        f"({', '.join(sorted(SCENE_FIELDS))})")
+        problems.append(_("it has a field {field} that scenes do not have ({fields})")
+                        .format(field=repr(name), fields=", ".join(sorted(SCENE_FIELDS))))
     chapter = find_chapter(raw.get("chapter"))
     if chapter is None:
-        names = ", ".join(f"{i} or {c.url!r}" for i, c in enumerate(CHAPTERS, 1))
-        problems.append(f"chapter {raw.get('chapter')!r} is not one of kernelviz's: {names}")
-    title = _text(raw, "title", problems, required=True) or f"Scene {number}"
+        names = ", ".join(_("{number} or {url}").format(number=i, url=repr(c.url))
+                          for i, c in enumerate(CHAPTERS, 1))
+        problems.append(_("chapter {chapter} is not one of kernelviz's: {chapters}")
+                        .format(chapter=repr(raw.get("chapter")), chapters=names))
+    title = _text(raw, "title", problems, required=True)
     note = _text(raw, "note", problems)
-    if len(note.split()) > NOTE_WORDS:
-        problems.append(f"its note has {len(note.split())} words; at most about 60 read well in a room")
+    if len(note.split()) > NOTE_WORDS:  # counted in the file's own words
+        problems.append(_("its note has {words} words; at most about 60 read well in a room")
+                        .format(words=len(note.split())))
     values = raw.get("set", {})
     if not isinstance(values, dict):
-        problems.append(f"its set should be a table of control = value lines, not {values!r}")
+        problems.append(_("its set should be a table of control = value lines, not {value}")
+                        .format(value=repr(values)))
         values = {}
-    question = raw.get("question")
+    question = _question(raw.get("question"), chapter, questions, problems)
+    title = localized(title) if title else _("Scene {number}").format(number=number)
+    return Scene(number, chapter, title, localized(note), _charts(raw, chapter, problems), flatten(values),
+                 question)
+
+
+def _question(question: object, chapter: Chapter | None, questions: dict[str, str],
+              problems: list[str]) -> str | None:
+    """The question a scene names, if kernelviz has it and its chapter asks it; else None, with why."""
     if question is not None and (not isinstance(question, str) or question not in questions):
-        problems.append(f"question {question!r} is not one of kernelviz's: {', '.join(questions)}")
-        question = None
-    elif question is not None and chapter is not None and questions[question] != chapter.url:
-        problems.append(f"question {question!r} belongs to chapter {questions[question]!r}, "
-                        f"not {chapter.url!r}")
-        question = None
-    return Scene(number, chapter, title, note, _charts(raw, chapter, problems), flatten(values), question)
+        problems.append(_("question {question} is not one of kernelviz's: {questions}")
+                        .format(question=repr(question), questions=", ".join(questions)))
+        return None
+    if question is not None and chapter is not None and questions[question] != chapter.url:
+        problems.append(_("question {question} belongs to chapter {chapter}, not {url}")
+                        .format(question=repr(question), chapter=repr(questions[question]),
+                                url=repr(chapter.url)))
+        return None
+    return question
 
 
 def _read(path: Path) -> tuple[dict | None, str | None]:
@@ -172,13 +192,13 @@ def _read(path: Path) -> tuple[dict | None, str | None]:
     try:
         return tomllib.loads(path.read_text(encoding="utf-8")), None
     except FileNotFoundError:
-        return None, "there is no such file"
+        return None, _("there is no such file")
     except UnicodeDecodeError:
-        return None, "it is not UTF-8 text"
+        return None, _("it is not UTF-8 text")
     except tomllib.TOMLDecodeError as err:
-        return None, f"it is not valid TOML: {err}"
+        return None, _("it is not valid TOML: {error}").format(error=err)
     except OSError as err:
-        return None, f"it cannot be read: {err.strerror}"
+        return None, _("it cannot be read: {error}").format(error=err.strerror)
 
 
 def load_lesson(path: Path, questions: dict[str, str] | None = None) -> Lesson:
@@ -188,15 +208,19 @@ def load_lesson(path: Path, questions: dict[str, str] | None = None) -> Lesson:
     file = f"lessons/{path.name}"
     table, why = _read(path)
     if table is None:
-        return Lesson(path.stem, file, path.stem, "", (), (Problem(file, 0, why or "unreadable"),))
+        return Lesson(path.stem, file, path.stem, "", (), (Problem(file, 0, why or _("unreadable")),))
     problems: list[Problem] = []
     title = table.get("title")
-    if not isinstance(title, str) or not title.strip():
-        problems.append(Problem(file, 0, "it has no title (a line title = \"…\" at the top)"))
-        title = path.stem
+    if isinstance(title, str) and title.strip():
+        title = localized(title.strip())
+    else:
+        problems.append(Problem(file, 0, _("it has no title (a line {line} at the top)")
+                                .format(line='title = "…"')))
+        title = path.stem  # the file's name, as in ?lesson=NAME
     raw_scenes = table.get("scene", [])
     if not isinstance(raw_scenes, list) or not raw_scenes:
-        problems.append(Problem(file, 0, "it has no scenes (each starts with a line [[scene]])"))
+        problems.append(Problem(file, 0, _("it has no scenes (each starts with a line {header})")
+                                .format(header="[[scene]]")))
         raw_scenes = []
     scenes = []
     for number, raw in enumerate(raw_scenes, 1):
@@ -204,7 +228,7 @@ def load_lesson(path: Path, questions: dict[str, str] | None = None) -> Lesson:
         scenes.append(_scene(raw, number, questions, found))
         problems += [Problem(file, number, message) for message in found]
     summary = table.get("summary", "")
-    return Lesson(path.stem, file, title.strip(), summary if isinstance(summary, str) else "",
+    return Lesson(path.stem, file, title, localized(summary) if isinstance(summary, str) else "",
                   tuple(scenes), tuple(problems))
 
 

@@ -22,11 +22,12 @@ from kernelviz.app.classroom.records import Showing
 from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui.classroom import session as classroom
 from kernelviz.app.ui.lesson import stage
-from kernelviz.app.ui.lesson.files import Lesson, Scene, lesson_names, lesson_path, load_lesson
+from kernelviz.app.ui.lesson.files import Lesson, Problem, Scene, lesson_names, lesson_path, load_lesson
 from kernelviz.app.ui.questions import predict as questions
 from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from kernelviz.app.ui.widgets import controls
 from kernelviz.app.ui.widgets.values import to_url
+from kernelviz.runtime.i18n import _
 
 __all__ = ["Request", "play", "requested"]
 
@@ -86,11 +87,12 @@ def lessons() -> list[Lesson]:
 
 def no_such_lesson(name: str, home: st.Page) -> None:
     """The page for a lesson name that has no file: what there is instead, each a link."""
-    st.title("No such lesson")
-    st.error(f"There is no lesson {name!r} (no file lessons/{name}.toml).", icon=":material/error:")
+    st.title(_("No such lesson"))
+    st.error(_("There is no lesson {name} (no file lessons/{file}.toml).").format(name=repr(name), file=name),
+             icon=":material/error:")
     found = lessons()
     if not found:
-        st.markdown("There are no lesson files in `lessons/` yet.")
+        st.markdown(_("There are no lesson files in `lessons/` yet."))
     for other in found:
         st.page_link(home, label=other.title, query_params={"lesson": other.name},
                      icon=":material/slideshow:")
@@ -117,15 +119,15 @@ def _header(found: Lesson, k: int) -> _Boxes:
     "Explore this" and of the class session, drawn once the chapter has run."""
     n = len(found.scenes)
     left, prev, nxt, explore, klass = st.columns([3.4, 1.5, 1.3, 1.7, 1.7], vertical_alignment="center")
-    left.markdown(f"**{md_escape(found.title)}** · scene {k} of {n}")
-    prev.button("Previous", key="lesson.prev", icon=":material/arrow_back:", on_click=_go, args=(k - 1,),
+    left.markdown(_("**{title}** · scene {k} of {n}").format(title=md_escape(found.title), k=k, n=n))
+    prev.button(_("Previous"), key="lesson.prev", icon=":material/arrow_back:", on_click=_go, args=(k - 1,),
                 disabled=k <= 1, shortcut="Left", width="stretch")
-    nxt.button("Next", key="lesson.next", icon=":material/arrow_forward:", on_click=_go, args=(k + 1,),
+    nxt.button(_("Next"), key="lesson.next", icon=":material/arrow_forward:", on_click=_go, args=(k + 1,),
                disabled=k >= n, shortcut="Right", width="stretch", type="primary")
     with st.container(key="kv-twins"):  # hidden twins for a presentation clicker's PageUp / PageDown
-        st.button("Previous scene", key="lesson.pageup", on_click=_go, args=(k - 1,), disabled=k <= 1,
+        st.button(_("Previous scene"), key="lesson.pageup", on_click=_go, args=(k - 1,), disabled=k <= 1,
                   shortcut="PageUp")
-        st.button("Next scene", key="lesson.pagedown", on_click=_go, args=(k + 1,), disabled=k >= n,
+        st.button(_("Next scene"), key="lesson.pagedown", on_click=_go, args=(k + 1,), disabled=k >= n,
                   shortcut="PageDown")
     return _Boxes(explore.empty(), klass.container())
 
@@ -152,15 +154,15 @@ def _in_words(the_stage: stage.Stage) -> None:
     """Under the charts, closed: each chart's text alternative, for a teacher to read out and for a student
     with a screen reader to find in reading order."""
     if the_stage.described:
-        with the_stage.words, st.expander("The charts in words", icon=":material/description:"):
+        with the_stage.words, st.expander(_("The charts in words"), icon=":material/description:"):
             st.markdown("\n".join(f"- {md_escape(text)}" for text in the_stage.described.values()))
 
 
 def _found_in_first_run(scene: Scene) -> list[str]:
     """What the controls did not accept of the scene's values, and the values no control of the page has."""
     drawn = controls.rendered_values()
-    unknown = [f"{key} is not a control of this page or of the sidebar" for key in scene.values
-               if key not in drawn]
+    unknown = [_("{key} is not a control of this page or of the sidebar").format(key=key)
+               for key in scene.values if key not in drawn]
     return controls.scene_problems() + unknown
 
 
@@ -199,8 +201,8 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
         st.session_state[_FOUND] = _found_in_first_run(scene)
         st.session_state[_SHOWN] = (found.name, k)
     _after_run(found, k, the_stage, boxes)
-    missing = [f"{key} is not drawn on this page at these values" for key in the_stage.slots
-               if key not in the_stage.drawn]
+    missing = [_("{key} is not drawn on this page at these values").format(key=key)
+               for key in the_stage.slots if key not in the_stage.drawn]
     _problems(problems, found, k, st.session_state.get(_FOUND, []) + missing)
 
 
@@ -218,14 +220,15 @@ def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> 
             else:
                 questions.draw(name, prompt, guess, reveal)
     values = {key: to_url(v) for key, v in controls.rendered_values().items()}
-    boxes.explore.button("Explore this", key="lesson.explore", icon=":material/open_in_new:",
-                         on_click=_explore, args=(values,), width="stretch",
-                         help="Leave the lesson: this chapter, with every control, at this scene's values.")
+    boxes.explore.button(
+        _("Explore this"), key="lesson.explore", icon=":material/open_in_new:", on_click=_explore,
+        args=(values,), width="stretch",
+        help=_("Leave the lesson: this chapter, with every control, at this scene's values."))
 
 
 def _problems(box: object, found: Lesson, k: int, more: list[str]) -> None:
     """One warning listing what is wrong with scene ``k`` (and the file), naming the file and the scene."""
-    lines = [str(p) for p in found.problems_of(k)] + [f"{found.file}, scene {k}: {m}" for m in more]
+    lines = [str(p) for p in found.problems_of(k)] + [str(Problem(found.file, k, m)) for m in more]
     if lines:
         box.warning("\n".join(f"- {md_escape(line)}" for line in lines), icon=":material/warning:")
 

@@ -15,6 +15,7 @@ from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.widgets import controls
 from kernelviz.app.ui.widgets.values import to_url
+from kernelviz.runtime.i18n import _
 
 __all__ = ["copy_button", "scene_block", "start_run"]
 
@@ -38,8 +39,8 @@ def scene_block(url: str, values: dict[str, object], charts: list[str]) -> str:
         "[[scene]]",
         f"chapter = {number}  # {CHAPTERS[number - 1].title}",
         'title = "…"',
-        "note = '''…'''  # at most about 60 words; Markdown, LaTeX between dollars: $\\ell$",
-        f"charts = [{', '.join(_toml(c) for c in charts)}]  # keep the ones to show",
+        "note = '''…'''  # " + _("at most about 60 words; Markdown, LaTeX between dollars: $\\ell$"),
+        f"charts = [{', '.join(_toml(c) for c in charts)}]  # " + _("keep the ones to show"),
         "",
         "[scene.set]",
         *(f"{_toml(key)} = {_toml(value)}" for key, value in sorted(values.items())),
@@ -47,10 +48,10 @@ def scene_block(url: str, values: dict[str, object], charts: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-@st.dialog("This view as a lesson scene", width="large")
+@st.dialog(_("This view as a lesson scene"), width="large")
 def _show(block: str) -> None:
-    st.markdown("Paste it into a lesson file in `lessons/` (see `lessons/README.md`), then give it a title "
-                "and a note, and keep the charts the scene should show.")
+    st.markdown(_("Paste it into a lesson file in `lessons/` (see `lessons/README.md`), then give it a "
+                  "title and a note, and keep the charts the scene should show."))
     st.code(block, language="toml")
 
 
@@ -59,6 +60,7 @@ def copy_button(url: str) -> None:
     page has run, so that every control and chart of the run is known."""
     if url not in {c.url for c in CHAPTERS}:
         return
-    if st.sidebar.button("Copy this view as a lesson scene", key="kv.copy_scene", icon=":material/slideshow:",
-                         help="The chapter, its controls' values and its charts, ready for a lesson file."):
+    if st.sidebar.button(
+            _("Copy this view as a lesson scene"), key="kv.copy_scene", icon=":material/slideshow:",
+            help=_("The chapter, its controls' values and its charts, ready for a lesson file.")):
         _show(scene_block(url, controls.rendered_values(), stage.drawn_charts()))

@@ -17,15 +17,20 @@ from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions.predict import Guess, Reveal, ask
 from kernelviz.app.ui.widgets.text import prose
+from kernelviz.app.ui.widgets.values import lengthscale_choice
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views.training import MaskedSettings
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models.attention import gaussian_attention_params
 from kernelviz.models.heads import FitResult
+from kernelviz.runtime.i18n import _
 
 __all__ = ["beats_gaussian", "largest_holdout", "largest_mixing", "rough_window", "wide_window"]
 
 P = "questions"
+# How a window changes, as the rough_window question's reveal says it: the key (also its answer and the name
+# of its prose reason) → the word in its sentence.
+WAYS = {"wider": _("wider"), "narrower": _("narrower")}
 
 
 def _g(v: float) -> str:
@@ -34,7 +39,7 @@ def _g(v: float) -> str:
 
 def _judged(guess: object, answer: object, why: str) -> Reveal:
     """The reveal of a question with one right choice: right or not, and why."""
-    return Reveal(guess == answer, "Right." if guess == answer else "Not this time.", why, answer)
+    return Reveal(guess == answer, _("Right.") if guess == answer else _("Not this time."), why, answer)
 
 
 class FitAt(NamedTuple):
@@ -55,17 +60,17 @@ def fit_at(data: Data, x: float, lengthscale: float) -> FitAt:
 
 
 def wide_window(data: Data) -> None:
-    """Chapter 1: where the fit passes at x = lo + 2/3 span with ℓ = span / 2 (x = 1, ℓ = 3 on the post's
-    data)."""
+    """Chapter 1: where the fit passes at x = lo + 2/3 span with ℓ the slider's value nearest span / 2
+    (x = 1, ℓ = 3.16 on the post's data), so that a scene at that ℓ shows the answer."""
     lo, hi = data.ds.domain
-    x, ell = float(f"{lo + 2 * (hi - lo) / 3:.3g}"), float(f"{(hi - lo) / 2:.3g}")
+    x, ell = float(f"{lo + 2 * (hi - lo) / 3:.3g}"), lengthscale_choice((hi - lo) / 2, hi - lo)
     y = data.ds.y
 
     def reveal(guess: object) -> Reveal:
         at = fit_at(data, x, ell)
         off = abs(float(guess) - at.mean)
         share = off / (float(y.max() - y.min()) or 1.0)
-        verdict = "Spot on." if share <= 0.05 else "Close." if share <= 0.15 else "Not quite."
+        verdict = _("Spot on.") if share <= 0.05 else _("Close.") if share <= 0.15 else _("Not quite.")
         yours = prose(P, "wide_window.yours", guess=_g(float(guess)), off=_g(off), share=f"{share:.0%}")
         why = prose(P, "wide_window.why", answer=_g(at.mean), ell=_g(ell), ratio=f"{at.ratio:.2f}",
                     mean=_g(at.y_mean))
@@ -76,7 +81,7 @@ def wide_window(data: Data) -> None:
 
 
 def largest_holdout(data: Data, s: MaskedSettings) -> None:
-    """Chapter 2: which of the post's hold-out sizes learns the largest ℓ (the post's four runs)."""
+    """Chapter 2: which of the post's four hold-out sizes learns the largest ℓ (the post's code re-run)."""
     sizes = cache.panel_holdouts(len(data.train))
 
     def reveal(guess: object) -> Reveal:
@@ -92,7 +97,7 @@ def largest_holdout(data: Data, s: MaskedSettings) -> None:
     prompt = prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes)),
                    kernel=get_kernel(s.kernel).label)
     ask("masked.largest_holdout", prompt,
-        Guess(options=sizes, labels=tuple(f"hold-out {k}" for k in sizes)), reveal)
+        Guess(options=sizes, labels=tuple(_("hold-out {k}").format(k=k) for k in sizes)), reveal)
 
 
 def largest_mixing(result: FitResult) -> None:
@@ -102,14 +107,14 @@ def largest_mixing(result: FitResult) -> None:
 
     def reveal(guess: object) -> Reveal:
         best = int(np.argmax(np.abs(result.mixing))) + 1
-        parts = [f"head {h}: ℓ = {_g(ell)}, u = {u:+.3g}"
+        parts = [_("head {h}: ℓ = {ell}, u = {u:+.3g}").format(h=h, ell=_g(ell), u=u)
                  for h, ell, u in zip(options, result.lengthscales, result.mixing, strict=True)]
         why = prose(P, "largest_mixing.why", answer=best, all="; ".join(parts))
         return _judged(guess, best, why)
 
     starts = result.trajectory[0]  # where this fit's training started, scaled to the data
     ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
-        Guess(options=options, labels=tuple(f"head {h} (starts at ℓ = {_g(s)})"
+        Guess(options=options, labels=tuple(_("head {h} (starts at ℓ = {ell})").format(h=h, ell=_g(s))
                                             for h, s in zip(options, starts, strict=True))), reveal)
 
 
@@ -134,10 +139,10 @@ def beats_gaussian(data: Data, s: object) -> None:
         return _judged(guess, yes, why)
 
     ell = cache.loo_optimum(data, "gaussian")
-    prompt = prose(P, "beats_gaussian.prompt", ell="none" if ell is None else _g(ell),
+    prompt = prose(P, "beats_gaussian.prompt", ell=_("none") if ell is None else _g(ell),
                    holds=prose(P, holds, d_qk=s.d_qk, need=need))
-    ask("attn.beats_gaussian", prompt, Guess(options=(True, False), labels=("Yes, a lower error", "No")),
-        reveal)
+    ask("attn.beats_gaussian", prompt,
+        Guess(options=(True, False), labels=(_("Yes, a lower error"), _("No"))), reveal)
 
 
 def rough_window(s: vi.Settings) -> None:
@@ -148,13 +153,13 @@ def rough_window(s: vi.Settings) -> None:
         rows = ci.sweep(s.family, s.n, s.heads, s.seed)
         by_r = sorted((r for r in rows if r.noise == ci.SWEEP_BASE[1]), key=lambda r: r.roughness)
         first, last = by_r[0], by_r[-1]
-        answer = "narrower" if last.window < first.window else "wider"
+        answer = "narrower" if vi.direction(rows, *ci.SWEEP_BASE)[0] else "wider"  # the page's reading
         best = ", ".join(f"{_g(r.best_lengthscale)}" for r in by_r)
         best_way = "narrower" if last.best_lengthscale < first.best_lengthscale else "wider"
         why = prose(P, "rough_window.why", first=_g(first.window), last=_g(last.window),
-                    r0=_g(first.roughness), r1=_g(last.roughness), direction=answer,
-                    reason=prose(P, f"rough_window.{answer}"), best=best, best_direction=best_way)
+                    r0=_g(first.roughness), r1=_g(last.roughness), direction=WAYS[answer],
+                    reason=prose(P, f"rough_window.{answer}"), best=best, best_direction=WAYS[best_way])
         return _judged(guess, answer, why)
 
     ask("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),
-        Guess(options=("wider", "narrower"), labels=("Wider", "Narrower")), reveal)
+        Guess(options=("wider", "narrower"), labels=(_("Wider"), _("Narrower"))), reveal)

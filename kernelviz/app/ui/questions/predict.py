@@ -17,6 +17,7 @@ import streamlit as st
 
 from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui.lesson import stage
+from kernelviz.runtime.i18n import _
 
 __all__ = ["QUESTION_CHAPTERS", "Guess", "Reveal", "ask", "forget"]
 
@@ -44,10 +45,10 @@ class Guess:
         """The guess widget; returns the guess."""
         if self.options:
             names = dict(zip(self.options, self.labels or map(str, self.options), strict=True))
-            return st.segmented_control("Your guess", self.options, format_func=names.get, key=key,
+            return st.segmented_control(_("Your guess"), self.options, format_func=names.get, key=key,
                                         on_change=on_change)
         lo, hi, step = self.notches()
-        return st.slider("Your guess", min_value=lo, max_value=hi, step=step,
+        return st.slider(_("Your guess"), min_value=lo, max_value=hi, step=step,
                          value=round((lo + hi) / 2 / step) * step, key=key, on_change=on_change)
 
     def notches(self) -> tuple[float, float, float]:
@@ -110,17 +111,17 @@ def ask(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]
 def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
     """Draw question ``name`` where the caller is: prompt, then the guess and "Reveal" in one row, and the
     answer once asked for."""
-    st.markdown(f"**Predict, then reveal.** {prompt}")
+    st.markdown(_("**Predict, then reveal.** {prompt}").format(prompt=prompt))
     asked, button, hint = st.columns([3, 1, 2], vertical_alignment="bottom")  # one row: short on a projector
     with asked:
         value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
-    button.button("Reveal", key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
+    button.button(_("Reveal"), key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
                   args=(name,), disabled=value is None, type="primary")
     if value is None:
-        hint.caption("Make a guess first.")
+        hint.caption(_("Make a guess first."))
     if value is None or not st.session_state.get(_shown(name)):
         return
-    with st.spinner("Computing the answer…", show_time=True):
+    with st.spinner(_("Computing the answer…"), show_time=True):
         answer = reveal(value)
     said = " ".join(part for part in (f"**{md_escape(answer.verdict)}**", answer.yours, answer.why) if part)
     (st.success if answer.right else st.info)(said)

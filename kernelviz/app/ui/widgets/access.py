@@ -33,9 +33,12 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import streamlit as st
+
+from kernelviz.runtime.i18n import _
 
 __all__ = ["CSS", "KEYS", "NUMBERS", "apply", "numbers_switch", "numbers_wanted", "replay_keys"]
 
@@ -69,6 +72,8 @@ CSS = """<style>
 </style>"""
 
 
+REPLAY_BUTTON = _("{button} the replay")  # the accessible name of a replay's Play or Pause button
+
 KEYS = """<script>
 (() => {
   if (window.kvReplayKeys) return;  // once a page: the timer below finds every chart drawn later
@@ -82,14 +87,15 @@ KEYS = """<script>
     .forEach(button => {
       button.setAttribute("tabindex", "0");
       button.setAttribute("role", "button");
-      button.setAttribute("aria-label", `${button.textContent.trim()} the replay`);
+      const label = button.textContent.trim();  // Play or Pause
+      button.setAttribute("aria-label", __REPLAY_BUTTON__.replace("{button}", () => label));
       button.addEventListener("keydown", event => press(button, event));
     });
   // a look twice a second: a MutationObserver on the page made every chart's drawing 12 % slower
   setInterval(reach, 500);
   reach();
 })();
-</script>"""
+</script>""".replace("__REPLAY_BUTTON__", json.dumps(REPLAY_BUTTON, ensure_ascii=False), 1)
 
 
 def apply() -> None:
@@ -107,9 +113,9 @@ def replay_keys(box: Any, key: str) -> None:
 def numbers_switch() -> None:
     """In the sidebar: show every chart's numbers as tables under it (what a screen reader's user asks for
     first, and a way to read exact values off any chart)."""
-    st.sidebar.toggle("Show the numbers under every chart", key=NUMBERS,
-                      help="Under each chart, its curves, points, bars and heatmap rows as small tables, "
-                      "from the same numbers the chart is drawn from.")
+    st.sidebar.toggle(_("Show the numbers under every chart"), key=NUMBERS,
+                      help=_("Under each chart, its curves, points, bars and heatmap rows as small tables, "
+                             "from the same numbers the chart is drawn from."))
 
 
 MOBILE = "Mobi"  # in a phone browser's User-Agent, not in a tablet's or a computer's

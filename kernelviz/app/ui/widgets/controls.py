@@ -15,6 +15,7 @@ import streamlit as st
 
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.widgets.values import Spec, lengthscale_choice, lengthscale_options, make_spec, to_url
+from kernelviz.runtime.i18n import _
 
 __all__ = [
     "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "picture_control", "present",
@@ -90,7 +91,8 @@ def _scene_start_value(key: str, spec: Spec, fallback: Any) -> None:
     value = None if raw is None else spec.coerce(raw)
     why = None if raw is None else spec.problem(raw)
     if why:
-        state.setdefault(_SCENE_PROBLEMS, []).append(f"{key} = {to_url(raw)} is {why}")
+        state.setdefault(_SCENE_PROBLEMS, []).append(
+            _("{key} = {value} is {why}").format(key=key, value=to_url(raw), why=why))
     state[key] = fallback if value is None else value
 
 
@@ -237,6 +239,6 @@ def picture_control(key: str, pictures: dict[str, str]) -> str:
     """Which of ``pictures`` (value → label, its Material icon first) a section draws, the first by default:
     a segmented control labelled "Picture", mirrored in the URL like every ``control``. A page builds and
     sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
-    return control("segmented", "Picture", key, default=next(iter(pictures)), options=tuple(pictures),
+    return control("segmented", _("Picture"), key, default=next(iter(pictures)), options=tuple(pictures),
                    format_func=pictures.get)
 

@@ -25,6 +25,7 @@ from kernelviz.app.ui.widgets.controls import control
 from kernelviz.app.ui.widgets.text import show_table
 from kernelviz.app.ui.widgets.values import Spec
 from kernelviz.app.views import explain
+from kernelviz.runtime.i18n import _
 
 __all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",
            "point_weights", "selection_controls"]
@@ -64,15 +65,15 @@ def selection_controls(prefix: str, data: Data, container: object = None) -> Sel
     """The toggle "Explain the fit at x*" and the number x* (its start: the middle of the data), side by
     side in ``container``."""
     spec = _x_spec(data)
-    left, right, _ = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
-    on = control("toggle", "Explain the fit at x*", f"{prefix}explain", default=False, container=left,
-                 help="Or click a point of the fit (the line or a data point). The chart then shows each "
-                 "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers. "
-                 "kernelviz's own view: no source writes out a single prediction.")
+    left, right, _rest = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
+    on = control("toggle", _("Explain the fit at x*"), f"{prefix}explain", default=False, container=left,
+                 help=_("Or click a point of the fit (the line or a data point). The chart then shows each "
+                        "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers. "
+                        "kernelviz's own view: no source writes out a single prediction."))
     x = control("number", "x*", f"{prefix}x", default=spec.coerce((spec.min_value + spec.max_value) / 2),
                 min_value=spec.min_value, max_value=spec.max_value, step=spec.step, container=right,
                 on_change=functools.partial(_turn_on, f"{prefix}explain"),
-                help="The query x* to explain, in units of x. Changing it turns the explanation on.")
+                help=_("The query x* to explain, in units of x. Changing it turns the explanation on."))
     return Selection(bool(on), float(x))
 
 
@@ -105,9 +106,11 @@ def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
     def term(v: float) -> str:  # a negative term in brackets, so that "+ (−0.3)" reads as a sum
         return f"({v:.4g})" if v < 0 else f"{v:.4g}"
 
-    parts = [rf"\underbrace{{{term(top)}}}_{{\text{{{pw.top.shape[0]} largest}}}}"]
+    largest = _("{n} largest").format(n=pw.top.shape[0])  # the words under the braces, in \text{…}
+    parts = [rf"\underbrace{{{term(top)}}}_{{\text{{{largest}}}}}"]
     if others:
-        parts.append(rf"\underbrace{{{term(pw.rest_sum)}}}_{{\text{{the other {others:,}}}}}")
+        the_other = _("the other {n:,}").format(n=others)
+        parts.append(rf"\underbrace{{{term(pw.rest_sum)}}}_{{\text{{{the_other}}}}}")
     return rf"m({pw.x:.4g}) = \sum_i w_i(x^*)\, y_i = " + " + ".join(parts) + rf" = {pw.mean:.4g}"
 
 
@@ -124,18 +127,20 @@ def formula_panel(data: Data, pw: explain.PointWeights, lengthscale: float, kern
 
 
 def _panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str) -> None:
-    st.markdown(f"**Why the fit is where it is at x\\* = {pw.x:.4g}** ({kernel_label} kernel,"
-                f" ℓ = {lengthscale:.3g})")
+    st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}** ({kernel} kernel, ℓ = {lengthscale:.3g})")
+                .format(x=pw.x, kernel=kernel_label, lengthscale=lengthscale))
     if pw.empty:
-        st.info(f"No data point lies in the {kernel_label} kernel's window at x* = {pw.x:.4g}: every weight "
-                "is 0, so m(x*) is undefined there (the gap in the fit). Choose a larger ℓ or another x*.")
+        st.info(_("No data point lies in the {kernel} kernel's window at x* = {x:.4g}: every weight is 0, so "
+                  "m(x*) is undefined there (the gap in the fit). Choose a larger ℓ or another x*.")
+                .format(kernel=kernel_label, x=pw.x))
         return
     y = np.asarray(data.ds.y, dtype=np.float64)
     st.latex(_sum_latex(pw, y))
     show_table(explain.weights_table(pw, data.ds.x, y))
     st.latex(rf"s(x^*) = \Big(\sum_i w_i(x^*)\,(y_i - m(x^*))^2\Big)^{{1/2}} = {pw.std:.4g}")
-    st.caption(f"The band at x*: m(x*) ± 2 s(x*) = {pw.mean - 2 * pw.std:.4g} to {pw.mean + 2 * pw.std:.4g}. "
-               "On the chart, each data point's marker area is proportional to its weight wᵢ(x*).")
+    st.caption(_("The band at x*: m(x*) ± 2 s(x*) = {lo:.4g} to {hi:.4g}. On the chart, each data point's "
+                 "marker area is proportional to its weight wᵢ(x*).")
+               .format(lo=pw.mean - 2 * pw.std, hi=pw.mean + 2 * pw.std))
 
 
 def heads_panel(hp: explain.HeadsPoint, names: list[str], *, key: str) -> None:
@@ -145,15 +150,17 @@ def heads_panel(hp: explain.HeadsPoint, names: list[str], *, key: str) -> None:
     if box is None:
         return
     with box.container():
-        st.markdown(f"**Why the fit is where it is at x\\* = {hp.x:.4g}**: the heads' predictions, mixed")
+        st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}**: the heads' predictions, mixed")
+                    .format(x=hp.x))
         heads = hp.head_means.shape[0]
+        terms = _("(the terms: the table's last column)")  # words beside the formula, in \text{…}
         st.latex(rf"\hat f({hp.x:.4g}) = \sum_{{h=1}}^{{{heads}}} u_h\, m_h(x^*) = {hp.mean:.4g}"
-                 r"\qquad\text{(the terms: the table's last column)}")
+                 rf"\qquad\text{{{terms}}}")
         show_table(explain.heads_table(hp, names))
-        st.caption(f"Each head is a kernel smoother with its own ℓₕ: mₕ(x*) = Σᵢ wₕᵢ(x*) yᵢ (the dots on the "
-                   "chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is the "
-                   f"mixture. Its band: f̂(x*) ± 2 s(x*) = "
-                   f"{hp.mean - 2 * hp.std:.4g} to {hp.mean + 2 * hp.std:.4g}.")
+        st.caption(_("Each head is a kernel smoother with its own ℓₕ: mₕ(x*) = Σᵢ wₕᵢ(x*) yᵢ (the dots on "
+                     "the chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is "
+                     "the mixture. Its band: f̂(x*) ± 2 s(x*) = {lo:.4g} to {hi:.4g}.")
+                   .format(lo=hp.mean - 2 * hp.std, hi=hp.mean + 2 * hp.std))
 
 
 def layer_panel(lp: explain.LayerPoint, names: list[str], x: np.ndarray, *, key: str) -> None:
@@ -164,8 +171,8 @@ def layer_panel(lp: explain.LayerPoint, names: list[str], x: np.ndarray, *, key:
     if box is None:
         return
     with box.container():
-        st.markdown(f"**Why the layer's output is where it is at x\\* = {lp.x:.4g}**: scores, softmax, "
-                    "values, heads")
+        st.markdown(_("**Why the layer's output is where it is at x\\* = {x:.4g}**: scores, softmax, "
+                      "values, heads").format(x=lp.x))
         st.latex(rf"\hat f({lp.x:.4g}) = \sum_{{h}} \mathrm{{head}}_h(x^*)\,U_h = {lp.mean:.4g}")
         st.latex(r"\mathrm{head}_h(x^*)\,U_h = \sum_i \operatorname{softmax}_i(s_{hi})\; v_{hi},\qquad "
                  r"s_{hi} = \frac{q_h(x^*)\cdot k_h(x_i)}{\sqrt{d_{qk}}}")
@@ -173,8 +180,8 @@ def layer_panel(lp: explain.LayerPoint, names: list[str], x: np.ndarray, *, key:
         for tab, h in zip(st.tabs(names), range(len(names)), strict=True):
             with tab:
                 show_table(explain.head_keys_table(lp, h, x))
-        st.caption("The softmax turns scores into weights, wₕᵢ = exp(sₕᵢ) / Σⱼ exp(sₕⱼ): only differences "
-                   "between a head's scores matter, and a score 2.3 below the largest gets a tenth of its "
-                   "weight. The value vₕᵢ = tᵢ Wᵥʰ Uₕ is what point i passes on through head h. On the "
-                   "chart, the dots are the heads' parts at x* and the ring their sum; the band there: "
-                   f"{lp.mean - 2 * lp.std:.4g} to {lp.mean + 2 * lp.std:.4g}.")
+        st.caption(_("The softmax turns scores into weights, wₕᵢ = exp(sₕᵢ) / Σⱼ exp(sₕⱼ): only differences "
+                     "between a head's scores matter, and a score 2.3 below the largest gets a tenth of its "
+                     "weight. The value vₕᵢ = tᵢ Wᵥʰ Uₕ is what point i passes on through head h. On the "
+                     "chart, the dots are the heads' parts at x* and the ring their sum; the band there: "
+                     "{lo:.4g} to {hi:.4g}.").format(lo=lp.mean - 2 * lp.std, hi=lp.mean + 2 * lp.std))

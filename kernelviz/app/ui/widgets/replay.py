@@ -16,6 +16,7 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.widgets.controls import control
 from kernelviz.app.ui.widgets.text import prose
 from kernelviz.models.heads import FitResult
+from kernelviz.runtime.i18n import _
 
 __all__ = ["MaskedReplay", "Replay", "masked_replay", "replay_controls"]
 
@@ -27,20 +28,21 @@ class Replay(NamedTuple):
     step: int
 
 
-def replay_controls(prefix: str, steps: int, chapter: str, what: str = "training") -> Replay:
-    """The toggle "Replay ``what`` under the chart" (its help: the ``replay_help`` of ``chapter``'s prose)
-    and, when it is on, the number "Open at step" (0 … ``steps``, the last by default: the still chart),
-    side by side."""
-    left, right, _ = st.columns([1.6, 1.0, 1.4], vertical_alignment="bottom")
-    on = control("toggle", f"Replay {what} under the chart", f"{prefix}replay", default=False,
-                 help=prose(chapter, "replay_help"), container=left)
+def replay_controls(prefix: str, steps: int, chapter: str, what: str | None = None) -> Replay:
+    """The toggle "Replay ``what`` under the chart" (``what``: "training" when not given; its help: the
+    ``replay_help`` of ``chapter``'s prose) and, when it is on, the number "Open at step" (0 … ``steps``,
+    the last by default: the still chart), side by side."""
+    left, right, _rest = st.columns([1.6, 1.0, 1.4], vertical_alignment="bottom")
+    what = _("training") if what is None else what
+    on = control("toggle", _("Replay {what} under the chart").format(what=what), f"{prefix}replay",
+                 default=False, help=prose(chapter, "replay_help"), container=left)
     if not on:
         return Replay(False, int(steps))
     _stay_at_the_end(prefix, int(steps))
-    step = control("number", "Open at step", f"{prefix}step", default=int(steps), min_value=0,
+    step = control("number", _("Open at step"), f"{prefix}step", default=int(steps), min_value=0,
                    max_value=int(steps), step=1, container=right,
-                   help="The step the chart shows first (the kept step nearest it); the slider under the "
-                   "chart and Play go through all of them.")
+                   help=_("The step the chart shows first (the kept step nearest it); the slider under the "
+                          "chart and Play go through all of them."))
     return Replay(True, int(step))
 
 

@@ -18,6 +18,7 @@ from kernelviz.app.ui.widgets.text import md_escape
 from kernelviz.data.csvfile import MAX_CSV_MB
 from kernelviz.data.datasets import subsample
 from kernelviz.models.training import TRAIN_MAX_POINTS
+from kernelviz.runtime.i18n import _
 
 __all__ = [
     "GRID_POINTS",
@@ -46,10 +47,10 @@ _LAST_GOOD = "kv._last_good"  # the last Data that loaded, kept when a new choic
 _DATA = "kv._data"  # the Data of the current run
 _DATA_ERROR = "kv._data_error"
 
-SOURCES = {
-    "blog": "Heteroskedastic sine (blog post)",
-    "d2l": "2 sin x + x^0.8 (d2l)",
-    "csv": "Your CSV upload",
+SOURCES = {  # data-set identifier → the name the selectbox shows
+    "blog": _("Heteroskedastic sine (blog post)"),
+    "d2l": _("2 sin x + x^0.8 (d2l)"),
+    "csv": _("Your CSV upload"),
 }
 
 
@@ -106,7 +107,7 @@ def apply_upload(state: MutableMapping[str, Any], content: bytes, filename: str)
     try:
         ds = kv.load_csv(content)
     except kv.DataError as exc:
-        state[_UPLOAD_ERROR] = f"Could not use {filename}: {exc}"
+        state[_UPLOAD_ERROR] = _("Could not use {filename}: {error}").format(filename=filename, error=exc)
         return state[_UPLOAD_ERROR]
     digest = hashlib.sha256(content).hexdigest()
     state[_UPLOAD] = CsvUpload(filename, bytes(content), digest, ds.columns, ds.n_rows_read)
@@ -143,11 +144,11 @@ def _csv_data(upload: CsvUpload, disabled: bool) -> Data:
     xcol = ycol = None
     if len(upload.columns) > 2:
         cols = upload.columns
-        xcol = control("selectbox", "x column", "data.xcol", default=cols[0], options=cols, format_func=str,
-                       disabled=disabled)
+        xcol = control("selectbox", _("x column"), "data.xcol", default=cols[0], options=cols,
+                       format_func=str, disabled=disabled)
         others = tuple(c for c in cols if c != xcol)
         ycol = control(
-            "selectbox", "y column", "data.ycol", default=others[0], options=others, format_func=str,
+            "selectbox", _("y column"), "data.ycol", default=others[0], options=others, format_func=str,
             disabled=disabled,
         )
     ds = _from_csv(upload.digest, xcol, ycol, upload.content)
@@ -159,22 +160,22 @@ def _builtin_data(source: str, disabled: bool) -> Data:
     native, native_seed = native_sample(source)
     n = control(
         "select_slider",
-        "Number of points n",
+        _("Number of points n"),
         "data.n",
         default=native,
         options=point_options(source),
-        help="How many (x, y) pairs to draw from the data set's formula.",
+        help=_("How many (x, y) pairs to draw from the data set's formula."),
         disabled=disabled,
     )
     seed = control(
         "number",
-        "Noise seed",
+        _("Noise seed"),
         "data.seed",
         default=native_seed,
         min_value=0,
         max_value=99_999,
         step=1,
-        help="Seed of the random noise: another seed is another sample of the same curve.",
+        help=_("Seed of the random noise: another seed is another sample of the same curve."),
         disabled=disabled,
     )
     return builtin_data(source, n, seed)
@@ -190,20 +191,20 @@ def data_sidebar(used: bool = True) -> Data:
     state = st.session_state
     upload: CsvUpload | None = state.get(_UPLOAD)
     with st.sidebar:
-        st.header("Data")
+        st.header(_("Data"))
         source = control(
             "selectbox",
-            "Data set",
+            _("Data set"),
             "data.source",
             default="blog",
             options=["blog", "d2l", *(["csv"] if upload else [])],
             format_func=lambda s: SOURCES[s],
             on_change=_native_size,
-            help="The two synthetic sets come from the sources; upload a CSV below to use your own data.",
+            help=_("The two synthetic sets come from the sources; upload a CSV below to use your own data."),
             disabled=not used,
         )
         if not used:
-            st.caption("This page draws its own data; these controls apply to chapters 1 to 4.")
+            st.caption(_("This page draws its own data; these controls apply to chapters 1 to 4."))
         try:
             csv = source == "csv" and upload is not None
             data = _csv_data(upload, not used) if csv else _builtin_data(source, not used)
@@ -213,15 +214,17 @@ def data_sidebar(used: bool = True) -> Data:
             state[_DATA_ERROR] = str(exc)
             data = state.get(_LAST_GOOD) or builtin_data("blog", *native_sample("blog"))
         st.file_uploader(
-            "Your own data (CSV)",
+            _("Your own data (CSV)"),
             type=["csv", "txt", "tsv"],
             key="data.upload",
             on_change=_on_upload,
-            help=f"Two numeric columns (x, y); with more, choose them above. Up to {MAX_CSV_MB} MB.",
+            help=_("Two numeric columns (x, y); with more, choose them above. Up to {mb} MB.").format(
+                mb=MAX_CSV_MB),
             disabled=not used,
         )
         if upload is not None and source == "csv":
-            st.caption(f"File: {md_escape(upload.filename)} · {upload.n_rows_read:,} rows read")
+            st.caption(_("File: {name} · {rows:,} rows read").format(name=md_escape(upload.filename),
+                                                                      rows=upload.n_rows_read))
     state[_DATA] = data
     return data
 
@@ -238,23 +241,23 @@ def data_messages(data: Data) -> None:
     """Errors about the data (bad upload, a column choice that fails) and, for user data, a preview."""
     for err in (st.session_state.get(_UPLOAD_ERROR), st.session_state.get(_DATA_ERROR)):
         if err:
-            st.error(md_escape(err) + "  \nThe previous data set stays in use.", icon=":material/warning:")
+            st.error(_("{error}  \nThe previous data set stays in use.").format(error=md_escape(err)),
+                     icon=":material/warning:")
     csv_preview(data)
 
 
 def data_summary(data: Data, *, training: bool = False) -> None:
     """One caption line about the data in use; says when training uses a subsample."""
     ds = data.ds
-    text = f"Data: {md_escape(ds.title)} · {data.n:,} points"
+    parts = [_("Data: {title} · {n:,} points").format(title=md_escape(ds.title), n=data.n)]
     if ds.name == "csv":
-        text += f" · x = {md_escape(ds.x_label)}, y = {md_escape(ds.y_label)}"
+        parts.append(_("x = {x}, y = {y}").format(x=md_escape(ds.x_label), y=md_escape(ds.y_label)))
     if training and data.subsampled:
-        text += (
-            f" · training and leave-one-out use an even subsample of {len(data.train):,} of the "
-            f"{data.n:,} points (subsample, limit {TRAIN_MAX_POINTS:,}); the fit is drawn with all "
-            "of them"
-        )
-    st.caption(text)
+        parts.append(_(
+            "training and leave-one-out use an even subsample of {used:,} of the {n:,} points (subsample, "
+            "limit {limit:,}); the fit is drawn with all of them"
+        ).format(used=len(data.train), n=data.n, limit=TRAIN_MAX_POINTS))
+    st.caption(" · ".join(parts))
 
 
 def csv_preview(data: Data, rows: int = 8) -> None:
@@ -265,7 +268,8 @@ def csv_preview(data: Data, rows: int = 8) -> None:
     xname, yname = ds.x_label, ds.y_label
     if xname == yname:
         xname, yname = f"{xname} (x)", f"{yname} (y)"
-    title = f"Your data: {len(ds):,} rows used of {ds.n_rows_read:,} read"
+    title = _("Your data: {used:,} rows used of {read:,} read").format(used=len(ds), read=ds.n_rows_read)
     with st.expander(title, expanded=False, icon=":material/table_chart:"):
         st.dataframe({xname: ds.x[:rows], yname: ds.y[:rows]}, hide_index=True)
-        st.caption("First rows after sorting by x. " + " ".join(md_escape(n) for n in ds.notes))
+        notes = " ".join(md_escape(n) for n in ds.notes)  # what loading did (kernelviz.data.csvfile's words)
+        st.caption(_("First rows after sorting by x. {notes}").format(notes=notes))

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from kernelviz.runtime.i18n import _
+
 __all__ = ["KINDS", "Spec", "lengthscale_choice", "lengthscale_options", "log_options", "make_spec", "to_url"]
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -107,14 +109,16 @@ class Spec:
             got = self.coerce(v)
             if got is not None and (self.kind == "toggle" or to_url(got) == to_url(v)):
                 return None
-            allowed = "true or false" if self.kind == "toggle" else ", ".join(map(to_url, self.options))
-            return f"not one of: {allowed}"
+            allowed = (_("{true} or {false}").format(true=to_url(True), false=to_url(False))  # values, kept
+                       if self.kind == "toggle" else ", ".join(map(to_url, self.options)))
+            return _("not one of: {allowed}").format(allowed=allowed)
         num = None if isinstance(v, bool) else _as_number(v)
         if num is None:
-            return "not a number"
+            return _("not a number")
         lo, hi = span
         if not lo <= num <= hi:
-            return f"outside {to_url(lo)} to {to_url(hi)}; {to_url(self.coerce(num))} is used"
+            return _("outside {lo} to {hi}; {used} is used").format(lo=to_url(lo), hi=to_url(hi),
+                                                                     used=to_url(self.coerce(num)))
         return None
 
     def coerce(self, v: object) -> Any:
