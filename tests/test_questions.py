@@ -57,8 +57,8 @@ def test_the_wide_window_answer_is_the_fit_at_that_point(seed):
     at = start(KR, {"data.seed": str(seed)})
     text = answer(at, "kr.wide_window", 0.5)
     ds = kv.blog_data(n=150, seed=seed)
-    expected = nadaraya_watson_at(ds.x, ds.y, 1.0, 3.0)  # x = 1 and ℓ = 3 on the post's x-range
-    assert number(text, r"passes at \*\*" + NUMBER) == pytest.approx(expected, abs=0.006)
+    expected = nadaraya_watson_at(ds.x, ds.y, 1.0, 3.16)  # x = 1, the slider's ℓ nearest 3 (the post's data)
+    assert number(text, r"passes at \*\*" + NUMBER) == pytest.approx(expected, abs=0.0006)
     assert number(text, "mean ȳ = " + NUMBER) == pytest.approx(float(np.mean(ds.y)), abs=0.0006)
 
 

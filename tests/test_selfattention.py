@@ -82,7 +82,8 @@ def test_chapter_4_shows_the_notes_module_and_checks_it_on_the_trained_layer():
     text = " ".join(m.value for m in at.markdown)
     assert "nn.MultiheadAttention(embed_dim, num_heads)" in text
     check = next(m.value for m in at.markdown if "the notes' SelfAttention head by head" in m.value)
-    numbers = [float(v) for v in check.replace(":", " ").split() if v[:1].isdigit() and "e" in v]
+    words = check.replace(":", " ").split()
+    numbers = [float(v.rstrip(".,;")) for v in words if v[:1].isdigit() and "e" in v]
     assert len(numbers) == 2 and all(v < 1e-9 for v in numbers), check
     codes = " ".join(c.value for c in open_code(at).code)
     assert "def self_attention(" in codes and "def multihead_self_attention(" in codes

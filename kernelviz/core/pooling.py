@@ -86,8 +86,9 @@ def masked_softmax(scores: Array, available: Array | None = None, sink: float | 
 
     Unavailable keys and keys of score −∞ get weight 0; a row without any such key is all zeros.
     ``sink`` adds one more key of that score and value 0 to every row, w_i = exp s_i / (Σ_j exp s_j +
-    exp sink): the blog post's K_i / (Σ_j K_j + 1e-16) is ``sink = log 1e-16``, whose row of tiny kernel
-    values then predicts 0 (the slip ``kernelviz.models.heads`` reproduces for the post's own runs).
+    exp sink): the blog post's K_i / (Σ_j K_j + 1e-16) is ``sink = log 1e-16``, whose row of kernel values
+    adding up to little more than 1e-16 then predicts near 0, and a row of zeros exactly 0 (the post's
+    arithmetic, which ``kernelviz.models.heads`` keeps to re-run the post's code).
     """
     floor = -jnp.inf if sink is None else sink
     e, top = _shifted_exp(scores, available, floor)

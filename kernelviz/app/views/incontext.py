@@ -12,7 +12,6 @@ Frozen NumPy containers and pure functions of a ``Pretrained`` layer, no streaml
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -136,9 +135,9 @@ def task_view(fit: Pretrained, lengthscale: float, task: int = 0) -> TaskView:
 
 def direction(rows: list[SweepRow], base_roughness: float, base_noise: float) -> tuple[bool, bool]:
     """(the window narrows as roughness rises at ``base_noise``, it widens as the label noise rises at
-    ``base_roughness``), read from ``window_sweep``'s rows."""
+    ``base_roughness``), read from ``window_sweep``'s rows by their two ends: the roughest (noisiest) task's
+    learned window against the smoothest (least noisy) one's. Chapter 5's readout and its question's reveal
+    both use this one reading."""
     by_r = sorted({(r.roughness, r.window) for r in rows if r.noise == base_noise})
     by_s = sorted({(r.noise, r.window) for r in rows if r.roughness == base_roughness})
-    narrows = all(a[1] > b[1] for a, b in pairwise(by_r))
-    widens = all(a[1] < b[1] for a, b in pairwise(by_s))
-    return narrows, widens
+    return by_r[-1][1] < by_r[0][1], by_s[-1][1] > by_s[0][1]
