@@ -44,7 +44,7 @@ def mark_point(fig: go.Figure, x_star: float, mean: float, x: object, y: object,
         marker={"size": sizes[keep], "color": rgba(SELECTED, 0.35),
                 "line": {"color": SELECTED, "width": 1}},
         customdata=w[keep], hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<br>wᵢ(x*) = %{customdata:.3g}"
-        f"<extra>{_('weight')}</extra>",
+        "<extra>" + _("weight") + "</extra>",
     ))
     _ring(fig, x_star, mean, "m(x*)", size=13)
     return _vline(fig, x_star)

@@ -126,7 +126,7 @@ def data_trace(x: object, y: object, name: str = DATA, *, size: float = 5.0) -> 
         name=name,
         mode="markers",
         marker={"color": COLORS["data"], "size": size if xs.shape[0] <= 2000 else 3},
-        hovertemplate=f"xᵢ = %{{x:.3g}}<br>yᵢ = %{{y:.3g}}<extra>{_('data')}</extra>",
+        hovertemplate="xᵢ = %{x:.3g}<br>yᵢ = %{y:.3g}<extra>" + _("data") + "</extra>",
     )
 
 

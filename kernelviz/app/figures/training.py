@@ -146,7 +146,7 @@ def _optimum_marker(optimum: float, ells: np.ndarray, cv: np.ndarray) -> go.Scat
     finite = cv[np.isfinite(cv)]
     y0 = float(np.interp(np.log(optimum), np.log(ells), np.where(np.isfinite(cv), cv, np.nanmax(cv))))
     name = _("exact LOO optimum ℓ* = {ell:.3g}").format(ell=optimum)
-    hover = f"ℓ* = %{{x:.4g}}<extra>{_('exact optimum')}</extra>"
+    hover = "ℓ* = %{x:.4g}<extra>" + _("exact optimum") + "</extra>"
     star = {"symbol": "star", "size": 16, "color": COLORS["optimum"]}
     return _marker(optimum, y0 if finite.size else None, name, star, hover)
 
