@@ -80,24 +80,27 @@ def busy(text: str) -> Iterator[None]:
         yield
 
 
+# What an untitled chart is called in its text alternative, by its key's last part (``kr.loo``): built once,
+# as the server's language is fixed when it starts.
+_CHART_NAMES = {
+    "kernel_shape": _("Kernel shapes"), "multiples": _("The fit at four lengthscales"),
+    "d2l_fit": _("d2l's fit"), "d2l_heatmap": _("d2l's attention weights"),
+    "d2l_consistency": _("The error against the number of points"),
+    "post": _("The learned ℓ for each hold-out size"), "loo": _("The leave-one-out error against ℓ"),
+    "loss": _("The loss at each training step"), "d2l_loss": _("d2l's training loss"),
+    "d2l_heatmaps": _("d2l's attention weights before and after training"),
+    "panels": _("Multi-head fits side by side"), "heatmaps": _("Each head's attention weights"),
+    "heatmap": _("Attention weights"), "equivalence": _("The Gaussian kernel and its attention head"),
+    "lengthscales": _("The in-context error against the lengthscale"),
+    "prediction": _("A new task, predicted in context"),
+    "coverage": _("What the pages show of each source"),
+}
+
+
 def chart_name(key: str) -> str:
     """What an untitled chart is called in its text alternative, from its key's last part (``kr.loo``);
-    ``Chart`` for a key not named here."""
-    last = key.rsplit(".", 1)[-1]
-    names = {
-        "kernel_shape": _("Kernel shapes"), "multiples": _("The fit at four lengthscales"),
-        "d2l_fit": _("d2l's fit"), "d2l_heatmap": _("d2l's attention weights"),
-        "d2l_consistency": _("The error against the number of points"),
-        "post": _("The learned ℓ for each hold-out size"), "loo": _("The leave-one-out error against ℓ"),
-        "loss": _("The loss at each training step"), "d2l_loss": _("d2l's training loss"),
-        "d2l_heatmaps": _("d2l's attention weights before and after training"),
-        "panels": _("Multi-head fits side by side"), "heatmaps": _("Each head's attention weights"),
-        "heatmap": _("Attention weights"), "equivalence": _("The Gaussian kernel and its attention head"),
-        "lengthscales": _("The in-context error against the lengthscale"),
-        "prediction": _("A new task, predicted in context"),
-        "coverage": _("What the pages show of each source"),
-    }
-    return names.get(last, _("Chart"))
+    ``Chart`` for a key not named in ``_CHART_NAMES``."""
+    return _CHART_NAMES.get(key.rsplit(".", 1)[-1], _("Chart"))
 
 
 SLIDER_ROOM = 40  # px more on the stage for a figure with a slider of frames and Play / Pause
