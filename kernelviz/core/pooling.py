@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from kernelviz.runtime.serve import Pooled
 from kernelviz.runtime.shapes import value_scale
 
 __all__ = [
@@ -59,14 +60,6 @@ __all__ = [
     "summed_heads",
     "value_scale",
 ]
-
-
-class Pooled(NamedTuple):
-    """Pooling of one set of queries: ``mean`` m (q,), ``var`` s² (q,) and ``weights`` w (q, n)."""
-
-    mean: Array
-    var: Array
-    weights: Array
 
 
 def _shifted_exp(scores: Array, available: Array | None, floor: float = -jnp.inf) -> tuple[Array, Array]:
@@ -113,10 +106,11 @@ def moments(weights: Array, values: Array) -> tuple[Array, Array]:
 
 
 def pool(scores: Array, values: Array, available: Array | None = None) -> Pooled:
-    """Attention pooling of ``values`` (n,) with ``scores`` (q, n): the weights and their moments."""
+    """Attention pooling of ``values`` (n,) with ``scores`` (q, n): the weights w (q, n) and their moments
+    m, s² (q,), as the record a served model returns (``kernelviz.runtime.serve.Pooled``)."""
     w = masked_softmax(scores, available)
     mean, var = moments(w, values)
-    return Pooled(mean, var, w)
+    return Pooled(mean=mean, var=var, weights=w)
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(3,))
@@ -277,12 +271,13 @@ def finish(s: Summary) -> tuple[Array, Array]:
     return jnp.where(empty, jnp.nan, s.mean), jnp.where(empty, jnp.nan, jnp.maximum(var, 0.0))
 
 
-def over_query_blocks(fn: Callable[[Array], tuple], queries: Array, block: int,
-                      query_axes: tuple[int, ...]) -> tuple:
+def over_query_blocks(fn: Callable[[Array], object], queries: Array, block: int,
+                      query_axes: object) -> object:
     """``fn`` over consecutive blocks of ``block`` queries (``lax.map``), outputs stitched back together.
 
-    ``fn(q_block)`` returns a tuple of arrays; output i has its query axis at ``query_axes[i]`` (0 for a
-    (q,) vector, 1 for an (H, q, n) head stack). Temporaries are then one block's, not all queries'.
+    ``fn(q_block)`` returns arrays in a tuple or a record; ``query_axes`` has the same structure, each
+    output's query axis in its place (0 for a (q,) vector, 1 for an (H, q, n) head stack). Temporaries are
+    then one block's, not all queries'.
     """
     outs = jax.lax.map(fn, queries.reshape(-1, block, *queries.shape[1:]))
 
@@ -290,7 +285,7 @@ def over_query_blocks(fn: Callable[[Array], tuple], queries: Array, block: int,
         o = jnp.moveaxis(o, 0, axis)  # the block axis just before the within-block query axis
         return o.reshape(*o.shape[:axis], -1, *o.shape[axis + 2 :])
 
-    return tuple(stitch(o, axis) for o, axis in zip(outs, query_axes, strict=True))
+    return jax.tree.map(stitch, outs, query_axes)
 
 
 # Heads × queries × keys of one block's temporaries (2 MB in float64): past it a block no longer fits the
@@ -308,21 +303,21 @@ def fitted_block(block: int, heads: int, keys: int) -> int:
 
 def multihead(score_fn: Callable[[object, Array, Array], Array], head_params: object, queries: Array,
               keys: Array, values: Array, available: Array, mixing: Array, *, block: int,
-              with_weights: bool) -> tuple[Array, ...]:
+              with_weights: bool) -> Pooled:
     """H heads pooled side by side and mixed: scores s_h = ``score_fn(params_h, queries, keys)`` (q, n).
 
-    Returns (f̂ (q,), its band s² (q,), head means (H, q), head variances (H, q)) and, with
-    ``with_weights``, the weights (H, q, n). Queries run in blocks of at most ``block``
+    Returns ``Pooled``: f̂ (q,) and its band s² (q,) as ``mean`` and ``var``, the heads' means and variances
+    (H, q) and, with ``with_weights``, their weights (H, q, n). Queries run in blocks of at most ``block``
     (``over_query_blocks``; fewer where H × block × n would leave the cache: ``fitted_block``).
     """
 
-    def one_block(qb: Array) -> tuple[Array, ...]:
+    def one_block(qb: Array) -> Pooled:
         heads = over_heads(lambda p: pool(score_fn(p, qb, keys), values, available), head_params)
         mean, var = mix(heads.mean, heads.var, mixing)
-        out = (mean, var, heads.mean, heads.var)
-        return (*out, heads.weights) if with_weights else out
+        return Pooled(mean=mean, var=var, head_means=heads.mean, head_vars=heads.var,
+                      weights=heads.weights if with_weights else None)
 
-    axes = (0, 0, 1, 1, 1) if with_weights else (0, 0, 1, 1)
+    axes = Pooled(mean=0, var=0, head_means=1, head_vars=1, weights=1 if with_weights else None)
     heads = jax.tree.leaves(head_params)[0].shape[0]
     return over_query_blocks(one_block, queries, fitted_block(block, heads, keys.shape[0]), axes)
 

@@ -89,21 +89,22 @@ def nadaraya_watson_model(queries: Array, keys: Array, values: Array, available:
 
 
 def path_model(queries: Array, keys: Array, values: Array, available: Array, lengthscales: Array,
-               kernel: Array) -> tuple[Array, Array]:
+               kernel: Array) -> pooling.Pooled:
     """m_ℓ(x) and s²_ℓ(x) of ``nadaraya_watson_model`` for every ℓ of ``lengthscales``, (L, q) each."""
 
-    def one(ell: Array) -> tuple[Array, Array]:
-        mean, var, _ = nadaraya_watson_model(queries, keys, values, available, ell, kernel)
-        return mean, var
+    def one(ell: Array) -> pooling.Pooled:
+        pooled = nadaraya_watson_model(queries, keys, values, available, ell, kernel)
+        return pooling.Pooled(mean=pooled.mean, var=pooled.var)
 
     return jax.lax.map(one, lengthscales)  # one ℓ's q × n weights in memory at a time
 
 
 def heads_model(queries: Array, keys: Array, values: Array, available: Array, lengthscales: Array,
-                mixing: Array, kernel: Array, with_weights: bool) -> tuple[Array, ...]:
+                mixing: Array, kernel: Array, with_weights: bool) -> pooling.Pooled:
     """Multi-head kernel regression: head h is ``nadaraya_watson_model`` with ℓ_h, and the heads mix as
     f̂(x) = Σ_h u_h m_h(x), its band s²(x) = Σ_i w̄_i(x) (y_i − f̂(x))² with w̄ = Σ_h |u_h| w_h / Σ_h |u_h|
-    (``pooling.mix``). Returns f̂, s², the heads' m_h and s²_h, and their weights with ``with_weights``."""
+    (``pooling.mix``). Returns f̂ and s² as mean and var, the heads' m_h and s²_h, and their weights with
+    ``with_weights``."""
 
     def score(ell: Array, q: Array, k: Array) -> Array:
         return kernel_scores(q, k, ell, kernel)
@@ -125,12 +126,13 @@ def nadaraya_watson_path(queries: object, keys: object, values: object, lengthsc
     if ells.size == 0 or not np.all(ells > 0):
         raise ValueError("lengthscales must be positive")
     p = serve.problem(queries, keys, values)
-    out = serve.read(serve.over(path_model, p, serve.Grid(ells, PATH_BLOCK), kernel_index(kernel)), p)
+    out = serve.read(serve.over(path_model, p, serve.Grid(ells, PATH_BLOCK), kernel_index(kernel)), p,
+                     model=path_model)
     return out.mean, out.std
 
 
 def streamed_model(queries: Array, keys: Array, values: Array, available: Array, lengthscale: Array,
-                   kernel: Array, *, sizes: tuple[int, int]) -> tuple[Array, Array]:
+                   kernel: Array, *, sizes: tuple[int, int]) -> pooling.Pooled:
     """(m, s²) of ``nadaraya_watson_model`` at every query, the keys pooled in blocks (``pooling.summarize``)
     merged exactly (``pooling.merge``); ``sizes`` = (query block, key block), the keys a whole number of
     key blocks."""
@@ -148,7 +150,8 @@ def streamed_model(queries: Array, keys: Array, values: Array, available: Array,
         summary, _ = jax.lax.scan(step, pooling.Summary(*empty), blocks)
         return pooling.finish(summary)
 
-    return pooling.over_query_blocks(one_query_block, queries, query_block, (0, 0))
+    mean, var = pooling.over_query_blocks(one_query_block, queries, query_block, (0, 0))
+    return pooling.Pooled(mean=mean, var=var)
 
 
 def nadaraya_watson_streamed(p: serve.Problem, lengthscale: float, kernel: str,
@@ -219,7 +222,7 @@ def predict_heads(
         raise ValueError("lengthscales must be positive")
     p = serve.problem(queries, x, y)
     out = serve.serve(heads_model, p, param(ell, HEADS_MAX, 1.0), param(u, HEADS_MAX), kernel_index(k.name),
-                      pairs=2, heads=h, static={"with_weights": bool(with_weights)})
+                      heads=h, static={"with_weights": bool(with_weights)})
     return HeadsPrediction(out.mean, out.std, out.head_means, out.head_stds, out.weights)
 
 

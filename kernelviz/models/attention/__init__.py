@@ -95,26 +95,28 @@ class Layer(NamedTuple):
 
 
 def attention_layer(layer: Layer, queries: Array, hidden: Array, keys: Array, toks: Array, key_mask: Array,
-                    with_weights: bool = False) -> tuple[Array, ...]:
+                    with_weights: bool = False) -> pooling.Pooled:
     """The layer at the queries. Every head pools every token component on the core (``pooling.multihead``):
     t̄_h = Σ_i w_hi t_i, w_h = softmax_i s_h(x, x_i) over the keys but ``hidden`` (−1: none); then
     f̂ = Σ_h t̄_h W_v^h U_h and the band s² = Σ_h p_h Σ_i w_hi (ỹ_i − f̂)² = V̄ + (m̄ − f̂)², m̄ and V̄ the mean and
     variance of ỹ under the heads' weights pooled by p (``pooling.mix``).
 
-    Returns (f̂ (q,), s² (q,), t̄ (4, H, q), the heads' token variances (4, H, q)) [and weights (H, q, n)]."""
+    Returns f̂ (q,) and s² (q,) as mean and var, t̄ (4, H, q) and the heads' token variances (4, H, q) as
+    head_means and head_vars, and with ``with_weights`` the weights (H, q, n)."""
 
     def scores(maps: tuple[Array, Array], qh: Array, k: Array) -> Array:  # qh = (x̃, hidden) per query
         s = dot_scores(*maps, qh[:, 0], k, layer.d_qk)
         return jnp.where(qh[:, 1:] == jnp.arange(k.shape[0]), -jnp.inf, s)
 
-    def pool(values: Array) -> tuple[Array, ...]:  # one token component; the weights are the same for all
+    def pool(values: Array) -> pooling.Pooled:  # one token component; the weights are the same for all
         return pooling.multihead(scores, (layer.w_q, layer.w_k), jnp.stack([queries, hidden], axis=-1), keys,
                                  values, key_mask, layer.band_mixing, block=HEADS_QUERY_BLOCK,
                                  with_weights=with_weights)
 
-    m_bar, v_bar, means, variances, *w = jax.vmap(pool, 1, (0, 0, 0, 0, None)[: 4 + with_weights])(toks)
-    f = jnp.einsum("chq,hc->q", means, layer.readout)
-    return (f, v_bar[Y] + jnp.square(m_bar[Y] - f), means, variances, *w)
+    # t: every field with the token components first (4, …), but the weights, the same for all
+    t = jax.vmap(pool, 1, pooling.Pooled(mean=0, var=0, head_means=0, head_vars=0, weights=None))(toks)
+    f = jnp.einsum("chq,hc->q", t.head_means, layer.readout)
+    return t._replace(mean=f, var=t.var[Y] + jnp.square(t.mean[Y] - f))
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,7 @@ def _layer(fit: AttentionFit) -> Layer:
 
 
 def layer_model(queries: Array, keys: Array, values: Array, available: Array, layer: Layer, hidden: Array,
-                with_weights: bool) -> tuple[Array, ...]:
+                with_weights: bool) -> pooling.Pooled:
     """``attention_layer`` reading the points as tokens t_i = (φ(x̃_i), ỹ_i) = (1, x̃_i, x̃_i², ỹ_i), all in
     the layer's frame."""
     toks = jnp.concatenate([features(keys), values[:, None]], axis=-1)
@@ -241,8 +243,8 @@ def _run_layer(fit: AttentionFit, queries: object, x: object, y: object, hidden:
     p = serve.problem((q - fit.center) / fit.scale, (xs - fit.center) / fit.scale, ys / fit.y_scale,
                       scaled=False)
     hide = param(np.full(p.nq, -1.0) if hidden is None else hidden, p.queries.shape[0], -1.0)
-    out = serve.serve(layer_model, p, _layer(fit), hide, pairs=2, heads=fit.heads, head_axis=1,
-                      weights=with_weights, static={"with_weights": bool(with_weights)})
+    out = serve.serve(layer_model, p, _layer(fit), hide, heads=fit.heads,
+                      static={"with_weights": bool(with_weights)})
     return out._replace(mean=out.mean * fit.y_scale, std=out.std * fit.y_scale)
 
 

@@ -312,11 +312,11 @@ def _linear_pool(scores: Array, values: Array, available: Array) -> pooling.Pool
     w = linear_weights(scores, available, jnp.sum(available))
     a = jnp.abs(w)
     _, var = pooling.moments(a / jnp.maximum(jnp.sum(a, axis=-1, keepdims=True), 1e-300), values)
-    return pooling.Pooled(w @ values, var, w)
+    return pooling.Pooled(mean=w @ values, var=var, weights=w)
 
 
 def prediction_model(queries: Array, x: Array, y: Array, available: Array, params: ICLParams,
-                     kind: int) -> tuple[Array, ...]:
+                     kind: int) -> pooling.Pooled:
     """The layer at the queries from a prompt's context (x, y): f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, its band
     s² = Σ_h p_h Σ_i w_hi (y_i − f̂)² (``pooling.mix``, p_h ∝ |u_h|), the heads' means and variances, and
     the weights w_h: the softmax of s_h (``pooling.multihead``) or s_h/n (``linear_weights``)."""
@@ -326,7 +326,8 @@ def prediction_model(queries: Array, x: Array, y: Array, available: Array, param
     heads = pooling.over_heads(lambda m: _linear_pool(head_scores(m, queries, x), y, available),
                                (params.w_q, params.w_k))
     mean, var = pooling.mix(heads.mean, heads.var, params.u)
-    return mean, var, heads.mean, heads.var, heads.weights
+    return pooling.Pooled(mean=mean, var=var, head_means=heads.mean, head_vars=heads.var,
+                          weights=heads.weights)
 
 
 @float64
@@ -335,6 +336,6 @@ def in_context_predict(fit: Pretrained, x: object, y: object, queries: object) -
     f̂(x) = Σ_h u_h Σ_i w_hi(x) y_i, the band s²(x) = Σ_h p_h Σ_i w_hi (y_i − f̂)² (p_h = |u_h|/Σ|u|, as
     ``pooling.mix``), the heads' means and the weights (H, q, n)."""
     p = serve.problem(queries, x, y)
-    out = serve.serve(prediction_model, p, fit.params, pairs=2, heads=fit.heads,
+    out = serve.serve(prediction_model, p, fit.params, heads=fit.heads,
                       static={"kind": KINDS.index(fit.kind)})
     return InContextPrediction(out.mean, out.std, out.head_means, out.weights)
