@@ -35,7 +35,7 @@ def test_the_wheel_holds_the_package_only_and_imports_from_anywhere(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("kernelviz-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "kernelviz/__init__.py" in names and "kernelviz/app/ui/lesson/presenter.py" in names
-    kept = {"kernelviz/data/post_sample.npy", "kernelviz/app/ui/caching/kept_results.pkl.xz"}  # kept results
+    kept = {"kernelviz/data/post_sample.npy", "kernelviz/app/ui/caching/kept_results.npz.xz"}  # kept results
     assert kept <= set(names)
     assert all(n.startswith(("kernelviz/", "kernelviz-")) for n in names), names  # no chapters/, tests/, …
     assert any(n.endswith("licenses/LICENSE") for n in names)

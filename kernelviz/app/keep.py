@@ -1,10 +1,11 @@
-"""Record the results of every page at its defaults into ``kernelviz/app/ui/caching/kept_results.pkl.xz``.
+"""Record the results of every page at its defaults into ``kernelviz/app/ui/caching/kept_results.npz.xz``.
 
     python -m kernelviz.app.keep     (from the repository's root, after a change that ``tests/test_kept.py``
                                       reports: a default, a model or a figure's data)
 
 Opens the home page and then each page in one AppTest session of the repository's ``app.py``, with every
-lookup of kept results off, and keeps each cached call it computed (``kernelviz.app.ui.caching.kept``).
+lookup of kept results off, and keeps each cached call it computed (``kernelviz.app.ui.caching.kept``
+says how the file holds them: arrays in an ``.npz``, the rest in a JSON index, nothing pickled).
 """
 
 from __future__ import annotations
@@ -43,4 +44,4 @@ if __name__ == "__main__":
     logging.getLogger("streamlit.runtime.caching.cache_data_api").setLevel(logging.ERROR)  # warns per call
     jax_setup.set_up()
     path = kept.write(record_defaults(Path.cwd()))
-    print(f"wrote {len(kept.load())} results to {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    print(f"wrote {len(kept.load())} results to {path} ({path.stat().st_size / 1e3:.0f} kB)")
