@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kernelviz.app.ui import platform
 from tests.browser.harness import PHONE, StreamlitServer, settled
 
 VIEWS = {
@@ -19,8 +20,8 @@ VIEWS = {
     "chapter 1": "/kernel-regression",
     "chapter 3, a question with long choices": "/multi-head",
 }
-TARGETS = ('button, [data-testid="stCheckbox"] label, [data-testid="stNumberInputContainer"], '
-           '[data-testid="stSelectbox"] [data-baseweb="select"] > div')
+TARGETS = (f'button, [data-testid="stCheckbox"] label, [data-testid="stNumberInputContainer"], '
+           f'{platform.SELECTBOX} {platform.SELECT_FIELD}')
 MEASURE_JS = """(targets) => {
   const main = document.querySelector('[data-testid="stMain"]');
   const shown = e => e.offsetParent !== null && !e.closest('.st-key-kv-offstage, .st-key-kv-twins');
@@ -40,7 +41,7 @@ MEASURE_JS = """(targets) => {
   const titles = [...main.querySelectorAll('.js-plotly-plot')].filter(shown).flatMap(p => {
     const svg = p.querySelector('svg.main-svg').getBoundingClientRect(), t = p.querySelector('.gtitle');
     return t && t.getBoundingClientRect().right > svg.right + 1 ? [t.textContent] : []; });
-  const toolbars = [...main.querySelectorAll('.modebar-container')]
+  const toolbars = [...main.querySelectorAll('.modebar-container .modebar')]
     .filter(e => getComputedStyle(e).display !== 'none').length;
   const clipped = [...main.querySelectorAll('[data-testid="stButtonGroup"] button')].filter(shown)
     .filter(b => b.getBoundingClientRect().right > innerWidth).map(label);

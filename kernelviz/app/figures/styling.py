@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
+from _plotly_utils.utils import convert_to_base64
 from plotly.subplots import make_subplots
 
 from kernelviz.app.figures.log_axes import log_props
@@ -95,13 +96,29 @@ def _merge(base: dict, patch: dict) -> dict:
 AXIS = re.compile(r"^[xy]axis\d*$")  # the layout's x and y axes: xaxis, yaxis2, …
 
 
+# Plotly's internals, named in ``kernelviz/app/ui/platform.py`` with the tests that guard them: no public
+# option builds a figure without checking it property by property, or writes arrays as typed arrays.
+
+
+def unchecked(d: dict, kind: type[go.Figure] = go.Figure) -> go.Figure:
+    """A figure (of class ``kind``) from plain dict ``d`` as it is, without Plotly's validation of every
+    property (``_validate=False``; about 5x faster to build). The tests check every builder's figure."""
+    return kind(d, _validate=False)
+
+
+def binary_arrays(d: dict | list) -> None:
+    """Every NumPy array in ``d`` (in place) as the typed array Plotly's ``to_dict`` sends
+    (``{"dtype", "bdata"}``)."""
+    convert_to_base64(d)
+
+
 def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = None,
                 frames: list[dict] | None = None) -> go.Figure:
     """A new figure: ``fig``'s traces and its layout with ``axes["x"]``, ``axes["y"]`` merged into every x, y
     axis, then ``layout`` merged in; its animation frames, or ``frames`` (plain dicts) when given. It is
     built in one step from the merged dict, without Plotly's property-by-property updates (about 5x
-    faster); the tests check that every builder's figure is valid. A subplot grid stays one
-    (``add_trace(..., row=, col=)`` still works)."""
+    faster, ``unchecked``); the tests check that every builder's figure is valid. A grid of panels stays
+    one (``Panels``: ``add_trace(..., row=, col=)`` still works)."""
     d = {"data": [t.to_plotly_json() for t in fig.data], "layout": fig.layout.to_plotly_json()}
     if frames is not None or fig.frames:
         d["frames"] = frames if frames is not None else [f.to_plotly_json() for f in fig.frames]
@@ -110,10 +127,7 @@ def with_layout(fig: go.Figure, layout: dict, axes: dict[str, dict] | None = Non
         for name in {f"{letter}axis", *(k for k in lay if AXIS.match(k) and k[0] == letter)}:
             lay[name] = _merge(lay.get(name) or {}, copy.deepcopy(props))
     _merge(lay, layout)
-    out = go.Figure(d, _validate=False)
-    if getattr(fig, "_grid_ref", None) is not None:
-        out._grid_ref, out._grid_str = fig._grid_ref, fig._grid_str
-    return out
+    return Panels.of(d, *fig._shape) if isinstance(fig, Panels) else unchecked(d)
 
 
 # Streamlit's chart theme turns on Plotly's automargin and stands axis titles off the ticks, so a 60 px
@@ -271,33 +285,63 @@ class PanelGrid(NamedTuple):
     shared_yaxes: bool = True
 
 
+class Panels(go.Figure):
+    """A grid of panels (``subplot_grid``), whose ``add_trace(trace, row=, col=)`` puts a
+    trace on panel (row, col)'s axes by their names, as ``make_subplots`` names them (``axis_number``)."""
+
+    _shape = (1, 1)  # (rows, columns)
+
+    @classmethod
+    def of(cls, d: dict, rows: int, cols: int) -> Panels:
+        """The figure ``d`` (a plain dict, ``unchecked``) as a grid of ``rows`` × ``cols`` panels."""
+        fig = unchecked(d, cls)
+        fig._shape = (rows, cols)
+        return fig
+
+    def add_trace(self, trace: object, row: int | None = None, col: int | None = None,
+                  secondary_y: bool | None = None, exclude_empty_subplots: bool = False) -> Panels:
+        """``go.Figure.add_trace``, on panel (``row``, ``col``) when given (1-based)."""
+        if row is None or col is None or secondary_y:
+            return super().add_trace(trace, row, col, secondary_y, exclude_empty_subplots)
+        rows, cols = self._shape
+        if not (1 <= row <= rows and 1 <= col <= cols):
+            raise ValueError(f"no panel ({row}, {col}) in a grid of {rows} × {cols}")
+        super().add_trace(trace, exclude_empty_subplots=exclude_empty_subplots)
+        k = axis_number(row, col, cols)
+        self.data[-1].update(xaxis=f"x{k}", yaxis=f"y{k}")
+        return self
+
+
+def axis_number(row: int, col: int, cols: int) -> str:
+    """The number in the names of panel (``row``, ``col``)'s axes in a grid of ``cols`` columns, as
+    ``make_subplots`` names them ("" for the first: ``xaxis``, then ``xaxis2``, …)."""
+    k = (row - 1) * cols + col
+    return str(k) if k > 1 else ""
+
+
 @functools.lru_cache(maxsize=32)
-def _grid(grid: PanelGrid, titles: int):
-    """(layout dict, grid reference) of ``make_subplots`` with placeholder titles: a grid's layout depends
-    only on its shape, so it is built once per shape (``make_subplots`` takes 10–35 ms)."""
+def _grid(grid: PanelGrid, titles: int) -> dict:
+    """The layout dict of ``make_subplots`` with placeholder titles: a grid's layout depends only on its
+    shape, so it is built once per shape (``make_subplots`` takes 10–35 ms)."""
     fig = make_subplots(rows=grid.rows, cols=grid.cols, shared_xaxes=grid.shared_xaxes,
                         shared_yaxes=grid.shared_yaxes, subplot_titles=[f"title {i}" for i in range(titles)],
                         horizontal_spacing=grid.horizontal_spacing, vertical_spacing=grid.vertical_spacing)
-    return fig.to_dict()["layout"], (fig._grid_ref, fig._grid_str)
+    return fig.to_dict()["layout"]
 
 
-def subplot_grid(grid: PanelGrid, titles: Sequence[str]) -> go.Figure:
+def subplot_grid(grid: PanelGrid, titles: Sequence[str]) -> Panels:
     """An empty grid of panels of the shape ``grid`` (``make_subplots``), one title per panel."""
-    layout, ref = _grid(grid, len(titles))
-    layout = copy.deepcopy(layout)
+    layout = copy.deepcopy(_grid(grid, len(titles)))
     for annotation, text in zip(layout.get("annotations", ()), titles, strict=False):
         annotation["text"] = text
-    fig = go.Figure(layout=layout, _validate=False)
-    fig._grid_ref, fig._grid_str = ref
-    return fig
+    return Panels.of({"layout": layout}, grid.rows, grid.cols)
 
 
 def outer_axis_titles(rows: int, cols: int, x_title: str, y_title: str) -> dict:
     """Layout entries that title the outer panels of a ``subplot_grid`` only: x along the bottom row, y down
     the first column (panel (r, c) has axes number (r − 1)·cols + c, the first without a number)."""
     def name(letter: str, r: int, c: int) -> str:
-        k = (r - 1) * cols + c
-        return f"{letter}axis{k if k > 1 else ''}"
+        return f"{letter}axis{axis_number(r, c, cols)}"
 
     return ({name("x", rows, c): {"title": {"text": x_title}} for c in range(1, cols + 1)}
             | {name("y", r, 1): {"title": {"text": y_title}} for r in range(1, rows + 1)})

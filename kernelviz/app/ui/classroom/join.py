@@ -16,7 +16,7 @@ import streamlit as st
 from kernelviz.app.classroom import store
 from kernelviz.app.classroom.records import ClassError, Question, Session
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import server
+from kernelviz.app.ui import platform, server
 from kernelviz.app.ui.classroom import db as class_db
 from kernelviz.app.ui.classroom import session as classroom
 from kernelviz.runtime.i18n import _
@@ -34,10 +34,10 @@ _TOKEN = re.compile(r"[A-Za-z0-9_-]{16}")
 _FAILS: dict[str, deque] = {}
 _LOCK = threading.Lock()
 
-CSS = """<style>
-[data-testid="stMainBlockContainer"] { max-width: 34rem; padding-top: 2rem; }
-[data-testid="stMainBlockContainer"] p { font-size: 1.15rem; }
-</style>"""
+CSS = f"""<style>
+{platform.MAIN_BLOCK} {{ max-width: 34rem; padding-top: 2rem; }}
+{platform.MAIN_BLOCK} p {{ font-size: 1.15rem; }}
+</style>"""  # Streamlit's insides: ``kernelviz/app/ui/platform.py``
 
 
 def requested() -> str | None:

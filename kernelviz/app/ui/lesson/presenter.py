@@ -20,6 +20,7 @@ import streamlit as st
 
 from kernelviz.app.classroom.records import Showing
 from kernelviz.app.mdtable import md_escape
+from kernelviz.app.ui import platform
 from kernelviz.app.ui.classroom import session as classroom
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.lesson.files import Lesson, Problem, Scene, lesson_names, lesson_path, load_lesson
@@ -34,14 +35,15 @@ __all__ = ["Request", "play", "requested"]
 _SHOWN = "kv._scene_shown"  # (lesson, scene) whose first run is done: its controls hold the scene's values
 _FOUND = "kv._scene_found"  # what that first run found wrong with the scene's values
 
-CSS = """<style>
-.st-key-kv-offstage { display: none; }
-[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 1rem; }
-.st-key-kv-stage p, .st-key-kv-stage li { font-size: 1.35rem; line-height: 1.45; }
-.st-key-kv-stage h2 { font-size: 1.9rem; padding: 0; }
-.st-key-kv-stage .katex { font-size: 1.3em; }
-.st-key-kv-twins { display: none; }
-</style>"""
+_STAGE = platform.key_class("kv-stage")  # the stage (``play``); then the chapter off it, and the twins
+CSS = f"""<style>
+{platform.key_class("kv-offstage")} {{ display: none; }}
+{platform.MAIN_BLOCK} {{ padding-top: 3rem; padding-bottom: 1rem; }}
+{_STAGE} p, {_STAGE} li {{ font-size: 1.35rem; line-height: 1.45; }}
+{_STAGE} h2 {{ font-size: 1.9rem; padding: 0; }}
+{_STAGE} {platform.KATEX} {{ font-size: 1.3em; }}
+{platform.key_class("kv-twins")} {{ display: none; }}
+</style>"""  # Streamlit's insides: ``kernelviz/app/ui/platform.py``
 
 
 @dataclass(frozen=True)

@@ -20,82 +20,66 @@ sidebar's switch that puts each chart's numbers under it as tables (``text.show`
   button in the tab order, with a name, a focus ring and Enter or Space to press it (it looks for new ones
   twice a second); the steps themselves have *Open at step*. Only pages with such a chart carry it: on
   every page it made chapter 3's presses about 10 % slower.
-* Phones (a touch screen at most 640 px wide): Plotly's toolbar, which a tap shows over the chart's title,
-  is not drawn (Streamlit's own full-screen button stays). On every screen that narrow, a window made
-  narrow included, chart titles are set at 12 px so that they fit the width, and a segmented control's
-  choices (a question's guesses, a section's pictures) wrap onto more lines instead of running past the
-  edge, where only a sideways swipe found them.
+* Narrow screens (at most 640 px, a window made narrow included): chart titles are set at 12 px so that
+  they fit the width, and a segmented control's choices (a question's guesses, a section's pictures) wrap
+  onto more lines instead of running past the edge, where only a sideways swipe found them.
 * Charts on a phone (a browser whose User-Agent says ``Mobi``, as phones' do and tablets' do not,
-  ``on_phone``): the server does not know the screen's width, so a grid of panels, whose titles and axis
-  titles ran into each other in 60–120 px columns, is laid out again for a narrow screen (``kf.themed``'s
-  ``phone``: fewer columns, titles in more lines, one x title under a row, thin colour bars).
+  ``on_phone``): Plotly's toolbar, which a tap showed over the chart's title, is left out by Plotly's own
+  ``displayModeBar`` (``text.show``'s ``config``; Streamlit's full-screen button is one of its buttons);
+  and the server does not know the screen's width, so a grid of panels, whose titles and axis titles ran
+  into each other in 60–120 px columns, is laid out again for a narrow screen (``kf.themed``'s ``phone``:
+  fewer columns, titles in more lines, one x title under a row, thin colour bars).
+
+The selectors and the script rely on Streamlit's and Plotly's insides, named in
+``kernelviz/app/ui/platform.py`` with the tests that guard them.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
 
+from kernelviz.app.ui import platform
 from kernelviz.runtime.i18n import _
 
 __all__ = ["CSS", "KEYS", "NUMBERS", "apply", "numbers_switch", "numbers_wanted", "replay_keys"]
 
 NUMBERS = "a11y.numbers"  # the switch's widget key
 
-CSS = """<style>
-[data-testid="stCaptionContainer"] { color: inherit !important; opacity: 0.8; }
-[data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] * { color: inherit !important; }
-.katex-display { padding: 0 0.3em 0.5em; }
-@media (max-width: 640px) {
-  .katex-display { font-size: min(0.9em, 3.7vw); }
-  .katex-display > .katex { white-space: normal; }
-  .js-plotly-plot .gtitle { font-size: 12px !important; }
-  [data-testid="stButtonGroup"] [role="radiogroup"] { flex-wrap: wrap; }
-}
-@media (pointer: coarse) {
-  [data-testid^="stBaseButton-"], [data-testid="stButtonGroup"] button,
-  [data-testid="stExpandSidebarButton"], [data-testid="stMainMenu"] button,
-  [data-testid="stNumberInputStepUp"], [data-testid="stNumberInputStepDown"] {
-    min-height: 44px; min-width: 44px; }
-  [data-testid="stCheckbox"] label, [data-testid="stNumberInputContainer"],
-  [data-testid="stSelectbox"] [data-baseweb="select"] > div { min-height: 44px; align-items: center; }
-  [data-testid="stSlider"] [data-rac]:has(> div > input[type="range"])::after {
-    content: ""; position: absolute; inset: -16px; }
-}
-[data-testid="stLayoutWrapper"]:has(> [class*="st-key-kv-keys"]), [class*="st-key-kv-keys"] { display: none; }
-.js-plotly-plot g.updatemenu-button:focus { outline: 3px solid #0072B2; outline-offset: 2px; }
-@media (pointer: coarse) and (max-width: 640px) {
-  .js-plotly-plot .modebar-container { display: none !important; }
-}
+_WRAPPED = f'{platform.BUTTON_GROUP} [role="radiogroup"]'  # a segmented control's row of choices
+_TOUCHED = (f"{platform.BUTTONS}, {platform.BUTTON_GROUP} button,\n"  # every button, 44 × 44 px
+            f"  {platform.EXPAND_SIDEBAR}, {platform.MAIN_MENU} button,\n"
+            f"  {platform.STEP_UP}, {platform.STEP_DOWN}")
+_TALL = (f"{platform.CHECKBOX} label, {platform.NUMBER_INPUT},\n"  # fields and labels 44 px high
+         f"  {platform.SELECTBOX} {platform.SELECT_FIELD}")
+_KEYS_BOX = platform.keys_starting("kv-keys")  # ``replay_keys``' containers
+
+CSS = f"""<style>
+{platform.CAPTION} {{ color: inherit !important; opacity: 0.8; }}
+{platform.WIDGET_LABEL}, {platform.WIDGET_LABEL} * {{ color: inherit !important; }}
+{platform.FORMULA} {{ padding: 0 0.3em 0.5em; }}
+@media (max-width: 640px) {{
+  {platform.FORMULA} {{ font-size: min(0.9em, 3.7vw); }}
+  {platform.FORMULA} > {platform.KATEX} {{ white-space: normal; }}
+  {platform.PLOT_TITLE} {{ font-size: 12px !important; }}
+  {_WRAPPED} {{ flex-wrap: wrap; }}
+}}
+@media (pointer: coarse) {{
+  {_TOUCHED} {{
+    min-height: 44px; min-width: 44px; }}
+  {_TALL} {{ min-height: 44px; align-items: center; }}
+  {platform.SLIDER} {platform.SLIDER_THUMB}::after {{
+    content: ""; position: absolute; inset: -16px; }}
+}}
+{platform.LAYOUT_WRAPPER}:has(> {_KEYS_BOX}), {_KEYS_BOX} {{ display: none; }}
+{platform.REPLAY_BUTTON}:focus {{ outline: 3px solid #0072B2; outline-offset: 2px; }}
 </style>"""
 
 
 REPLAY_BUTTON = _("{button} the replay")  # the accessible name of a replay's Play or Pause button
 
-KEYS = """<script>
-(() => {
-  if (window.kvReplayKeys) return;  // once a page: the timer below finds every chart drawn later
-  window.kvReplayKeys = true;
-  const press = (button, event) => {
-    if (event.key !== "Enter" && event.key !== " ") return;
-    event.preventDefault();
-    button.dispatchEvent(new MouseEvent("click", {bubbles: true}));
-  };
-  const reach = () => document.querySelectorAll(".js-plotly-plot g.updatemenu-button:not([tabindex])")
-    .forEach(button => {
-      button.setAttribute("tabindex", "0");
-      button.setAttribute("role", "button");
-      const label = button.textContent.trim();  // Play or Pause
-      button.setAttribute("aria-label", __REPLAY_BUTTON__.replace("{button}", () => label));
-      button.addEventListener("keydown", event => press(button, event));
-    });
-  // a look twice a second: a MutationObserver on the page made every chart's drawing 12 % slower
-  setInterval(reach, 500);
-  reach();
-})();
-</script>""".replace("__REPLAY_BUTTON__", json.dumps(REPLAY_BUTTON, ensure_ascii=False), 1)
+KEYS = platform.replay_keys_script(REPLAY_BUTTON)  # Play and Pause made buttons a key presses
 
 
 def apply() -> None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import NamedTuple
 
 import numpy as np
@@ -19,6 +20,7 @@ import streamlit as st
 
 from kernelviz.app import figures as kf
 from kernelviz.app.mdtable import markdown_table, md_escape
+from kernelviz.app.ui import platform
 from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.widgets import access
@@ -110,10 +112,11 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
          on_select: Callable[[], None] | None = None, name: str | None = None) -> None:
     """Draw a Plotly figure in the reader's theme, light or dark, with its numbers as short decimals and a
     data revision (``kf.themed``; Streamlit's own chart theme is not used, so that its second draw of a chart
-    is cheap), laid out for a narrow screen in a phone's browser (``phone`` of ``kf.themed``), and a PNG
-    download in the modebar. Its text alternative, ``kf.describe``, is the chart's accessible name: what it
-    shows, from its own numbers, named by its title (or ``name``, or ``chart_name(key)``). ``on_select``:
-    called when the reader clicks a point (or the background), the click in ``st.session_state[key]``.
+    is cheap), laid out for a narrow screen in a phone's browser (``phone`` of ``kf.themed``, and without
+    Plotly's toolbar there), and a PNG download in the toolbar. Its text alternative, ``kf.describe``, is
+    the chart's accessible name: what it shows, from its own numbers, named by its title (or ``name``, or
+    ``chart_name(key)``). ``on_select``: called when the reader clicks a point (or the background), the
+    click in ``st.session_state[key]``.
 
     While a lesson scene plays (``stage.active()``), only the charts the scene names are drawn, each in its
     slot on the stage, at a height that fits a projector's screen, lower under a question (a figure with a
@@ -126,15 +129,18 @@ def show(fig: go.Figure, key: str, filename: str | None = None,
         height = scene.chart_height if scene else stage.CHART_HEIGHT
         most = height + (SLIDER_ROOM if fig.layout.sliders else 0)
         fig = kf.at_height(fig, min(fig.layout.height or most, most))
+    phone = access.on_phone()
     config = kf.png_config(filename or key.replace(".", "-"))
+    if phone:  # Plotly's toolbar, which a tap showed over the chart's title, left out
+        config["displayModeBar"] = False
     # from the figure's own numbers, before compact rounds them; an untitled chart is named by its key
     alt = kf.describe(fig, fallback=name or chart_name(key)).alt
     if (scene := stage.active()) is not None:
         scene.described[key] = alt
     tables = kf.chart_tables(fig) if access.numbers_wanted() else []
     selectable = on_select is not None
-    spec = kf.themed_spec(fig, st.context.theme.type, phone=access.on_phone(), selectable=selectable)
-    box.plotly_chart(kf.Sent(spec), key=key, theme=None, config=config, alt=alt,
+    spec = kf.themed_spec(fig, st.context.theme.type, phone=phone, selectable=selectable)
+    box.plotly_chart(platform.Sent(spec), key=key, theme=None, config=config, alt=alt,
                      on_select=on_select or "ignore", selection_mode="points")
     if spec["layout"].get("updatemenus"):  # Play and Pause: made buttons a key presses
         access.replay_keys(box, key)
@@ -298,10 +304,27 @@ def _source(fn: Callable) -> str:
     return inspect.getsource(inspect.unwrap(fn))
 
 
-def code_key(place: str, label: str) -> str:
-    """The widget key of the code expander titled ``label`` drawn at ``place`` (the file and line of the
-    ``show_code`` call): one key per call, the same in every run."""
-    return "kv.code." + hashlib.blake2b(f"{place}|{label}".encode(), digest_size=6).hexdigest()
+def qualified_name(fn: Callable) -> str:
+    """``module.qualname`` of ``fn`` (unwrapped, as ``_source`` reads it)."""
+    inner = inspect.unwrap(fn)
+    return f"{inner.__module__}.{inner.__qualname__}"
+
+
+def code_key(functions: Sequence[Callable], label: str, where: str = "") -> str:
+    """The widget key of the code expander titled ``label`` that shows ``functions`` (by their qualified
+    names, in order), drawn by ``where`` (the page and the function of the ``show_code`` call, which tells
+    apart the same code shown twice on a page): the same in every run, and wherever in that function the
+    call stands."""
+    shown = ",".join(qualified_name(fn) for fn in functions)
+    return "kv.code." + hashlib.blake2b(f"{shown}|{label}|{where}".encode(), digest_size=6).hexdigest()
+
+
+def _caller(frame: FrameType | None) -> str:
+    """``page.function`` of ``frame``: its file's stem and its code's qualified name (``<module>`` for a
+    page's top level)."""
+    if frame is None:
+        return ""
+    return f"{Path(frame.f_code.co_filename).stem}.{frame.f_code.co_qualname}"
 
 
 def _code_expander(label: str, key: str, icon: str, caption: str, functions: Sequence[Callable]) -> None:
@@ -322,14 +345,16 @@ def show_code(*functions: Callable, ran: Ran, label: str | None = None) -> None:
     were run (``ran``), or that the chart drew kept results (``KEPT``: a cached call since the last code
     expander was a kept one); a second expander shows the fast path that ran in their place, if any. The
     code is sent only while its expander is open (``_code_expander``). ``label``: "The code that ran" when
-    not given."""
+    not given. Each expander is keyed by what it shows and the function that draws it (``code_key``), so
+    that it keeps its key, and its open or closed state, when lines are added above the call."""
     label = _("The code that ran") if label is None else label
     line = f"{ran.line} {KEPT}" if kept.drawn_from_kept() else ran.line
-    caller = inspect.currentframe().f_back  # type: ignore[union-attr]
-    place = f"{Path(caller.f_code.co_filename).name}:{caller.f_lineno}"  # type: ignore[union-attr]
-    _code_expander(label, code_key(place, label), ":material/code:", line, functions)
+    frame = inspect.currentframe()
+    where = _caller(frame.f_back if frame is not None else None)
+    _code_expander(label, code_key(functions, label, where), ":material/code:", line, functions)
     if ran.fast:
-        _code_expander(FAST_PATH, code_key(place, FAST_PATH), ":material/speed:", ran.note, ran.fast)
+        fast_key = code_key((*functions, *ran.fast), FAST_PATH, where)  # the fast path under these functions
+        _code_expander(FAST_PATH, fast_key, ":material/speed:", ran.note, ran.fast)
 
 
 def show_table(table: dict[str, list], two_decimals: Collection[str] = ()) -> None:
