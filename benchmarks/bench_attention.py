@@ -9,7 +9,7 @@ For the blog post's data (``kv.blog_data()``) and d2l's (``kv.d2l_data()``) it p
 * the Gaussian smoother at its exact leave-one-out optimum ℓ* (``kv.loo_lengthscale``; its error is also
   printed from ``kv.loo_curve``, which the row's must equal);
 * chapter 3's multi-head kernel regression, ``kv.fit(heads=4, multihead=True, holdout=1, steps=1000)``;
-* the attention layer at chapter 4's defaults (``kernelviz.app.defaults.ATTENTION``), from each start (random
+* the attention layer at chapter 4's defaults (``kernelviz.app.ps.LAYER.start``), from each start (random
   maps, Gaussian heads at the post's spread, Gaussian heads around ℓ*), with Adam's step constant or decaying
   along a half cosine;
 * the same layer from chapter 4's default start, trained by the plain float64 reference
@@ -36,6 +36,7 @@ import numpy as np
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.app.views import page_settings as ps
 from kernelviz.models.attention import AttentionFit, attention_loo_error, attention_predict, gaussian_layer
 from tests.reference.plain_attention import fit_plain
 
@@ -67,7 +68,7 @@ def _row(name: str, ds: kv.Dataset, make: Callable[[int], AttentionFit], seeds: 
 
 def _models(ds: kv.Dataset, heads: int, steps: int) -> list[tuple[str, Callable[[int], AttentionFit]]]:
     x, y = ds.x, ds.y
-    a = defaults.ATTENTION
+    a = ps.LAYER.start
     ell = kv.loo_lengthscale(x, y)
     mh = defaults.MULTIHEAD
 
@@ -94,10 +95,10 @@ def _models(ds: kv.Dataset, heads: int, steps: int) -> list[tuple[str, Callable[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--heads", type=int, default=defaults.ATTENTION.heads)
-    parser.add_argument("--steps", type=int, default=defaults.ATTENTION.steps)
+    parser.add_argument("--heads", type=int, default=ps.LAYER.start.heads)
+    parser.add_argument("--steps", type=int, default=ps.LAYER.start.steps)
     args = parser.parse_args()
-    a = defaults.ATTENTION
+    a = ps.LAYER.start
     print(f"attention layer: {args.heads} heads, d_qk {a.d_qk}, d_v {a.d_v}, hold-out {a.holdout}, "
           f"{args.steps} steps, Adam {a.learning_rate}; median over seeds 0 … {args.seeds - 1}")
     print(f"  {'model':<44} {'leave-one-out (range)':>25}  {'vs truth':>8}  {'band':>6}  {'offset':>6}  "

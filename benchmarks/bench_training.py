@@ -36,6 +36,8 @@ from jax import random
 
 import kernelviz as kv
 from kernelviz.app import defaults
+from kernelviz.app.views import page_settings as ps
+from kernelviz.app.views import training as vt
 from kernelviz.app.warmup import count_compilations, warmup
 from kernelviz.data import post
 from kernelviz.models import heads as kv_heads
@@ -218,7 +220,7 @@ def continued_presses(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
     steps before it (``kv.fit(..., start=…)``), in turns: chapter 2 at 100 → 150 steps (its own model at
     hold-out 10 and the post's four hold-out sizes in both arithmetics: nine runs), chapter 3's own model
     (eight heads) at 1,000 → 1,050."""
-    m, mh = defaults.MASKED, defaults.MULTIHEAD
+    m, mh = vt.MaskedSettings(), defaults.MULTIHEAD
     chapter2 = [dict(holdout=m.holdout)] + [dict(holdout=h, arithmetic=a) for h in (1, 10, 75, 120)
                                             for a in ("post", "kernelviz")]
     presses = {"chapter 2, 100 → 150 steps": (chapter2, m.steps, 50),
@@ -293,7 +295,7 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
     """kv.fit_attention at chapter 4's defaults (scores φ A_h φ′ᵀ, scalar values, float32 pooling with its
     gradient by hand: ``pooling.summed_heads``) against the plain float64 layer differentiated by JAX
     (``reference_attention.fit_plain``, same start, same loop), same run."""
-    a = defaults.ATTENTION
+    a = ps.LAYER.start
     print(f"\nkv.fit_attention ({a.heads} heads, d_qk {a.d_qk}, {args.steps:,} steps) against the plain "
           "float64 reference (tests/reference/plain_attention.py):")
     print(f"{'hold-out':>8} {'kernelviz':>10} {'plain float64 autodiff':>24}  final loss kernelviz / plain")
@@ -312,7 +314,7 @@ def attention_devices(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) ->
 def snapshot_cost(x: np.ndarray, y: np.ndarray, args: argparse.Namespace) -> None:
     """Chapter 4's and chapter 5's training with the parameter snapshots the replays use, and without
     (``snapshots=False``), the two alternating in the same run: what keeping them costs."""
-    a = defaults.ATTENTION
+    a = ps.LAYER.start
     print(f"\nparameter snapshots ({training.SNAPSHOTS} per run), kept against not kept, same run:")
     print(f"{'run':>40} {'kept':>10} {'not kept':>10} {'ratio':>7}")
     runs = {}

@@ -4,7 +4,6 @@ from functools import partial
 
 import streamlit as st
 
-import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui.caching import ahead, cache
@@ -13,6 +12,7 @@ from kernelviz.app.ui.caching import scrub as cache_scrub
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import explain as views_explain
+from kernelviz.app.views.page_settings import KERNEL_REGRESSION as KR
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
 from kernelviz.models import loo, smoothing
@@ -97,45 +97,10 @@ lo, hi = ds.domain
 ui.chapter_header(_("1 · Kernel regression"), lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 
 c1, c2, c3 = st.columns([1.2, 2.2, 1.6])
-kernel = ui.control(
-    "selectbox",
-    _("Kernel"),
-    "kr.kernel",
-    default=defaults.KERNEL_REGRESSION.kernel,
-    options=kv.KERNELS,
-    format_func=lambda k: get_kernel(k).label,
-    container=c1,
-    help=_("The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. Gaussian, boxcar "
-           "and triangular (which the lecture notes call Epanechnikov) are the notes'; Epanechnikov 1 − u², "
-           "tricube, Laplace and Cauchy are kernelviz's."),
-)
-start = cache.default_lengthscale(data)
-ell = ui.lengthscale_control(
-    _("Lengthscale ℓ"),
-    "kr.lengthscale",
-    data,
-    default=start,
-    container=c2,
-    help=_("Width of the kernel, in units of x (log scale). Small ℓ: wiggly fit; large ℓ: nearly flat."),
-)
+kernel = ui.field(KR, "kernel", data, c1)
+ell = ui.field(KR, "lengthscale", data, c2)
 with c3:
-    true_band = ui.control(
-        "toggle",
-        _("True band f(x) ± 2n(x)"),
-        "kr.true_band",
-        default=True,
-        disabled=not data.synthetic,
-        help=_("The blog post's band. Only for the synthetic data sets, where the true mean f and noise "
-               "level n are known."),
-    )
-    fit_band = ui.control(
-        "toggle",
-        _("Estimated band m(x) ± 2s(x)"),
-        "kr.fit_band",
-        default=True,
-        help=_("kernelviz's own band (no source draws it): the kernel-weighted local spread of the yᵢ."),
-    )
-    baselines = ui.control("toggle", _("Baselines: average and k-NN"), "kr.baselines", default=False)
+    true_band, fit_band, baselines = (ui.field(KR, f, data) for f in ("true_band", "fit_band", "baselines"))
 K = get_kernel(kernel)
 
 with ui.busy(_("Kernel regression with the {kernel} kernel, ℓ = {ell:g}, on {n:,} points…").format(
@@ -151,16 +116,7 @@ curves = [
     )
 ]
 if baselines:
-    k = ui.control(
-        "slider",
-        _("Neighbours k (k-NN baseline)"),
-        "kr.k",
-        default=min(10, data.n),
-        min_value=1,
-        max_value=max(1, min(data.n, 100)),
-        help=_("k-nearest-neighbour averaging (the smoothing post): the k closest points, equal weights. "
-               "The smoothing post names no k; kernelviz starts at 10."),
-    )
+    k = ui.field(KR, "k", data)
     curves.append(
         kf.Curve(_("average pooling (mean of all yᵢ)"), cache.average(data), kf.COLORS["average"], dash="dot")
     )
@@ -193,7 +149,8 @@ with chart:
 if point is not None:
     explain.formula_panel(data, point, ell, K.label, key="kr.formula")
 st.caption(
-    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", ell=f"{start:.3g}", span=f"{hi - lo:.3g}",
+    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", span=f"{hi - lo:.3g}",
+             ell=f"{cache.default_lengthscale(data):.3g}",
              post=f"{defaults.KERNEL_REGRESSION.post_lengthscale / defaults.SQRT2:.3f}")
 )
 left, right = st.columns([3, 2])

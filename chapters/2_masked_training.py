@@ -2,7 +2,6 @@
 parametric attention pooling trained as d2l (and its Kotlin/DJL port) train it."""
 
 import math
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -15,11 +14,12 @@ from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import d2l as cache_d2l
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
+from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, loo, parametric, training
-from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
+from kernelviz.models.holdout import holdout_objective, holdout_split
 from kernelviz.runtime.i18n import _
 
 CH = "2_masked_training"
@@ -27,7 +27,7 @@ SEEDS_RAN = ui.Ran(
     ui.TRAINED.line + " " + _("The seeds run one after another inside that one program, each with its own "
                               "hold-out sets.")
 )
-M, D2L, KT = defaults.MASKED, defaults.D2L, defaults.D2L_KOTLIN
+D2L, KT = defaults.D2L, defaults.D2L_KOTLIN
 SQRT2, LEARNING_RATES = defaults.SQRT2, defaults.LEARNING_RATES
 SEED_MAX = 99  # the seed slider of d2l's w₀
 LOSS_HELP = _("kernelviz's readout: the mean squared error on the held-out points over the last {tail} steps "
@@ -36,55 +36,15 @@ EPOCHS_MAX = 200  # the epochs sliders of the d2l section
 EPOCHS_SHOWN = 11  # values of w written out under the d2l loss (the start and ten epochs)
 
 
-def kernel_box(label: str, key: str, container: object = None, help: str | None = None,
-               on_change: Callable[[], None] | None = None) -> str:
-    return ui.control("selectbox", label, key, default=M.kernel, options=kv.KERNELS,
-                      format_func=lambda k: get_kernel(k).label, container=container, help=help,
-                      on_change=on_change)
+def kernel_box(label: str, key: str, container: object = None, help: str | None = None) -> str:
+    return ui.control("selectbox", label, key, default=ps.MASKED.start.kernel, options=kv.KERNELS,
+                      format_func=lambda k: get_kernel(k).label, container=container, help=help)
 
 
 def seed_slider(label: str, key: str, default: int, container: object, help: str) -> int:
     return ui.control(
         "slider", label, key, default=default, min_value=0, max_value=SEED_MAX, container=container, help=help
     )
-
-
-def seed_box(container: object) -> int:
-    """The training seed: ``PRNGKey(seed)`` split as the post splits it (the post's own is 2024)."""
-    return ui.control(
-        "number", _("Seed"), "masked.seed", default=M.seed, min_value=0, max_value=defaults.SEED_MAX, step=1,
-        container=container, on_change=ui.rerun_page,
-        help=_("The random key the hold-out sets are drawn from, PRNGKey(seed), split as the post splits "
-               "it. The post's is 2024: with it the four panels below re-run the post's code with its keys."),
-    )
-
-
-def controls(data: ui.Data) -> vt.MaskedSettings:
-    """The chapter's controls: kernel, hold-out size, steps, learning rate, seed (the post's defaults)."""
-    lo_h, hi_h = holdout_range(len(data.train))
-    c1, c2, c3, c4, c5 = st.columns([1.3, 1.6, 1.4, 1.4, 1.0])
-    kernel = kernel_box(_("Kernel"), "masked.kernel", c1, on_change=ui.rerun_page,
-                        help=_("The post's GaussianKernel uses the Gaussian; the other kernels are "
-                               "kernelviz's, trained the same way."))
-    holdout = ui.control(
-        "slider",
-        _("Hold-out size"),
-        "masked.holdout",
-        default=min(M.holdout, hi_h),
-        min_value=lo_h,
-        max_value=hi_h,
-        container=c2,
-        help=_("Points hidden and predicted at each step (k). 1 is stochastic leave-one-out. kernelviz "
-               "starts at 10; the post's train() defaults to 1 and its figure uses 1, 10, n/2 and 0.8 n."),
-    )
-    steps = ui.control("slider", _("Training steps"), "masked.steps", default=M.steps, min_value=50,
-                       max_value=training.STEPS_MAX, step=50, container=c3, on_change=ui.rerun_page,
-                       help=_("The post trains 100 steps."))
-    lr = ui.control("select_slider", _("Learning rate"), "masked.lr", default=M.learning_rate,
-                    options=LEARNING_RATES, container=c4, on_change=ui.rerun_page,
-                    help=_("Adam's step size on log ℓ (the post: 0.2). Very large values make training "
-                           "diverge."))
-    return vt.MaskedSettings(kernel=kernel, holdout=holdout, steps=steps, learning_rate=lr, seed=seed_box(c5))
 
 
 def masked_metrics(view: views.MaskedView, steps: int) -> None:
@@ -209,7 +169,7 @@ def seed_spread(data: ui.Data, s: vt.MaskedSettings) -> None:
 def training_section(data: ui.Data) -> vt.MaskedSettings:
     """The post's model: controls, fit and loss. The hold-out size reruns this alone; the other controls
     redraw the page too, for the pictures below (this returns the controls' settings)."""
-    s = controls(data)
+    s = ui.draw(ps.MASKED, data, ps.MASKED_ROWS)
     label = get_kernel(s.kernel).label
     with ui.busy(_("Training ℓ: {steps} steps of Adam, {holdout} held-out point(s) per step, {kernel} "
                    "kernel…").format(steps=s.steps, holdout=s.holdout, kernel=label)):

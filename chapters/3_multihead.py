@@ -4,7 +4,6 @@ from functools import partial
 
 import streamlit as st
 
-import kernelviz as kv
 from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui.caching import ahead
@@ -13,56 +12,20 @@ from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.ui.widgets.sidebar import native_sample
 from kernelviz.app.views import explain as views_explain
+from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
+from kernelviz.app.views.notches import replace
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, smoothing, training
 from kernelviz.models.heads import FitResult
-from kernelviz.models.holdout import holdout_objective, holdout_range, holdout_split
-from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX
+from kernelviz.models.holdout import holdout_objective, holdout_split
 from kernelviz.runtime.i18n import _, ngettext
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
 
 LEARNING_RATES = defaults.LEARNING_RATES
-
-
-def rate_and_seed(prefix: str, c_lr: object, c_seed: object) -> tuple[float, int]:
-    """A learning rate and a seed (keys ``<prefix>lr`` and ``<prefix>seed``), from the post's 0.2 and 2024."""
-    lr = ui.control(
-        "select_slider", _("Learning rate"), f"{prefix}lr", default=MH.learning_rate, options=LEARNING_RATES,
-        container=c_lr, help=_("Adam's step size on log ℓₕ and uₕ (the blog post: 0.2). Very large values "
-                               "make training diverge."),
-    )
-    seed = ui.control("number", _("Seed"), f"{prefix}seed", default=MH.seed, min_value=0,
-                      max_value=defaults.SEED_MAX, step=1, container=c_seed,
-                      help=_("The random key the hold-out sets are drawn from, PRNGKey(seed), split as the "
-                             "post splits it. The post's is 2024."))
-    return lr, seed
-
-
-def own_controls(train: kv.Dataset, kernel: str) -> vt.HeadsSettings:
-    """Number of heads, hold-out size, steps, learning rate and seed of the reader's own model."""
-    lo_h, hi_h = holdout_range(len(train))
-    c_heads, c_holdout, c_steps = st.columns(3)
-    n_heads = ui.control(
-        "slider", _("Number of heads"), "mh.heads", default=MH.heads, min_value=1, max_value=HEADS_MAX,
-        container=c_heads, help=_("H: how many kernel smoothers, each with its own lengthscale, are mixed."),
-    )
-    holdout = ui.control(
-        "slider", _("Hold-out size"), "mh.holdout", default=max(MH.holdout, lo_h), min_value=lo_h,
-        max_value=hi_h, container=c_holdout,
-        help=_("Points hidden and predicted at each step (the blog post: 1)."),
-    )
-    steps = ui.control(
-        "slider", _("Training steps"), "mh.steps", default=MH.steps, min_value=50, max_value=STEPS_MAX,
-        step=50, container=c_steps, help=_("The blog post trains this model for 1,000 steps."),
-    )
-    c_lr, c_seed = st.columns(3)[:2]
-    lr, seed = rate_and_seed("mh.own_", c_lr, c_seed)
-    return vt.HeadsSettings(n_heads, vt.MaskedSettings(kernel, holdout, steps, lr, seed))
 
 
 def picked_point(data: ui.Data, result: FitResult, kernel: str) -> views_explain.HeadsPoint | None:
@@ -175,9 +138,8 @@ def loss_picture(result: FitResult) -> None:
 def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone); returns how they are trained."""
-    c_lr, c_seed = st.columns(3)[:2]
-    lr, seed = rate_and_seed("mh.", c_lr, c_seed)
-    label = get_kernel(kernel).label
+    post = ui.draw(ps.POST_HEADS, data, ps.POST_HEADS_ROWS, base=replace(ps.POST_HEADS.start, kernel=kernel))
+    lr, seed, label = post.learning_rate, post.seed, get_kernel(kernel).label
     busy = _("Training the blog post's four models ({panels} heads): {steps:,} steps each, hold-out "
              "{holdout}, {kernel} kernel…")
     with ui.busy(busy.format(panels=", ".join(map(str, MH.panels)), steps=MH.steps, holdout=MH.holdout,
@@ -198,7 +160,7 @@ def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
     st.markdown(post_match(panels, at_post=data.key == ("blog", *native_sample("blog"))
                            and (kernel, lr, seed) == (MH.kernel, MH.learning_rate, MH.seed)))
     ui.say(CHAPTER, "post_numbers.seeds")
-    return vt.MaskedSettings(kernel, MH.holdout, MH.steps, lr, seed)
+    return post
 
 
 def post_match(panels: list[vt.Panel], at_post: bool) -> str:
@@ -232,7 +194,7 @@ def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
     """The reader's own model: any number of heads (its controls rerun this alone); returns its settings."""
     st.subheader(_("Your own model: any number of heads"))
     ui.say(CHAPTER, "explore_intro")
-    own = own_controls(data.train, kernel)
+    own = ui.draw(ps.OWN_HEADS, data, ps.OWN_HEADS_ROWS, base=replace(ps.OWN_HEADS.start, kernel=kernel))
     s, label = own.training, get_kernel(kernel).label
     busy = ngettext("Training {n} head: {steps:,} steps of masked training, {holdout} held-out point(s) "
                     "per step, {kernel} kernel…",
@@ -253,12 +215,7 @@ data = ui.current_data()
 
 ui.chapter_header(_("3 · Multi-head kernel regression"), lead=ui.prose(CHAPTER, "lead"),
                   source=ui.prose(CHAPTER, "source"))
-kernel = ui.control(
-    "selectbox", _("Kernel"), "mh.kernel", default=MH.kernel, options=kv.KERNELS,
-    format_func=lambda k: get_kernel(k).label, container=st.columns(3)[0],
-    help=_("The same kernel shape for every head of every model on this page. The blog post uses the "
-           "Gaussian; the other kernels are kernelviz's."),
-)
+kernel = ui.field(ps.POST_HEADS, "kernel", data, container=st.columns(3)[0])
 
 st.subheader(_("The blog post's experiment: 1, 2, 4 and 8 heads"))
 post = post_experiment(data, kernel)

@@ -7,23 +7,23 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz.app import defaults, ui, views
 from kernelviz.app import figures as kf
+from kernelviz.app import ui, views
 from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import attention as cache_attention
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import explain as views_explain
+from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.replay import LayerPath
 from kernelviz.core import pooling
 from kernelviz.models import attention, training
-from kernelviz.models.attention import D_QK_MAX, AttentionFit, selfattention
+from kernelviz.models.attention import AttentionFit, selfattention
 from kernelviz.models.attention.selfattention import as_self_attention, multihead_self_attention
-from kernelviz.models.holdout import holdout_objective, holdout_range
-from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX
+from kernelviz.models.attention.training import LayerRequest
+from kernelviz.models.holdout import holdout_objective
 from kernelviz.runtime.i18n import _, ngettext
 
 CHAPTER = "4_attention"
@@ -36,9 +36,6 @@ KERNEL_RAN = ui.Ran(_(
     "`dot_scores` of every pair of grid points, in one compiled program, in float64; log K_h adds to each "
     "row the constant c_h(x) = (A₀₁ − A₁₀) x̃ + (A₀₂ − A₂₀) x̃², which no weight sees."
 ))
-A = defaults.ATTENTION
-STARTS = {"gaussian": _("Gaussian heads around ℓ*"), "post": _("the blog post's spread"),
-          "random": _("random maps")}
 
 
 @ui.fragment
@@ -72,37 +69,7 @@ def gaussian_section(data: ui.Data) -> None:
                  attention.attention_layer, ran=ui.SERVED)
 
 
-def layer_controls(train: kv.Dataset) -> vt.Settings:
-    """The trained layer's eight controls, in two rows (the defaults are ``defaults.ATTENTION``)."""
-    lo_h, hi_h = holdout_range(len(train))
-    c0, c1, c2, c3 = st.columns([1.0, 1.2, 1.0, 1.6])
-    c4, c5, c6, c7 = st.columns([1.0, 1.2, 1.0, 1.6])
-    heads = ui.control("slider", _("Number of heads H"), "attn.heads", default=A.heads, min_value=1,
-                       max_value=HEADS_MAX, container=c0,
-                       help=_("H attention heads, each with its own W_q, W_k, W_v and U."))
-    d_qk = ui.control("slider", _("Query/key size $d_{{qk}}$").format(), "attn.dqk", default=A.d_qk,
-                      min_value=1, max_value=D_QK_MAX, container=c1,
-                      help=_("Length of the query and key vectors q(x), k(x′). The Gaussian needs 2."))
-    d_v = ui.control("slider", _("Value size $d_v$"), "attn.dv", default=A.d_v, min_value=1,
-                     max_value=attention.D_V_MAX, container=c2,
-                     help=_("Length of each head's value vectors vᵢ = tᵢW_v and outputs x′ᵢ."))
-    start = ui.control("selectbox", _("Start"), "attn.start", default=A.start, options=tuple(STARTS),
-                       format_func=STARTS.get, container=c3,
-                       help=_("Where training starts (see the text above)."))
-    holdout = ui.control("slider", _("Hold-out size"), "attn.holdout", default=min(A.holdout, hi_h),
-                         min_value=lo_h, max_value=hi_h, container=c4,
-                         help=_("Points hidden and predicted at each training step."))
-    steps = ui.control("slider", _("Training steps"), "attn.steps", default=A.steps, min_value=50,
-                       max_value=STEPS_MAX, step=50, container=c5)
-    seed = ui.control("slider", _("Seed"), "attn.seed", default=A.seed, min_value=0, max_value=99,
-                      container=c6, help=_("The noise on the start and the random hold-out sets."))
-    lr = ui.control("select_slider", _("Learning rate"), "attn.lr", default=A.learning_rate,
-                    options=vt.ATTENTION_LEARNING_RATES, container=c7,
-                    help=_("Adam's first step size; it decays to 0 over the run."))
-    return vt.Settings(heads, d_qk, d_v, holdout, steps, lr, seed, start)
-
-
-def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
+def replay_path(data: ui.Data, s: LayerRequest) -> tuple[LayerPath | None, int]:
     """The layer at 50 steps of its training when "Replay training" is on (its controls, placed here), and
     the step its charts open at."""
     asked = ui.replay_controls("attn.", s.steps, CHAPTER)
@@ -114,7 +81,7 @@ def replay_path(data: ui.Data, s: vt.Settings) -> tuple[LayerPath | None, int]:
     return path, asked.step
 
 
-def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
+def layer_figure(data: ui.Data, s: LayerRequest, view: views.AttentionView,
                  path: LayerPath | None, opened: int) -> go.Figure:
     """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
     title = ngettext("Dot-product attention: {n} head, d<sub>qk</sub> = {d_qk}, d<sub>v</sub> = {d_v}",
@@ -129,13 +96,13 @@ def layer_figure(data: ui.Data, s: vt.Settings, view: views.AttentionView,
     return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band, opened)
 
 
-def picked_point(data: ui.Data, s: vt.Settings) -> views_explain.LayerPoint | None:
+def picked_point(data: ui.Data, s: LayerRequest) -> views_explain.LayerPoint | None:
     """The x* controls, and the layer at x* (scores, weights, values) when one is picked."""
     picked = explain.selection_controls("attn.", data)
     return cache_attention.layer_point(data, s, picked.x) if picked.on else None
 
 
-def layer_readouts(data: ui.Data, s: vt.Settings, fit: AttentionFit) -> None:
+def layer_readouts(data: ui.Data, s: LayerRequest, fit: AttentionFit) -> None:
     """How training went: its status, where it started, the data and three readouts."""
     ui.show_status(cache_heads.status(data, fit))  # the one rule of views.training_status
     ells = ", ".join(f"{v:.3g}" for v in fit.start_lengthscales) or _("none, the maps are random")
@@ -152,7 +119,7 @@ def layer_readouts(data: ui.Data, s: vt.Settings, fit: AttentionFit) -> None:
     m3.metric(_("Steps run (of {steps:,})").format(steps=s.steps), f"{fit.steps_run:,}")
 
 
-def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.AttentionView,
+def layer_fit(data: ui.Data, s: LayerRequest, fit: AttentionFit, view: views.AttentionView,
               ) -> tuple[views_explain.LayerPoint | None, tuple[LayerPath | None, int]]:
     """The readouts and the layer's fit with every head's part of it, its replay and x* under it when asked
     (returned: the layer at x*, and the replay with the step it opens at)."""
@@ -174,7 +141,7 @@ def layer_fit(data: ui.Data, s: vt.Settings, fit: AttentionFit, view: views.Atte
     return point, (path, opened)
 
 
-def layer_scores(data: ui.Data, s: vt.Settings) -> None:
+def layer_scores(data: ui.Data, s: LayerRequest) -> None:
     """The layer against the best Gaussian and chapter 3's heads."""
     with ui.busy(_("Scoring the layer, the best Gaussian and chapter 3's heads by leave-one-out error…")):
         comp = cache_attention.comparison(data, s)
@@ -185,7 +152,7 @@ def layer_scores(data: ui.Data, s: vt.Settings) -> None:
                  ran=COMPARISON_RAN)
 
 
-def notes_self_attention(data: ui.Data, s: vt.Settings) -> None:
+def notes_self_attention(data: ui.Data, s: LayerRequest) -> None:
     """The notes' PyTorch SelfAttention as the JAX it equals, checked on the trained layer's weights."""
     ui.say(CHAPTER, "notes")
     with ui.busy(_("Running the notes' SelfAttention on the trained layer's weights…")):
@@ -201,12 +168,12 @@ def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
     st.header(_("A trained attention layer"))
     ui.say(CHAPTER, "layer")
-    s = layer_controls(data.train)
+    s = ui.draw(ps.LAYER, data, ps.LAYER_ROWS)
     busy = ngettext("Training {n} attention head (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
                     "steps, {holdout} held-out point(s) per step…",
                     "Training {n} attention heads (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
                     "steps, {holdout} held-out point(s) per step…", s.heads)
-    with ui.busy(busy.format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v, start=STARTS[s.start], steps=s.steps,
+    with ui.busy(busy.format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v, start=ps.STARTS[s.start], steps=s.steps,
                              holdout=s.holdout)):
         fit = cache_attention.fit_attention(data, s)
     with ui.busy(_("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence "
@@ -217,7 +184,7 @@ def layer_section(data: ui.Data) -> None:
     question_bank.beats_gaussian(data, s)
     notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
-    ahead.prepare_next("attn", s, vt.attention_notches(holdout_range(len(data.train))),
+    ahead.prepare_next("attn", s, ps.LAYER.notches(data),
                        partial(cache_attention.prepare, data), context=data.key,
                        depth=cache_attention.AHEAD_NOTCHES)  # the next steps, ready
     ahead.prepare_next_data("attn", data, partial(cache_attention.prepare, s=s), context=s)  # the next n

@@ -13,7 +13,9 @@ from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.views import incontext as vi
+from kernelviz.app.views import page_settings as ps
 from kernelviz.models import incontext, training
+from kernelviz.models.incontext import PretrainRequest
 from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext import gradient as icg
 from kernelviz.runtime.i18n import _
@@ -28,8 +30,6 @@ SWEEP_RAN = ui.Ran(_(
     "`kernelviz.models.training.run`), its learned window, and the best fixed ℓ on fresh tasks of that "
     "setting."
 ))
-FAMILIES = {"sine": _("sines"), "gp": _("Gaussian-process draws")}
-KINDS = {"softmax": _("softmax"), "linear": _("linear (no softmax)")}
 KIND_NAMES = {"softmax": _("softmax"), "linear": _("linear")}  # a kind in a sentence ("the linear layer")
 TASKS_MAX = 999
 HEADS_NOTE = _(
@@ -46,39 +46,9 @@ def next_task() -> None:
     st.session_state["icl.task"] = (int(st.session_state.get("icl.task", 0)) + 1) % (TASKS_MAX + 1)
 
 
-def controls() -> vi.Settings:
-    """The family's and the pretraining's eight controls, in two rows (the backend's defaults)."""
-    c0, c1, c2, c3 = st.columns([1.4, 1.2, 1.0, 1.0])
-    c4, c5, c6, c7 = st.columns([1.4, 1.2, 1.0, 1.0])
-    family = ui.control("segmented", _("Family"), "icl.family", default="sine", options=tuple(FAMILIES),
-                        format_func=FAMILIES.get, container=c0,
-                        help=_("Sines of random frequency, phase and amplitude, or Gaussian-process draws."))
-    rough = notched(_("Task roughness"), "roughness", c1,
-                    _("The typical frequency r of f in radians per unit of x."))
-    noise = notched(_("Label noise σ"), "noise", c2, _("yᵢ = f(xᵢ) + σ εᵢ with εᵢ ~ N(0, 1)."))
-    n = notched(_("Context size n"), "n", c3, _("Points (xᵢ, yᵢ) in every prompt."))
-    kind = ui.control("segmented", _("Attention"), "icl.kind", default="softmax", options=tuple(KINDS),
-                      format_func=KINDS.get, container=c4,
-                      help=_("Softmax weights, or the scores divided by n with no normalisation."))
-    steps = notched(_("Pretraining steps"), "steps", c5,
-                    _("Adam steps, each on {batch} fresh prompts.").format(batch=incontext.BATCH))
-    heads = notched(_("Number of heads"), "heads", c6,
-                    _("Heads with their own score matrix A_h, mixed by learned u_h."))
-    seed = notched(_("Seed"), "seed", c7,
-                   _("The start of the layer and the prompts drawn during pretraining."))
-    return vi.Settings(family, rough, noise, n, heads, steps, kind, seed).snapped()
-
-
-def notched(label: str, field: str, container, help: str) -> float:
-    """The slider of ``Settings.field``, its ends, step and default from ``vi.NOTCHES``."""
-    notch = vi.NOTCHES[field]
-    return ui.control("slider", label, f"icl.{field}", default=notch.default, min_value=notch.low,
-                      max_value=notch.high, step=notch.step, container=container, help=help)
-
-
-def pretrained(s: vi.Settings) -> incontext.Pretrained:
+def pretrained(s: PretrainRequest) -> incontext.Pretrained:
     """The layer pretrained with these settings (cached), with a status line while it runs."""
-    text = ui.prose(CHAPTER, "pretrain_status", steps=f"{s.steps:,}", n=s.n, family=FAMILIES[s.family],
+    text = ui.prose(CHAPTER, "pretrain_status", steps=f"{s.steps:,}", n=s.n, family=ps.FAMILIES[s.family],
                     roughness=f"{s.roughness:g}", noise=f"{s.noise:g}")
     with ui.busy(text):
         fit = ci.pretrain(s)
@@ -88,7 +58,7 @@ def pretrained(s: vi.Settings) -> incontext.Pretrained:
     return fit
 
 
-def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
+def replayed(s: PretrainRequest, fig: go.Figure) -> go.Figure:
     """The learned kernels' chart with pretraining replayed under it when "Replay pretraining" is on."""
     asked = ui.replay_controls("icl.", s.steps, CHAPTER, what=_("pretraining"))
     if not asked.on:
@@ -100,7 +70,7 @@ def replayed(s: vi.Settings, fig: go.Figure) -> go.Figure:
     return kf.add_pretrain_replay(fig, path, asked.step)
 
 
-def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
+def window_section(s: PretrainRequest, fit: incontext.Pretrained) -> incontext_eval.LengthscaleSearch:
     """The learned kernels as windows (the chart titled, so that it starts high on a projector's first
     screen), the three widths and the error curve over ℓ."""
     with ui.busy(_("Reading the learned kernels and scoring every fixed ℓ on 256 fresh tasks…")):
@@ -131,7 +101,7 @@ def window_section(s: vi.Settings, fit: incontext.Pretrained) -> incontext_eval.
     return best
 
 
-def task_section(s: vi.Settings) -> None:
+def task_section(s: PretrainRequest) -> None:
     """A fresh task: the prompt, the in-context prediction, Nadaraya–Watson, the truth and the weights."""
     st.header(_("A task the layer never saw"))
     ui.say(CHAPTER, "task", n=s.n)
@@ -154,7 +124,7 @@ def task_section(s: vi.Settings) -> None:
     ui.show_code(incontext.prediction_model, incontext.head_scores, ran=ui.SERVED)
 
 
-def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> None:
+def errors_section(s: PretrainRequest, best: incontext_eval.LengthscaleSearch) -> None:
     """The layer's in-context error beside Nadaraya–Watson's at the best ℓ, and linear attention's."""
     st.header(_("How well it predicts in context"))
     with ui.busy(_("Scoring the layer on 256 fresh tasks…")):
@@ -166,7 +136,7 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
     e3.metric(_("Ratio"), f"{err / best.error:.3g}×")
     st.caption(ui.prose(CHAPTER, "errors_caption"))
     ui.say(CHAPTER, "linear")
-    other = s.other_kind()
+    other = vi.other_kind(s)
     if ui.control("toggle", _("Compare with the other attention"), "icl.compare", default=False,
                   help=_("Pretrains a {kind} layer with the same controls: each move of them then takes "
                          "about twice as long.").format(kind=KIND_NAMES[other.kind])):
@@ -176,10 +146,10 @@ def errors_section(s: vi.Settings, best: incontext_eval.LengthscaleSearch) -> No
     ui.show_code(incontext.layer_output, incontext.linear_weights, ran=ERROR_RAN)
 
 
-def compare_kinds(s: vi.Settings, err: float) -> None:
+def compare_kinds(s: PretrainRequest, err: float) -> None:
     """Softmax and linear attention's errors side by side: this page's layer (``err``) and the other kind
     pretrained with the same controls."""
-    other = s.other_kind()
+    other = vi.other_kind(s)
     with ui.busy(_("Pretraining the {kind} layer with the same controls…").format(
             kind=KIND_NAMES[other.kind])):
         other_err = ci.in_context_error(other)
@@ -199,17 +169,17 @@ def loss_section(fit: incontext.Pretrained) -> None:
                                                icg.head_weights), note=HEADS_NOTE))
 
 
-def sweep_section(s: vi.Settings) -> None:
+def sweep_section(s: PretrainRequest) -> None:
     """The learned window against roughness and noise, pretrained only when the student asks."""
     st.header(_("Rough, smooth and noisy families"))
     (rough, noise), layers = ci.SWEEP_BASE, len(ci.SWEEP_ROUGHNESS) + len(ci.SWEEP_NOISE)
-    ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=FAMILIES[s.family], layers=layers,
+    ui.say(CHAPTER, "sweep", steps=ci.SWEEP_STEPS, family=ps.FAMILIES[s.family], layers=layers,
            roughs=len(ci.SWEEP_ROUGHNESS), noises=len(ci.SWEEP_NOISE), rough=f"{rough:g}", noise=f"{noise:g}")
     if not ui.control("toggle", _("Run the sweep"), "icl.sweep", default=False):
         st.info(ui.prose(CHAPTER, "sweep_off"), icon=":material/info:")
         return
     with ui.busy(_("Pretraining {layers} softmax layers of {steps} steps on {family}…").format(
-            layers=layers, steps=ci.SWEEP_STEPS, family=FAMILIES[s.family])):
+            layers=layers, steps=ci.SWEEP_STEPS, family=ps.FAMILIES[s.family])):
         rows = ci.sweep(s.family, s.n, s.heads, s.seed)
     narrows, widens = vi.direction(rows, *ci.SWEEP_BASE)
     ui.say(CHAPTER, "sweep_result", narrows=_("yes") if narrows else _("no"),
@@ -233,7 +203,7 @@ def sweep_section(s: vi.Settings) -> None:
 
 ui.chapter_header(_("5 · In context"), lead=ui.prose(CHAPTER, "lead"), source=ui.prose(CHAPTER, "source"))
 
-settings = controls()
+settings = ui.draw(ps.IN_CONTEXT, None, ps.IN_CONTEXT_ROWS)  # no range of chapter 5 depends on the data
 layer = pretrained(settings)
 best_search = window_section(settings, layer)
 question_bank.rough_window(settings)
@@ -256,5 +226,6 @@ sweep_section(settings)
 
 ui.try_this([ui.prose(CHAPTER, "try_rough"), ui.prose(CHAPTER, "try_linear"), ui.prose(CHAPTER, "try_steps")])
 number, compare = int(st.session_state.get("icl.task", 0)), bool(st.session_state.get("icl.compare", False))
-ahead.prepare_next("icl", settings, vi.NOTCHES, partial(ci.prepare, number=number, compare=compare),
-                   context=(number, compare), depth=ci.AHEAD_NOTCHES)  # a slider stepped: the next ready
+ahead.prepare_next("icl", settings, ps.IN_CONTEXT.notches(None),
+                   partial(ci.prepare, number=number, compare=compare), context=(number, compare),
+                   depth=ci.AHEAD_NOTCHES)  # a slider stepped: the next ready

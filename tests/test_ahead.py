@@ -7,7 +7,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 from test_app import ok, start
 
@@ -18,35 +20,39 @@ from kernelviz.app.ui.caching import attention as cache_attention
 from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.views import incontext as vi
+from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
-from kernelviz.app.views.notches import Options, next_settings, settings_ahead
+from kernelviz.app.views.notches import Options, next_settings, replace, settings_ahead
 from kernelviz.models import incontext
+from kernelviz.models.attention.training import LayerRequest
+from kernelviz.models.incontext import PretrainRequest
 
-BASE = vi.Settings("sine", 3.0, 0.1, 32, 1, 1500, "softmax", 0)
-LAYER = vt.Settings(2, 2, 1, 10, 300, 0.1, 0, "gaussian")
-LAYER_NOTCHES = vt.attention_notches((1, 148))
+BASE = PretrainRequest(family="sine", roughness=3.0, noise=0.1, n=32, heads=1, steps=1500, seed=0)
+LAYER = LayerRequest(heads=2, d_qk=2, d_v=1, holdout=10, steps=300, learning_rate=0.1, seed=0)
+NOTCHES = ps.IN_CONTEXT.notches(None)  # chapter 5's (no range depends on the data)
+LAYER_NOTCHES = ps.LAYER.notches(SimpleNamespace(train=np.zeros(150)))  # hold-out sizes 1 to 148
 
 
 def step(before, now):
     """Chapter 5's settings one notch on."""
-    return next_settings(before, now, vi.NOTCHES)
+    return next_settings(before, now, NOTCHES)
 
 
 WAIT_S = 30.0
 
 
-@pytest.mark.parametrize("field", list(vi.NOTCHES))
+@pytest.mark.parametrize("field", list(NOTCHES))
 def test_next_settings_steps_the_moved_slider_once_more_the_same_way(field):
-    notch = vi.NOTCHES[field]
+    notch = NOTCHES[field]
 
-    def at(k: float) -> vi.Settings:  # the slider k notches above the middle of its range
-        return BASE._replace(**{field: notch.snap(notch.snap((notch.low + notch.high) / 2) + k * notch.step)})
+    def at(k: float) -> PretrainRequest:  # the slider k notches above the middle of its range
+        return replace(BASE, **{field: notch.snap(notch.snap((notch.low + notch.high) / 2) + k * notch.step)})
 
     assert step(at(0), at(1)) == at(2)
     assert step(at(1), at(0)) == at(-1)
-    top, bottom = BASE._replace(**{field: notch.high}), BASE._replace(**{field: notch.low})
-    assert step(top._replace(**{field: notch.snap(notch.high - notch.step)}), top) is None
-    assert step(bottom._replace(**{field: notch.snap(notch.low + notch.step)}), bottom) is None
+    top, bottom = replace(BASE, **{field: notch.high}), replace(BASE, **{field: notch.low})
+    assert step(replace(top, **{field: notch.snap(notch.high - notch.step)}), top) is None
+    assert step(replace(bottom, **{field: notch.snap(notch.low + notch.step)}), bottom) is None
 
 
 def test_a_select_slider_steps_to_the_next_option_and_stops_at_its_ends():
@@ -54,47 +60,48 @@ def test_a_select_slider_steps_to_the_next_option_and_stops_at_its_ends():
     assert isinstance(rates, Options) and rates.values == vt.ATTENTION_LEARNING_RATES
     i = rates.values.index(0.1)
 
-    def at(k: int) -> vt.Settings:
-        return LAYER._replace(learning_rate=rates.values[i + k])
+    def at(k: int) -> LayerRequest:
+        return replace(LAYER, learning_rate=rates.values[i + k])
 
     assert next_settings(at(-1), at(0), LAYER_NOTCHES) == at(1)
     assert next_settings(at(1), at(0), LAYER_NOTCHES) == at(-1)
-    top = LAYER._replace(learning_rate=rates.values[-1])
-    assert next_settings(top._replace(learning_rate=rates.values[-2]), top, LAYER_NOTCHES) is None
-    odd = LAYER._replace(learning_rate=0.25)  # no option lists it
+    top = replace(LAYER, learning_rate=rates.values[-1])
+    assert next_settings(replace(top, learning_rate=rates.values[-2]), top, LAYER_NOTCHES) is None
+    odd = replace(LAYER, learning_rate=0.25)  # no option lists it
     assert next_settings(LAYER, odd, LAYER_NOTCHES) is None
     assert next_settings(odd, LAYER, LAYER_NOTCHES) is None
-    assert next_settings(LAYER, LAYER._replace(start="random"), LAYER_NOTCHES) is None  # a select box
-    assert next_settings(LAYER._replace(holdout=147), LAYER._replace(holdout=148), LAYER_NOTCHES) is None
+    assert next_settings(LAYER, replace(LAYER, start="random"), LAYER_NOTCHES) is None  # a select box
+    assert next_settings(replace(LAYER, holdout=147), replace(LAYER, holdout=148), LAYER_NOTCHES) is None
 
 
 def test_settings_ahead_keeps_stepping_the_same_way_and_stops_at_the_end():
-    top = vi.NOTCHES["heads"].high
+    top = NOTCHES["heads"].high
 
-    def at(heads: int) -> vi.Settings:
-        return BASE._replace(heads=heads)
+    def at(heads: int) -> PretrainRequest:
+        return replace(BASE, heads=heads)
 
-    assert settings_ahead(at(1), at(2), vi.NOTCHES, 3) == [at(3), at(4), at(5)]
-    assert settings_ahead(at(5), at(4), vi.NOTCHES, 3) == [at(3), at(2), at(1)]
-    assert settings_ahead(at(top - 2), at(top - 1), vi.NOTCHES, 3) == [at(top)]
-    assert settings_ahead(None, at(2), vi.NOTCHES, 3) == []
-    assert settings_ahead(at(1), at(2), vi.NOTCHES, 1) == [next_settings(at(1), at(2), vi.NOTCHES)]
+    assert settings_ahead(at(1), at(2), NOTCHES, 3) == [at(3), at(4), at(5)]
+    assert settings_ahead(at(5), at(4), NOTCHES, 3) == [at(3), at(2), at(1)]
+    assert settings_ahead(at(top - 2), at(top - 1), NOTCHES, 3) == [at(top)]
+    assert settings_ahead(None, at(2), NOTCHES, 3) == []
+    assert settings_ahead(at(1), at(2), NOTCHES, 1) == [next_settings(at(1), at(2), NOTCHES)]
 
 
 def test_next_settings_is_none_without_one_slider_moved():
     assert step(None, BASE) is None
     assert step(BASE, BASE) is None
-    assert step(BASE, BASE._replace(heads=2, seed=1)) is None  # two sliders at once
-    assert step(BASE, BASE._replace(kind="linear")) is None  # no notches
-    assert step(BASE, BASE._replace(family="gp")) is None
+    assert step(BASE, replace(BASE, heads=2, seed=1)) is None  # two sliders at once
+    assert step(BASE, replace(BASE, kind="linear")) is None  # no notches
+    assert step(BASE, replace(BASE, family="gp")) is None
 
 
 def test_snapped_settings_are_the_keys_next_settings_steps_to():
-    read = BASE._replace(noise=0.1 + 0.05, roughness=3.0 + 0.5).snapped()  # 0.15000000000000002
+    moved = replace(BASE, noise=0.1 + 0.05, roughness=3.0 + 0.5)  # 0.15000000000000002
+    read = ps.IN_CONTEXT.snapped(moved, None)
     assert read.noise == 0.15 and read.roughness == 3.5
-    assert step(BASE._replace(noise=0.1), BASE._replace(noise=0.15)).noise == 0.2
-    assert step(BASE._replace(heads=2), BASE._replace(heads=3)).heads == 4
-    assert isinstance(BASE._replace(heads=2.0).snapped().heads, int)
+    assert step(replace(BASE, noise=0.1), replace(BASE, noise=0.15)).noise == 0.2
+    assert step(replace(BASE, heads=2), replace(BASE, heads=3)).heads == 4
+    assert isinstance(ps.IN_CONTEXT.snapped(replace(BASE, heads=2.0), None).heads, int)
 
 
 class Switch:
@@ -240,7 +247,7 @@ def test_chapter_5_asks_for_the_next_notches_of_the_slider_moved(monkeypatch):
     ok(at)
     (key, _job), = asked
     settings = key[1]
-    assert settings == vi.Settings("sine", 3.0, 0.1, 32, 3, 50, "softmax", 0)
+    assert settings == replace(BASE, heads=3, steps=50)
     assert key == ("icl", settings, (0, False))
     assert [r.key[1].heads for r in chains[0]] == [3, 4, 5][:cache_incontext.AHEAD_NOTCHES]
     at.slider(key="icl.noise").set_value(0.15).run()
@@ -249,7 +256,7 @@ def test_chapter_5_asks_for_the_next_notches_of_the_slider_moved(monkeypatch):
 
 def test_chapter_4s_sliders_are_its_notches():
     at = start("chapters/4_attention.py")
-    notches = vt.attention_notches((at.slider(key="attn.holdout").min, at.slider(key="attn.holdout").max))
+    notches = ps.LAYER.notches(at.session_state["kv._data"])
     keys = {"heads": "attn.heads", "d_qk": "attn.dqk", "d_v": "attn.dv", "holdout": "attn.holdout",
             "steps": "attn.steps", "seed": "attn.seed"}
     for field, key in keys.items():
@@ -272,7 +279,7 @@ def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(mo
     at.slider(key="attn.heads").set_value(5).run()  # 4 → 5 heads
     ok(at)
     (key, job), = asked
-    after = LAYER._replace(heads=6, d_qk=4, steps=150, learning_rate=0.05, seed=31)
+    after = replace(LAYER, heads=6, d_qk=4, steps=150, learning_rate=0.05, seed=31)
     assert key == ("attn", after, at_key(at))
     assert [r.key[1].heads for r in chains[0]] == [6, 7, 8][:cache_attention.AHEAD_NOTCHES]
     trained = []
@@ -287,7 +294,7 @@ def test_chapter_4_asks_for_the_next_notch_and_draws_it_from_what_it_prepared(mo
 
 
 def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
-    s = BASE._replace(steps=50, heads=2, seed=7)
+    s = replace(BASE, steps=50, heads=2, seed=7)
     calls = []
     real = incontext.pretrain
     monkeypatch.setattr(incontext, "pretrain", lambda **kw: calls.append(kw) or real(**kw))
@@ -296,7 +303,7 @@ def test_what_is_prepared_is_what_the_page_reads(monkeypatch):
     cache_incontext.pretrain(s)
     cache_incontext.task(s, 3)
     cache_incontext.kernels(s)
-    cache_incontext.in_context_error(s.other_kind())
+    cache_incontext.in_context_error(vi.other_kind(s))
     assert len(calls) == 2  # all from the caches
 
 
@@ -308,7 +315,7 @@ def test_the_sidebar_n_asks_for_the_next_number_of_points_the_way_it_moved(monke
     ok(at)
     (key, _job), = asked
     post = vt.MaskedSettings("gaussian", 1, 1000, 0.2, 2024)
-    own = vt.HeadsSettings(4, vt.MaskedSettings("gaussian", 1, 50, 0.2, 41))
+    own = vt.HeadsSettings(heads=4, steps=50, seed=41)
     assert key == ("mh.data", ahead.Sample("blog", 300, 2024), (post, own))
     at.select_slider(key="data.n").set_value(100).run()  # down: 75 comes next
     assert asked[-1][0][1] == ahead.Sample("blog", 75, 2024)

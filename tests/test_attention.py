@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 import kernelviz as kv
-from kernelviz.app import defaults
 from kernelviz.app.defaults import KERNEL_GRID_POINTS
+from kernelviz.app.views import page_settings as ps
 from kernelviz.core import pooling
 from kernelviz.models import attention
 from kernelviz.models.attention import AttentionFit, attention_kernel, gaussian_attention_params
 from kernelviz.models.attention import training as attention_training
 from kernelviz.models.heads import initial_lengthscales
 
-A = defaults.ATTENTION
+A = ps.LAYER.start
 
 
 @pytest.fixture(scope="module")

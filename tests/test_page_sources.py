@@ -18,6 +18,9 @@ from kernelviz.app import defaults
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.caching import sources as cache_sources
+from kernelviz.app.views import page_settings as ps
+from kernelviz.app.views import training as vt
+from kernelviz.app.views.settings import Controls
 
 SOURCES = "chapters/6_sources.py"
 CH = "6_sources"  # its prose: chapters/prose/6_sources.md
@@ -25,11 +28,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _control_keys(page: str) -> set[str]:
-    """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code."""
+    """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code,
+    and the keys of every settings table it draws (``ps.NAME``, ``kernelviz.app.views.page_settings``)."""
     text = (ROOT / page).read_text() + (ROOT / "kernelviz/app/ui/widgets/sidebar.py").read_text()
     for extra in ("cache.py", "heads.py", "attention.py"):
         text += (ROOT / "kernelviz/app/ui/caching" / extra).read_text()
-    return set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))
+    tables = [getattr(ps, name) for name in set(re.findall(r"\bps\.([A-Z_]+)\b", text))]
+    drawn = {t.key(f) for t in tables if isinstance(t, Controls) for f in t.fields}
+    return drawn | set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))
 
 
 def test_catalogue_covers_the_sources_and_links_to_real_controls():
@@ -98,7 +104,7 @@ def test_our_numbers_follow_the_sources_procedures():
     panel = cache_heads.panel(cache_sources.blog_source(), 2, mh.kernel, mh.learning_rate, mh.seed)
     np.testing.assert_allclose(heads[1]["l_post"], panel.lengthscales * math.sqrt(2), rtol=1e-9)
     holdouts = cache_sources.ours("blog_holdouts")  # chapter 2's four panels of the post's figure
-    ms = defaults.MASKED
+    ms = vt.MaskedSettings()
     blog = cache_sources.blog_source()
     first = cache.holdout_panel(blog, "gaussian", 1, ms.steps, ms.learning_rate, ms.seed)
     assert len(holdouts) == 4 and holdouts[0] == pytest.approx(first.lengthscale * math.sqrt(2))

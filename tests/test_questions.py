@@ -17,8 +17,8 @@ from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
+from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
-from kernelviz.models.holdout import holdout_range
 
 KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 
@@ -71,7 +71,7 @@ def test_the_largest_holdout_is_the_posts_runs_argmax():
     at = start(MASKED)
     data = at.session_state["kv._data"]
     sizes = cache.panel_holdouts(len(data.train))
-    M = defaults.MASKED
+    M = vt.MaskedSettings()
     ells = [cache.holdout_panel(data, M.kernel, k, M.steps, M.learning_rate, M.seed).lengthscale
             for k in sizes]
     best = sizes[int(np.argmax(ells))]
@@ -96,9 +96,7 @@ def test_the_largest_mixing_weight_is_the_pages_own_fit():
 def test_the_layer_against_the_gaussian_is_the_comparison_table():
     at = start(ATTN)
     data = at.session_state["kv._data"]
-    A = defaults.ATTENTION
-    s = vt.Settings(A.heads, A.d_qk, A.d_v, min(A.holdout, holdout_range(len(data.train))[1]), A.steps,
-                    A.learning_rate, A.seed, A.start)
+    s = ps.LAYER.defaults(data)
     comp = cache_attention.comparison(data, s)
     text = answer(at, "attn.beats_gaussian", True)
     assert f"the trained layer {comp.loo[0]:.4g}, the best Gaussian {comp.loo[1]:.4g}" in text

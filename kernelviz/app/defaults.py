@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 __all__ = [
-    "ATTENTION",
     "D2L",
     "D2L_KOTLIN",
     "GRID_POINTS",
@@ -22,7 +21,6 @@ __all__ = [
     "KERNEL_REGRESSION",
     "KERNEL_SHAPE_POINTS",
     "LEARNING_RATES",
-    "MASKED",
     "MULTIHEAD",
     "POINT_CHOICES",
     "POST_SPAN",
@@ -59,19 +57,6 @@ class KernelRegression:
     kernel: str = "gaussian"
     post_lengthscale: float = 0.25
     panels: tuple[float, ...] = (3.0, 0.5, 0.25, 0.05)
-
-
-@dataclass(frozen=True)
-class Masked:
-    """Chapter 2: the post's masked training of one GaussianKernel (ℓ_post = 1 at the start, Adam 0.2,
-    100 steps) and its four hold-out sizes (1, 10, n/2, 0.8 n). The page's own model starts at hold-out 10
-    (kernelviz's choice; the post's ``train()`` defaults to 1)."""
-
-    kernel: str = "gaussian"
-    holdout: int = 10
-    steps: int = 100
-    learning_rate: float = 0.2
-    seed: int = 2024  # the post's PRNGKey(2024): with it the four hold-out panels re-run the post's code
 
 
 @dataclass(frozen=True)
@@ -119,23 +104,7 @@ class D2lKotlin:
     include_self: bool = True
 
 
-@dataclass(frozen=True)
-class Attention:
-    """Chapter 4: a trained multi-head attention layer (kernelviz's own settings: no source trains one)."""
-
-    heads: int = 4
-    d_qk: int = 4
-    holdout: int = 10
-    steps: int = 1000
-    learning_rate: float = 0.05
-    seed: int = 0
-    d_v: int = 1
-    start: str = "gaussian"
-
-
 KERNEL_REGRESSION = KernelRegression()
-MASKED = Masked()
 MULTIHEAD = Multihead()
 D2L = D2l()
 D2L_KOTLIN = D2lKotlin()
-ATTENTION = Attention()

@@ -25,6 +25,7 @@ import jax.monitoring
 import numpy as np
 
 from kernelviz.app import defaults
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.core.kernels import KERNELS, get_kernel, kernel_values
 from kernelviz.data.datasets import blog_data, d2l_data
 from kernelviz.models.attention import (
@@ -166,7 +167,7 @@ def _training_views(n: int) -> list[Callable[[], object]]:
     x, y = _data(n)
     queries = _queries()
     lo, hi = holdout_range(n)
-    page = min(defaults.MASKED.holdout, hi)  # the default hold-out of chapters 2 and 4
+    page = min(MaskedSettings().holdout, hi)  # the default hold-out of chapters 2 and 4
     seeds = list(range(SEEDS_MAX))
     state: dict[str, AttentionFit] = {}
 

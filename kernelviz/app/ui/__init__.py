@@ -89,7 +89,9 @@ from kernelviz.app.ui.caching.cache import (
 from kernelviz.app.ui.server import fragment, rerun_page
 from kernelviz.app.ui.widgets.controls import (
     control,
+    draw,
     enter_page,
+    field,
     lengthscale_control,
     picture_control,
     sync_url,
@@ -133,7 +135,7 @@ from kernelviz.app.ui.widgets.text import (
     trained_fast,
     try_this,
 )
-from kernelviz.app.ui.widgets.values import Spec, lengthscale_options, log_options, to_url
+from kernelviz.app.views.values import Spec, lengthscale_options, log_options, to_url
 
 __all__ = [
     "CACHE_ENTRIES",
@@ -168,7 +170,9 @@ __all__ = [
     "data_messages",
     "data_sidebar",
     "data_summary",
+    "draw",
     "enter_page",
+    "field",
     "fit",
     "fit_parametric",
     "fit_seeds",

@@ -12,9 +12,7 @@ from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import incontext as cache_incontext
 from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views import MaskedView
-from kernelviz.app.views.incontext import Settings
-from kernelviz.app.views.training import MaskedSettings, holdout_within
-from kernelviz.models import incontext
+from kernelviz.app.views.page_settings import IN_CONTEXT, MASKED
 from kernelviz.models.smoothing import Smooth
 from kernelviz.runtime.i18n import _
 
@@ -26,10 +24,7 @@ def _fit(data: Data) -> Smooth:
 
 
 def _masked(data: Data) -> MaskedView:
-    m = defaults.MASKED
-    s = MaskedSettings(kernel=m.kernel, holdout=m.holdout, steps=m.steps, learning_rate=m.learning_rate,
-                       seed=m.seed)
-    return cache.masked_view(data, holdout_within(s, len(data.train)))
+    return cache.masked_view(data, MASKED.defaults(data))
 
 
 def prepare(data: Data) -> None:
@@ -69,7 +64,7 @@ def attention(data: Data) -> go.Figure:
     return kf.thumbnail(fig)
 
 
-DEFAULT_IN_CONTEXT = Settings("sine", 3.0, 0.1, 32, 1, incontext.STEPS, "softmax", 0)  # as chapter 5 opens
+DEFAULT_IN_CONTEXT = IN_CONTEXT.start  # as chapter 5 opens
 
 
 def in_context(data: Data) -> go.Figure:

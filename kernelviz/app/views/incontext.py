@@ -2,8 +2,8 @@
 
 Frozen NumPy containers and pure functions of a ``Pretrained`` layer, no streamlit:
 
-* ``Settings``, the page's controls (a tuple, so caches hash it by value), with ``NOTCHES``, the ends and
-  steps of its sliders (``kernelviz.app.views.notches``);
+* ``other_kind``, the page's settings (a ``PretrainRequest``, ``page_settings.IN_CONTEXT``) with the other
+  attention;
 * ``KernelView``, each head's learned kernel K_h(x, x + δ) at a few queries, as a function of δ = x′ − x;
 * ``TaskView``, one fresh task the layer never saw: its context, the true f on sorted queries, the layer's
   prediction with its band, Nadaraya–Watson at a given ℓ and the attention weights;
@@ -16,23 +16,21 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kernelviz.app.views.notches import Notch, snapped
+from kernelviz.app.views.notches import replace
 from kernelviz.data import tasks
-from kernelviz.models.incontext import STEPS, Pretrained, in_context_predict
+from kernelviz.models.incontext import Pretrained, PretrainRequest, in_context_predict
 from kernelviz.models.incontext.evaluation import EVAL_SEED, SweepRow, learned_kernel, learned_window
-from kernelviz.models.smoothing import HEADS_MAX, nadaraya_watson
-from kernelviz.models.training import STEPS_MAX
+from kernelviz.models.smoothing import nadaraya_watson
 
 __all__ = [
     "KERNEL_QUERIES",
-    "NOTCHES",
     "OFFSET_POINTS",
     "TASK_QUERIES",
     "KernelView",
-    "Settings",
     "TaskView",
     "direction",
     "kernel_view",
+    "other_kind",
     "task_view",
 ]
 
@@ -43,39 +41,9 @@ TASK_QUERIES = 96  # sorted query points of the fresh task's figure and heatmap 
 TASK_SEED = 2 * EVAL_SEED  # fresh tasks of the figure: keys neither pretraining nor the error readouts use
 
 
-class Settings(NamedTuple):
-    """The page's controls: the task family and the pretraining (a tuple, so caches hash it by value)."""
-
-    family: str
-    roughness: float
-    noise: float
-    n: int
-    heads: int
-    steps: int
-    kind: str
-    seed: int
-
-    def pretrain_kwargs(self) -> dict[str, object]:
-        """The keyword arguments of ``incontext.pretrain``."""
-        return dict(self._asdict())
-
-    def other_kind(self) -> Settings:
-        """The same settings with the other attention: softmax ↔ linear."""
-        return self._replace(kind="linear" if self.kind == "softmax" else "softmax")
-
-    def snapped(self) -> Settings:
-        """The same settings with each slider's value on its notch (``notches.snapped``)."""
-        return snapped(self, NOTCHES)
-
-
-NOTCHES = {  # the page's sliders, by Settings field
-    "roughness": Notch(*tasks.ROUGHNESS_RANGE, 0.5, 3.0),
-    "noise": Notch(0.0, tasks.NOISE_MAX, 0.05, 0.1),
-    "n": Notch(tasks.N_MIN, tasks.N_MAX, 1, 32),
-    "steps": Notch(50, STEPS_MAX, 50, STEPS),
-    "heads": Notch(1, HEADS_MAX, 1, 1),
-    "seed": Notch(0, 99, 1, 0),
-}
+def other_kind(s: PretrainRequest) -> PretrainRequest:
+    """The same settings with the other attention: softmax ↔ linear."""
+    return replace(s, kind="linear" if s.kind == "softmax" else "softmax")
 
 
 class KernelView(NamedTuple):

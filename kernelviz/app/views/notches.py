@@ -1,20 +1,35 @@
 """A page's sliders as notches, and its settings one notch further along the slider moved last.
 
-Pure functions of a page's settings (a NamedTuple, one field a control): ``Notch`` is a slider from ``low``
-to ``high`` by ``step``, ``Options`` a slider over a list of values. ``next_settings`` says where a teacher
-stepping through one slider goes next, ``settings_ahead`` the next few steps; ``snapped`` puts each value on
-its notch (0.1 + 0.05 is 0.15), so that the settings a page reads and the ones ``next_settings`` steps to
-are the same cache key.
+Pure functions of a page's settings (a NamedTuple or a frozen dataclass, one field a control): ``Notch`` is a
+slider from ``low`` to ``high`` by ``step``, ``Options`` a slider over a list of values. ``next_settings``
+says where a teacher stepping through one slider goes next, ``settings_ahead`` the next few steps; ``snapped``
+puts each value on its notch (0.1 + 0.05 is 0.15), so that the settings a page reads and the ones
+``next_settings`` steps to are the same cache key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeVar
 
-__all__ = ["Notch", "Options", "next_settings", "settings_ahead", "snapped"]
+__all__ = ["Notch", "Options", "field_names", "next_settings", "replace", "settings_ahead", "snapped"]
 
-S = TypeVar("S", bound=tuple)
+S = TypeVar("S")
+
+
+def field_names(record: Any) -> tuple[str, ...]:
+    """The fields of a record (a NamedTuple or a dataclass, or either's class), in order."""
+    if dataclasses.is_dataclass(record):
+        return tuple(f.name for f in dataclasses.fields(record))
+    return tuple(record._fields)
+
+
+def replace(record: S, **changes: Any) -> S:
+    """``record`` with ``changes``: a NamedTuple's ``_replace``, a dataclass's ``dataclasses.replace``."""
+    if dataclasses.is_dataclass(record):
+        return dataclasses.replace(record, **changes)  # type: ignore[type-var]
+    return record._replace(**changes)  # type: ignore[attr-defined]
 
 
 class Notch(NamedTuple):
@@ -60,7 +75,7 @@ class Options(NamedTuple):
 
 def snapped(settings: S, notches: Mapping[str, Notch | Options]) -> S:
     """``settings`` with each notched field's value on its notch."""
-    return settings._replace(**{f: n.snap(getattr(settings, f)) for f, n in notches.items()})  # type: ignore[attr-defined]
+    return replace(settings, **{f: n.snap(getattr(settings, f)) for f, n in notches.items()})
 
 
 def next_settings(before: S | None, now: S, notches: Mapping[str, Notch | Options]) -> S | None:
@@ -69,7 +84,7 @@ def next_settings(before: S | None, now: S, notches: Mapping[str, Notch | Option
     the field that moved has no notches, or when the slider is at its end."""
     if before is None or type(before) is not type(now):
         return None
-    moved = [f for f in now._fields if getattr(before, f) != getattr(now, f)]  # type: ignore[attr-defined]
+    moved = [f for f in field_names(now) if getattr(before, f) != getattr(now, f)]
     if len(moved) != 1 or moved[0] not in notches:
         return None
     field, notch = moved[0], notches[moved[0]]
@@ -78,7 +93,7 @@ def next_settings(before: S | None, now: S, notches: Mapping[str, Notch | Option
     except ValueError:  # a value no option lists
         return None
     value = notch.after(getattr(now, field), up)
-    return None if value is None else now._replace(**{field: value})  # type: ignore[attr-defined]
+    return None if value is None else replace(now, **{field: value})
 
 
 def settings_ahead(before: S | None, now: S, notches: Mapping[str, Notch | Options], count: int) -> list[S]:

@@ -5,8 +5,7 @@ NumPy arrays and pure functions of them. Nothing here imports streamlit, so all 
   ``ParametricView``, d2l's parametric pooling after training;
 * chapter 3: ``Panel``, one panel of the post's multi-head figure, and its tables (``post_table``,
   ``heads_table``, ``sum_of_mixing``, ``panels_status``), legend names and gaps;
-* chapter 4: ``Settings`` of the trained layer with its sliders' notches (``attention_notches``),
-  ``Comparison`` with the kernels it generalises
+* chapter 4: ``Comparison`` of the trained layer with the kernels it generalises
   (``comparison_table``, ``comparison_sentence``) and the Gaussian head's maps (``maps_table``).
 
 The cached calls of ``kernelviz.app.ui`` compute them; the figure builders of ``kernelviz.app.figures`` draw
@@ -24,28 +23,25 @@ import numpy as np
 
 from kernelviz.app import defaults
 from kernelviz.app.views import GaussianCheck, HeadsView, Heatmap, HoldoutPanel, Status
-from kernelviz.app.views.notches import Notch, Options
-from kernelviz.models.attention import D_QK_MAX, D_V_MAX
+from kernelviz.app.views.notches import replace
 from kernelviz.models.heads import FitResult
 from kernelviz.models.holdout import holdout_range
-from kernelviz.models.smoothing import HEADS_MAX
-from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = [
     "ATTENTION_LEARNING_RATES",
+
     "POST_COLUMNS",
     "PRINTED",
+
     "Agreement",
     "Comparison",
     "HeadsSettings",
     "Panel",
     "ParametricView",
     "Printed",
-    "Settings",
     "agreement",
     "agreements",
-    "attention_notches",
     "comparison_sentence",
     "comparison_table",
     "gaps",
@@ -61,7 +57,7 @@ __all__ = [
 ]
 
 MH = defaults.MULTIHEAD
-S = TypeVar("S", bound=tuple)
+S = TypeVar("S")
 SQRT2 = defaults.SQRT2
 TAIL = defaults.TAIL
 
@@ -262,27 +258,39 @@ def gaps(view: HeadsView, result: FitResult) -> tuple[float, str] | None:
 class MaskedSettings(NamedTuple):
     """Chapter 2's controls of the post's model, and chapter 3's of its heads (a tuple, so that caches hash
     it by value): the kernel's name, the hold-out size, Adam's steps and learning rate, and the seed of the
-    hold-out sets."""
+    hold-out sets. The defaults are the post's masked training of one GaussianKernel (ℓ_post = 1 at the
+    start, Adam 0.2, 100 steps), but for the hold-out size: the page's model starts at 10 (kernelviz's
+    choice; the post's ``train()`` defaults to 1, and its figure shows 1, 10, n/2 and 0.8 n)."""
 
-    kernel: str
-    holdout: int
-    steps: int
-    learning_rate: float
-    seed: int
+    kernel: str = "gaussian"
+    holdout: int = 10
+    steps: int = 100
+    learning_rate: float = 0.2
+    seed: int = 2024  # the post's PRNGKey(2024): with it the four hold-out panels re-run the post's code
 
 
 class HeadsSettings(NamedTuple):
-    """Chapter 3's own model: the number of heads H and how they are trained (``MaskedSettings``)."""
+    """Chapter 3's own model: the number of heads H and how they are trained, from the post's
+    MultiheadGaussianKernel (``defaults.MULTIHEAD``: 4 heads, hold-out 1, 1,000 steps, Adam 0.2)."""
 
-    heads: int
-    training: MaskedSettings
+    heads: int = MH.heads
+    kernel: str = MH.kernel
+    holdout: int = MH.holdout
+    steps: int = MH.steps
+    learning_rate: float = MH.learning_rate
+    seed: int = MH.seed
+
+    @property
+    def training(self) -> MaskedSettings:
+        """How the heads are trained, as chapter 2 trains its one."""
+        return MaskedSettings(self.kernel, self.holdout, self.steps, self.learning_rate, self.seed)
 
 
 def holdout_within(s: S, n: int) -> S:
     """Settings ``s`` (a record with a ``holdout`` field) with the hold-out size clamped to what ``n``
     training points allow (``holdout_range``), as a page's hold-out slider clamps it when n changes."""
     lo, hi = holdout_range(n)
-    return s._replace(holdout=min(max(s.holdout, lo), hi))  # type: ignore[attr-defined]
+    return replace(s, holdout=min(max(s.holdout, lo), hi))
 
 
 class ParametricSettings(NamedTuple):
@@ -297,18 +305,6 @@ class ParametricSettings(NamedTuple):
     include_self: bool = False
     batch_size: int | None = None
 
-
-class Settings(NamedTuple):
-    """The controls of the trained layer (a tuple, so that caches hash it by value)."""
-
-    heads: int
-    d_qk: int
-    d_v: int
-    holdout: int
-    steps: int
-    learning_rate: float
-    seed: int
-    start: str
 
 def maps_table(check: GaussianCheck) -> dict[str, list]:
     """The Gaussian head's W_q, W_k (their ỹ row is 0: they read the position part) and W_v, one row per
@@ -343,21 +339,6 @@ def comparison_table(c: Comparison) -> dict[str, list]:
 
 
 ATTENTION_LEARNING_RATES = (0.001, 0.003, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 3.0, 10.0)
-
-
-def attention_notches(holdouts: tuple[int, int]) -> dict[str, Notch | Options]:
-    """The layer's sliders by ``Settings`` field, the hold-out size from ``holdouts`` = (lowest, highest)
-    for the data's size (``holdout_range``); the start (a select box) has none."""
-    a = defaults.ATTENTION
-    return {
-        "heads": Notch(1, HEADS_MAX, 1, a.heads),
-        "d_qk": Notch(1, D_QK_MAX, 1, a.d_qk),
-        "d_v": Notch(1, D_V_MAX, 1, a.d_v),
-        "holdout": Notch(*holdouts, 1, min(a.holdout, holdouts[1])),
-        "steps": Notch(50, STEPS_MAX, 50, a.steps),
-        "learning_rate": Options(ATTENTION_LEARNING_RATES, a.learning_rate),
-        "seed": Notch(0, 99, 1, a.seed),
-    }
 
 
 def comparison_sentence(c: Comparison) -> str:

@@ -2,13 +2,15 @@
 
 The chapter's layer is ``kv.fit_attention``: H heads with query/key maps on the position part of a token
 t = (1, x̃, x̃², ỹ), a value map W_v^h on the whole token and the output blocks U_h, trained by masked training
-from a start ``STARTS`` names. Every call takes the ``Data`` first and the layer's ``Settings``
+from a start ``STARTS`` names. Every call takes the ``Data`` first and the layer's ``LayerRequest``
 (``kernelviz.app.views.training``, with ``Comparison`` and its table); the layer is trained once per settings
 (``fit_attention``) and everything drawn from it comes from ``view`` and ``comparison``, both cached.
 ``prepare`` computes them for the page one notch ahead (``kernelviz.app.ui.caching.ahead``).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -18,7 +20,7 @@ from kernelviz.app.ui.caching.cache import cached, loo_optimum
 from kernelviz.app.ui.widgets.sidebar import Data
 from kernelviz.app.views import explain
 from kernelviz.app.views.replay import LayerPath, layer_path
-from kernelviz.app.views.training import Comparison, Settings, holdout_within
+from kernelviz.app.views.training import Comparison, holdout_within
 from kernelviz.models.attention import (
     AttentionFit,
     attention_loo_error,
@@ -29,6 +31,7 @@ from kernelviz.models.attention.selfattention import (
     as_self_attention,
     notes_outputs,
 )
+from kernelviz.models.attention.training import LayerRequest
 from kernelviz.runtime.i18n import _, ngettext
 
 __all__ = [
@@ -56,28 +59,26 @@ def gaussian_check(data: Data, lengthscale: float) -> views.GaussianCheck:
 
 
 @cached()
-def fit_attention(data: Data, s: Settings) -> AttentionFit:
+def fit_attention(data: Data, s: LayerRequest) -> AttentionFit:
     """``kv.fit_attention`` (masked training of the multi-head layer) on the training points."""
-    return kv.fit_attention(data.train.x, data.train.y, heads=s.heads, d_qk=s.d_qk, holdout=s.holdout,
-                            steps=s.steps, learning_rate=s.learning_rate, seed=s.seed, d_v=s.d_v,
-                            start=s.start)
+    return kv.fit_attention(data.train.x, data.train.y, **dataclasses.asdict(s))
 
 
 @cached(heavy=True)
-def view(data: Data, s: Settings) -> views.AttentionView:
+def view(data: Data, s: LayerRequest) -> views.AttentionView:
     """``views.attention_view`` of the layer ``fit_attention`` trains with the same settings (trained
     once)."""
     return views.attention_view(data.ds, fit_attention(data, s))
 
 
 @cached()
-def layer_point(data: Data, s: Settings, x_star: float) -> explain.LayerPoint:
+def layer_point(data: Data, s: LayerRequest, x_star: float) -> explain.LayerPoint:
     """``views.explain.layer_point``: the trained layer at x* on the whole data set."""
     return explain.layer_point(fit_attention(data, s), data.ds.x, data.ds.y, x_star)
 
 
 @cached(heavy=True)
-def training_path(data: Data, s: Settings) -> LayerPath:
+def training_path(data: Data, s: LayerRequest) -> LayerPath:
     """``views.replay.layer_path``: the layer ``fit_attention`` trained, at the steps its training kept,
     on the grids of ``view``'s fit and learned kernel."""
     still = view(data, s)
@@ -85,7 +86,7 @@ def training_path(data: Data, s: Settings) -> LayerPath:
 
 
 @cached()
-def notes_check(data: Data, s: Settings) -> tuple[float, float]:
+def notes_check(data: Data, s: LayerRequest) -> tuple[float, float]:
     """(max |Δ x′|, max |Δ f̂|): the trained layer with the training points as queries, keys and values
     (``attention_predict``) against the notes' SelfAttention per head and MultiHead = Concat(heads) W_O on
     the same weights (``as_self_attention``, then ``notes_outputs``: ``kv.self_attention`` per head and
@@ -127,7 +128,7 @@ def _chapter3_scores(data: Data, heads: int, seed: int) -> tuple[float, float, f
 
 
 @cached()
-def comparison(data: Data, s: Settings) -> Comparison:
+def comparison(data: Data, s: LayerRequest) -> Comparison:
     """Attention (``fit_attention``), the Gaussian smoother at its exact leave-one-out optimum ℓ* and
     chapter 3's model with as many heads (``kv.fit(..., multihead=True)``, hold-out 1, 1,000 steps, Adam 0.2,
     the same seed), all three as attention layers (``gaussian_layer``), scored on the one core
@@ -143,7 +144,7 @@ def comparison(data: Data, s: Settings) -> Comparison:
     return Comparison(names, loo, err, band, ell)
 
 
-def prepare(data: Data, s: Settings) -> None:
+def prepare(data: Data, s: LayerRequest) -> None:
     """Everything the page's layer section draws at ``s`` (its hold-out size within the data's range) with
     nothing picked and the replay off, into the caches: the layer, its view, its comparison and the notes'
     check."""

@@ -12,6 +12,7 @@ views (``kernelviz.app.views``, ``kernelviz.app.views.training``) or dataclasses
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -24,9 +25,10 @@ from kernelviz.app import defaults, views
 from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
-from kernelviz.app.ui.widgets.values import lengthscale_choice, log_options
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
+from kernelviz.app.views.page_settings import LAYER
 from kernelviz.app.views.training import MaskedSettings, ParametricSettings, ParametricView
+from kernelviz.app.views.values import lengthscale_choice, log_options
 from kernelviz.core.kernels import get_kernel, kernel_values
 from kernelviz.data.post import post_holdouts
 from kernelviz.models.heads import SEEDS_MAX, FitResult
@@ -372,10 +374,7 @@ def heads_preview(data: Data) -> views.HeadsView:
 
 @cached(heavy=True)
 def attention_preview(data: Data) -> views.AttentionView:
-    """Chapter 4's attention layer with its default controls (``defaults.ATTENTION``), trained on the
-    training points, as ``views.attention_view``."""
-    a, train = defaults.ATTENTION, data.train
-    holdout = min(a.holdout, holdout_range(len(train))[1])  # a small data set holds fewer points out
-    layer = kv.fit_attention(train.x, train.y, heads=a.heads, d_qk=a.d_qk, holdout=holdout, steps=a.steps,
-                             learning_rate=a.learning_rate, seed=a.seed)
+    """Chapter 4's attention layer with its default controls (``LAYER.defaults``: a small data set holds
+    fewer points out), trained on the training points, as ``views.attention_view``."""
+    layer = kv.fit_attention(data.train.x, data.train.y, **dataclasses.asdict(LAYER.defaults(data)))
     return views.attention_view(data.ds, layer)

@@ -1,22 +1,25 @@
 """Chapter 5's cached calls (in context).
 
 The chapter draws its own tasks, so nothing here takes the sidebar's ``Data``: every call is keyed by the
-page's ``Settings`` (``kernelviz.app.views.incontext``) or by the task family's controls alone. A layer is
-pretrained once per settings (``pretrain``, one compiled call) and shared by every visitor of the server;
-the family's reference smoothers (``best_lengthscale``, ``loo_lengthscale``) depend on the family, the
-roughness, the noise and n only, so a move of the heads, steps, kind or seed does not recompute them.
-``prepare`` computes into these caches everything the page draws at given settings: the page asks for it
+page's settings (a ``PretrainRequest``, ``views.page_settings.IN_CONTEXT``) or by the task family's controls
+alone. A layer is pretrained once per settings (``pretrain``, one compiled call) and shared by every visitor
+of the server; the family's reference smoothers (``best_lengthscale``, ``loo_lengthscale``) depend on the
+family, the roughness, the noise and n only, so a move of the heads, steps, kind or seed does not recompute
+them. ``prepare`` computes into these caches everything the page draws at given settings: the page asks for it
 one notch ahead (``kernelviz.app.ui.caching.ahead``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.views import replay
-from kernelviz.app.views.incontext import KernelView, Settings, TaskView, kernel_view, task_view
+from kernelviz.app.views.incontext import KernelView, TaskView, kernel_view, other_kind, task_view
 from kernelviz.models import incontext
+from kernelviz.models.incontext import PretrainRequest
 from kernelviz.models.incontext import evaluation as incontext_eval
 from kernelviz.models.incontext.evaluation import LengthscaleSearch, SweepRow
 
@@ -45,9 +48,9 @@ SWEEP_BASE = (3.0, 0.1)
 
 
 @cached()
-def pretrain(s: Settings) -> incontext.Pretrained:
+def pretrain(s: PretrainRequest) -> incontext.Pretrained:
     """``incontext.pretrain`` with the page's controls (its default learning rate)."""
-    return incontext.pretrain(**s.pretrain_kwargs())  # type: ignore[arg-type]
+    return incontext.pretrain(**dataclasses.asdict(s))
 
 
 @cached()
@@ -63,26 +66,26 @@ def loo_lengthscale(family: str, roughness: float, noise: float, n: int) -> floa
 
 
 @cached()
-def in_context_error(s: Settings) -> float:
+def in_context_error(s: PretrainRequest) -> float:
     """The pretrained layer's mean query error on fresh tasks (``incontext_eval.in_context_error``), on
     the same tasks as ``best_lengthscale`` scores Nadaraya–Watson."""
     return incontext_eval.in_context_error(pretrain(s))
 
 
 @cached()
-def kernels(s: Settings) -> KernelView:
+def kernels(s: PretrainRequest) -> KernelView:
     """``views_incontext.kernel_view`` of the pretrained layer."""
     return kernel_view(pretrain(s))
 
 
 @cached()
-def pretrain_path(s: Settings) -> replay.PretrainPath:
+def pretrain_path(s: PretrainRequest) -> replay.PretrainPath:
     """``views.replay.pretrain_path``: the pretrained layer at the steps its pretraining kept."""
     return replay.pretrain_path(pretrain(s))
 
 
 @cached()
-def task(s: Settings, number: int) -> TaskView:
+def task(s: PretrainRequest, number: int) -> TaskView:
     """Fresh task ``number`` (``views_incontext.task_view``), Nadaraya–Watson at the family's best ℓ."""
     best = best_lengthscale(s.family, s.roughness, s.noise, s.n).best
     return task_view(pretrain(s), best, number)
@@ -96,7 +99,7 @@ def sweep(family: str, n: int, heads: int, seed: int) -> list[SweepRow]:
                                        steps=SWEEP_STEPS, seed=seed, kind="softmax")
 
 
-def prepare(s: Settings, number: int, compare: bool) -> None:
+def prepare(s: PretrainRequest, number: int, compare: bool) -> None:
     """Everything the page draws at ``s`` with its toggles off, into the caches: the layer, its kernels,
     the family's best fixed and leave-one-out ℓ, task ``number`` and the layer's error (and the other
     kind's layer and error when ``compare``)."""
@@ -107,4 +110,4 @@ def prepare(s: Settings, number: int, compare: bool) -> None:
     task(s, number)
     in_context_error(s)
     if compare:
-        in_context_error(s.other_kind())
+        in_context_error(other_kind(s))

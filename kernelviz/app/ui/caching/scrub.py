@@ -18,8 +18,8 @@ from kernelviz.app.ui.caching.cache import (
     predict,
 )
 from kernelviz.app.ui.widgets.sidebar import Data
-from kernelviz.app.ui.widgets.values import lengthscale_choice, lengthscale_options
 from kernelviz.app.views.training import MaskedSettings
+from kernelviz.app.views.values import lengthscale_choice, lengthscale_options
 from kernelviz.models.smoothing import nadaraya_watson_path
 from kernelviz.runtime.shapes import even_indices
 

@@ -20,6 +20,7 @@ from kernelviz.app import defaults
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.widgets.sidebar import Data, make_data, native_sample
+from kernelviz.app.views.training import MaskedSettings
 from kernelviz.runtime.i18n import _, localized
 
 __all__ = ["OURS", "blog_source", "catalogue", "coverage", "ours"]
@@ -85,7 +86,7 @@ def blog_source() -> Data:
 def _blog_holdouts() -> list[float]:
     """Chapter 2's four panels of the post's figure at their defaults (Gaussian, 100 steps, Adam 0.2, the
     default seed): the learned ℓ of each hold-out size 1, 10, n/2, 0.8 n in the post's convention √2 ℓ."""
-    data, m = blog_source(), defaults.MASKED
+    data, m = blog_source(), MaskedSettings()
     return [cache.holdout_panel(data, "gaussian", k, m.steps, m.learning_rate, m.seed).lengthscale
             * math.sqrt(2.0) for k in cache.panel_holdouts(len(data.train))]
 

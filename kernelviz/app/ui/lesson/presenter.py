@@ -27,7 +27,7 @@ from kernelviz.app.ui.lesson.files import Lesson, Problem, Scene, lesson_names, 
 from kernelviz.app.ui.questions import predict as questions
 from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
 from kernelviz.app.ui.widgets import controls
-from kernelviz.app.ui.widgets.values import to_url
+from kernelviz.app.views.values import to_url
 from kernelviz.runtime.i18n import _
 
 __all__ = ["Request", "play", "requested"]

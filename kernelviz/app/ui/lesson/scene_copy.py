@@ -14,7 +14,7 @@ import streamlit as st
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.pages import CHAPTERS
 from kernelviz.app.ui.widgets import controls
-from kernelviz.app.ui.widgets.values import to_url
+from kernelviz.app.views.values import to_url
 from kernelviz.runtime.i18n import _
 
 __all__ = ["copy_button", "scene_block", "start_run"]

@@ -17,12 +17,13 @@ from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions.predict import Guess, Reveal, ask
 from kernelviz.app.ui.widgets.text import prose
-from kernelviz.app.ui.widgets.values import lengthscale_choice
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views.training import MaskedSettings
+from kernelviz.app.views.values import lengthscale_choice
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models.attention import gaussian_attention_params
 from kernelviz.models.heads import FitResult
+from kernelviz.models.incontext import PretrainRequest
 from kernelviz.runtime.i18n import _
 
 __all__ = ["beats_gaussian", "largest_holdout", "largest_mixing", "rough_window", "wide_window"]
@@ -145,7 +146,7 @@ def beats_gaussian(data: Data, s: object) -> None:
         Guess(options=(True, False), labels=(_("Yes, a lower error"), _("No"))), reveal)
 
 
-def rough_window(s: vi.Settings) -> None:
+def rough_window(s: PretrainRequest) -> None:
     """Chapter 5: as the family's tasks get rougher, does the learned window get wider or narrower?"""
     rough = ci.SWEEP_ROUGHNESS
 

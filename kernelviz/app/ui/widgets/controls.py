@@ -14,12 +14,15 @@ from typing import Any
 import streamlit as st
 
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.widgets.values import Spec, lengthscale_choice, lengthscale_options, make_spec, to_url
+from kernelviz.app.ui.server import rerun_page
+from kernelviz.app.views.notches import replace
+from kernelviz.app.views.settings import Controls
+from kernelviz.app.views.values import Spec, lengthscale_choice, lengthscale_options, make_spec, to_url
 from kernelviz.runtime.i18n import _
 
 __all__ = [
-    "LESSON_PARAMS", "control", "enter_page", "lengthscale_control", "picture_control", "present",
-    "rendered_values", "scene_problems", "start_scene", "sync_url",
+    "LESSON_PARAMS", "control", "draw", "enter_page", "field", "lengthscale_control", "picture_control",
+    "present", "rendered_values", "scene_problems", "start_scene", "sync_url",
 ]
 
 # session_state keys that are not widgets
@@ -141,6 +144,28 @@ def _draw(box: Any, spec: Spec, label: str, format_func: Callable[[Any], str] | 
     return box.toggle(label, **common)
 
 
+def _widget(key: str, label: str, spec: Spec, default: Any, *, names: Callable[[Any], str] | None = None,
+            **common: Any) -> Any:
+    """The widget keyed ``key`` of values ``spec``, started as ``control`` says and its value mirrored in
+    the URL; ``common`` goes to the Streamlit widget (``help``, ``on_change``, ``disabled``) or says where
+    it goes (``container``)."""
+    fallback = spec.coerce(default)
+    if fallback is None:
+        raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
+    _set_start_value(key, label, spec, fallback)
+    box = common.pop("container", None)
+    box = st if box is None else box
+    value = _draw(box, spec, label, names, key=key, persist_state="session", **common)
+    state = st.session_state
+    state.setdefault(_VALUES, {})[key] = value
+    state[_SPECS][key] = (label, spec)
+    state.setdefault(_RENDERED, set()).add(key)
+    text = to_url(value)
+    if not state.get(_PRESENTING) and _query_value(key) != text:
+        st.query_params[key] = text
+    return value
+
+
 def control(
     kind: str,
     label: str,
@@ -170,33 +195,51 @@ def control(
     Returns the widget's value.
     """
     spec = make_spec(kind, options, default, min_value, max_value, step)
-    fallback = spec.coerce(default)
-    if fallback is None:
-        raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
-    _set_start_value(key, label, spec, fallback)
-    box = container if container is not None else st
-    value = _draw(box, spec, label, format_func, key=key, help=help, on_change=on_change, disabled=disabled,
-                  persist_state="session")
-    state = st.session_state
-    state.setdefault(_VALUES, {})[key] = value
-    state[_SPECS][key] = (label, spec)
-    state.setdefault(_RENDERED, set()).add(key)
-    text = to_url(value)
-    if not state.get(_PRESENTING) and _query_value(key) != text:
-        st.query_params[key] = text
-    return value
+    return _widget(key, label, spec, default, names=format_func, help=help, on_change=on_change,
+                   disabled=disabled, container=container)
+
+
+def field(table: Controls, name: str, context: Any, container: Any = None) -> Any:
+    """The widget of field ``name`` of a view's settings (``table``), for ``context`` (the page's data):
+    its label, help, range, key and start all from the table (``kernelviz.app.views.settings``)."""
+    c = table.fields[name]
+    return _widget(table.key(name), c.label, table.spec(name, context), table.first(name, context),
+                   names=c.format if c.names is not None else None, help=c.help, container=container,
+                   on_change=rerun_page if c.whole_page else None,
+                   disabled=c.disabled(context) if callable(c.disabled) else c.disabled)
+
+
+def draw(table: Controls, context: Any, rows: Sequence[Sequence[tuple[str, float]]], base: Any = None) -> Any:
+    """A view's controls, laid out in ``rows`` of (field, relative column width; "" leaves the column
+    empty), and the settings record they set: the fields not drawn here from ``base`` (a control drawn
+    elsewhere on the page), else from the table's start; every value one its control accepts."""
+    values: dict[str, Any] = {}
+    for row in rows:
+        for (name, _width), box in zip(row, st.columns([width for _name, width in row]), strict=True):
+            if name:
+                values[name] = field(table, name, context, box)
+    return table.snapped(replace(table.start if base is None else base, **values), context)
+
+
+def ours(name: str) -> bool:
+    """Whether URL parameter ``name`` is kernelviz's: a control's key (``prefix.name``, lower case) or a
+    lesson's; any other parameter (a campaign tag, a link shortener's) is someone else's and left alone."""
+    head, dot, _tail = name.partition(".")
+    return name in LESSON_PARAMS or bool(dot and head.isalnum() and head.islower())
 
 
 def sync_url() -> None:
-    """End of a run: drop URL parameters that are not a control drawn in this run (stale or junk).
+    """End of a run: drop kernelviz's URL parameters that are not a control drawn in this run (a stale
+    control of another page, a control that is not drawn at these settings), and, while a lesson plays,
+    every control's (the lesson's parameters name the view). Parameters that are not kernelviz's stay.
 
-    app.py calls it after the page has run, so the URL always names exactly the current view.
+    app.py calls it after the page has run, so the URL names exactly the current view.
     """
     rendered = st.session_state.get(_RENDERED, set())
     if st.session_state.get(_PRESENTING):
         rendered = LESSON_PARAMS
     for name in list(st.query_params.keys()):
-        if name not in rendered:
+        if ours(name) and name not in rendered:
             del st.query_params[name]
     st.session_state[_RENDERED] = set()
     st.session_state[_ENTERED] = False  # a fragment's rerun (app.py does not run) is not an arrival

@@ -23,8 +23,8 @@ from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.widgets.controls import control
 from kernelviz.app.ui.widgets.text import show_table
-from kernelviz.app.ui.widgets.values import Spec
 from kernelviz.app.views import explain
+from kernelviz.app.views.values import Spec
 from kernelviz.runtime.i18n import _
 
 __all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",
