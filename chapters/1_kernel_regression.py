@@ -12,7 +12,7 @@ from kernelviz.app.ui.caching import scrub as cache_scrub
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.views import explain as views_explain
-from kernelviz.app.views.page_settings import KERNEL_REGRESSION as KR
+from kernelviz.app.views import page_settings as ps
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel, kernel_scores, kernel_values
 from kernelviz.models import loo, smoothing
@@ -90,6 +90,7 @@ def consistency_words(sweep: views.Consistency) -> dict[str, str]:
     }
 
 
+KR = ps.KERNEL_REGRESSION  # the fit's settings
 data = ui.current_data()
 ds = data.ds
 lo, hi = ds.domain
