@@ -26,9 +26,23 @@ from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.i18n import _
 
-__all__ = ["FAMILIES", "IN_CONTEXT", "IN_CONTEXT_ROWS", "KERNEL_REGRESSION", "KINDS", "LAYER", "LAYER_ROWS",
-           "MASKED",
-           "MASKED_ROWS", "OWN_HEADS", "OWN_HEADS_ROWS", "POST_HEADS", "POST_HEADS_ROWS", "STARTS"]
+__all__ = [
+    "FAMILIES",
+    "IN_CONTEXT",
+    "IN_CONTEXT_ROWS",
+    "KERNEL_REGRESSION",
+    "KINDS",
+    "LAYER",
+    "LAYER_ROWS",
+    "MASKED",
+    "MASKED_ROWS",
+    "OWN_HEADS",
+    "OWN_HEADS_ROWS",
+    "POST_HEADS",
+    "POST_HEADS_ROWS",
+    "STARTS",
+    "default_lengthscale",
+]
 
 
 def _holdouts(data: Any) -> tuple[int, int]:
@@ -68,6 +82,12 @@ def _span(data: Any) -> float:
     return hi - lo
 
 
+def default_lengthscale(data: Any) -> float:
+    """Chapter 1's starting ℓ: the blog post's ℓ_post = 0.25 in this package's convention (ℓ_post/√2),
+    scaled from the post's data span 6 to the data's."""
+    return defaults.post_lengthscale(KR.post_lengthscale, _span(data))
+
+
 KERNEL_REGRESSION = Controls(KernelRegressionSettings(), "kr", {
     "kernel": Control(_("Kernel"), "selectbox", options=KERNELS, names=KERNEL_NAMES, notched=False,
                       help=_("The shape of the weights as a function of the scaled distance u = (x − xᵢ)/ℓ. "
@@ -76,7 +96,7 @@ KERNEL_REGRESSION = Controls(KernelRegressionSettings(), "kr", {
                              "kernelviz's.")),
     "lengthscale": Control(_("Lengthscale ℓ"), "select_slider", names=lambda v: f"{v:g}",
                            options=lambda d: lengthscale_options(_span(d)),
-                           opens_at=lambda d: defaults.post_lengthscale(KR.post_lengthscale, _span(d)),
+                           opens_at=default_lengthscale,
                            help=_("Width of the kernel, in units of x (log scale). Small ℓ: wiggly fit; "
                                   "large ℓ: nearly flat.")),
     "true_band": Control(_("True band f(x) ± 2n(x)"), "toggle", disabled=lambda d: not d.synthetic,

@@ -26,8 +26,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kernelviz.app.views.notches import Notch, Options, field_names, replace
-from kernelviz.app.views.values import Spec, make_spec, to_url
-from kernelviz.runtime.i18n import _
+from kernelviz.app.views.values import Spec, make_spec, read, to_url
 
 __all__ = ["Control", "Controls", "Parsed"]
 
@@ -94,11 +93,6 @@ class Controls:
         if unknown:
             raise ValueError(f"{type(self.start).__name__} has no field {', '.join(sorted(unknown))}")
 
-    @property
-    def record(self) -> type:
-        """The settings' record class."""
-        return type(self.start)
-
     def key(self, name: str) -> str:
         """Field ``name``'s widget key, which is also its URL query parameter."""
         return f"{self.prefix}.{self.fields[name].url or name}"
@@ -147,12 +141,8 @@ class Controls:
         it can read; parameters that are no control of this record are left alone."""
         values, problems = {}, []
         for name in self.fields:
-            spec, raw = self.spec(name, context), query.get(self.key(name))
-            got = None if raw is None else spec.coerce(raw)
-            why = None if raw is None else spec.problem(raw)
-            if why:
-                problems.append(_("{key} = {value} is {why}").format(key=self.key(name), value=to_url(raw),
-                                                                     why=why))
+            got, problem = read(self.spec(name, context), self.key(name), query.get(self.key(name)))
+            problems += [problem] if problem else []
             values[name] = self.first(name, context) if got is None else got
         return Parsed(replace(self.defaults(context), **values), tuple(problems))
 

@@ -18,7 +18,8 @@ import numpy as np
 
 from kernelviz.runtime.i18n import _
 
-__all__ = ["KINDS", "Spec", "lengthscale_choice", "lengthscale_options", "log_options", "make_spec", "to_url"]
+__all__ = ["KINDS", "Spec", "lengthscale_choice", "lengthscale_options", "log_options", "make_spec", "read",
+           "to_url"]
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -153,6 +154,17 @@ def make_spec(
     )
     opts = tuple(options) if options is not None else ()
     return Spec(kind, opts, min_value, max_value, step, integer)
+
+
+def read(spec: Spec, key: str, raw: object) -> tuple[Any, str | None]:
+    """An untrusted value ``raw`` of control ``key`` (a URL's, a lesson scene's; None: none given) as
+    ``spec`` takes it (None where it takes none), and the line saying why when it is not one of the
+    control's values (None when it is, or when none was given)."""
+    if raw is None:
+        return None, None
+    why = spec.problem(raw)
+    line = _("{key} = {value} is {why}").format(key=key, value=to_url(raw), why=why) if why else None
+    return spec.coerce(raw), line
 
 
 def log_options(lo: float, hi: float, per_decade: int = 12) -> tuple[float, ...]:

@@ -26,7 +26,7 @@ from kernelviz.app.ui.caching import kept
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
-from kernelviz.app.views.page_settings import LAYER
+from kernelviz.app.views.page_settings import LAYER, default_lengthscale
 from kernelviz.app.views.training import MaskedSettings, ParametricSettings, ParametricView
 from kernelviz.app.views.values import lengthscale_choice, log_options
 from kernelviz.core.kernels import get_kernel, kernel_values
@@ -88,13 +88,6 @@ def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
         return call
 
     return decorate
-
-
-def default_lengthscale(data: Data) -> float:
-    """Chapter 1's starting ℓ: the blog post's ℓ_post = 0.25 in this package's convention (ℓ_post/√2),
-    scaled from the post's data span 6 to the data's."""
-    lo, hi = data.ds.domain
-    return defaults.post_lengthscale(defaults.KERNEL_REGRESSION.post_lengthscale, hi - lo)
 
 
 def start_lengthscale(data: Data) -> float:

@@ -17,7 +17,7 @@ from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.server import rerun_page
 from kernelviz.app.views.notches import replace
 from kernelviz.app.views.settings import Controls
-from kernelviz.app.views.values import Spec, lengthscale_choice, lengthscale_options, make_spec, to_url
+from kernelviz.app.views.values import Spec, lengthscale_choice, lengthscale_options, make_spec, read, to_url
 from kernelviz.runtime.i18n import _
 
 __all__ = [
@@ -90,12 +90,9 @@ def _scene_start_value(key: str, spec: Spec, fallback: Any) -> None:
     default where the scene sets none, whatever the session held; a value it does not accept is noted
     (``scene_problems``) and the nearest one, or the default, is used."""
     state = st.session_state
-    raw = state[_SCENE].get(key)
-    value = None if raw is None else spec.coerce(raw)
-    why = None if raw is None else spec.problem(raw)
-    if why:
-        state.setdefault(_SCENE_PROBLEMS, []).append(
-            _("{key} = {value} is {why}").format(key=key, value=to_url(raw), why=why))
+    value, problem = read(spec, key, state[_SCENE].get(key))
+    if problem:
+        state.setdefault(_SCENE_PROBLEMS, []).append(problem)
     state[key] = fallback if value is None else value
 
 
