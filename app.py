@@ -121,11 +121,17 @@ HOME = st.Page(home, title=_("Overview"), icon=":material/home:", default=True)
 page = st.navigation([HOME, *PAGES.values()], position="hidden" if joining is not None else "sidebar")
 
 
-def run_page() -> None:
-    """The page as it draws on its own: the shared data sidebar, its messages, then the page."""
+def sidebar() -> ui.Data:
+    """The shared data sidebar and its messages; returns its data."""
     data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
     access.numbers_switch()
     ui.data_messages(data)
+    return data
+
+
+def run_page() -> None:
+    """The page as it draws on its own: the shared data sidebar, its messages, then the page."""
+    sidebar()
     page.run()
 
 
@@ -137,7 +143,7 @@ def run_view() -> None:
     server.warm_up()  # its thread starts its compilations after this run (see server.Runs)
     ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
     if lesson is not None:
-        presenter.play(lesson, page, PAGES, HOME, run_page)
+        presenter.play(lesson, page, PAGES, HOME, run_page, sidebar)
     else:
         presenter.leave()
         scene_copy.start_run()

@@ -207,7 +207,7 @@ def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
     point = own_fit(data, result, view, kernel, s.steps)
     learned(result)
     heads_pictures(result, view, point)
-    question_bank.largest_mixing(result)
+    ui.ask(question_bank.largest_mixing(result))
     return own
 
 

@@ -181,7 +181,7 @@ def layer_section(data: ui.Data) -> None:
         view = cache_attention.view(data, s)
     point, replay = layer_fit(data, s, fit, view)
     layer_scores(data, s)
-    question_bank.beats_gaussian(data, s)
+    ui.ask(question_bank.beats_gaussian(data, s))
     notes_self_attention(data, s)
     inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
     ahead.prepare_next("attn", s, ps.LAYER.notches(data),

@@ -206,7 +206,7 @@ ui.chapter_header(_("5 · In context"), lead=ui.prose(CHAPTER, "lead"), source=u
 settings = ui.draw(ps.IN_CONTEXT, None, ps.IN_CONTEXT_ROWS)  # no range of chapter 5 depends on the data
 layer = pretrained(settings)
 best_search = window_section(settings, layer)
-question_bank.rough_window(settings)
+ui.ask(question_bank.rough_window(settings))
 
 st.header(_("Prompts, a layer, and pretraining"))
 ui.say(CHAPTER, "prompt")

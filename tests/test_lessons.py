@@ -81,8 +81,13 @@ def test_a_scene_starts_from_its_values_and_the_defaults_elsewhere():
     at.query_params.update({"lesson": "ten-minutes", "scene": "2"})
     at.run()
     ok(at)
-    assert at.select_slider(key="kr.lengthscale").value == 0.0178  # the scene's
-    assert at.selectbox(key="kr.kernel").value == "gaussian"  # the chapter's default, not the session's
+    title = charts(at)["kr.fit"]["layout"]["title"]["text"]
+    assert title.startswith("Gaussian kernel, ℓ = 0.0178")  # the scene's ℓ, the chapter's default kernel
+    assert not any(s.key == "kr.lengthscale" for s in at.select_slider)  # drawn by name: the page did not run
+    at.button(key="lesson.explore").click().run()  # the chapter itself, at the scene's values
+    ok(at)
+    assert at.select_slider(key="kr.lengthscale").value == 0.0178
+    assert at.selectbox(key="kr.kernel").value == "gaussian"  # not the session's boxcar
 
 
 def test_copy_as_scene_writes_a_block_that_reads_back():
@@ -165,9 +170,8 @@ kr.kernel = "spline"
     assert "mine.toml, scene 2: kr.lengthscale = 1e+06 is outside 0.001 to 100; 100 is used" in warning
     assert "kr.colour is not a control of this page or of the sidebar" in warning
     assert "kr.kernel = spline is not one of: gaussian" in warning
-    assert "kr.fit" in charts(at)  # the scene still plays, with the nearest value and the default
-    assert at.select_slider(key="kr.lengthscale").value == 100.0
-    assert at.selectbox(key="kr.kernel").value == "gaussian"
+    title = charts(at)["kr.fit"]["layout"]["title"]["text"]  # the scene still plays, with the nearest
+    assert title.startswith("Gaussian kernel, ℓ = 100")  # value and the default
     at.query_params["scene"] = "1"
     at.run()
     ok(at)

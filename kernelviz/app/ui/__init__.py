@@ -86,6 +86,7 @@ from kernelviz.app.ui.caching.cache import (
     predict,
     training_work,
 )
+from kernelviz.app.ui.questions.predict import ask
 from kernelviz.app.ui.server import fragment, rerun_page
 from kernelviz.app.ui.widgets.controls import (
     control,
@@ -161,6 +162,7 @@ __all__ = [
     "Ran",
     "Spec",
     "apply_upload",
+    "ask",
     "busy",
     "cached",
     "chapter_header",

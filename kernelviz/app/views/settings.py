@@ -53,7 +53,7 @@ class Control:
     help: str | None = None
     low: Bound = None
     high: Bound = None
-    step: float | None = None
+    step: Bound = None
     options: tuple | Callable[[Any], tuple] | None = None
     names: Mapping[Any, str] | Callable[[Any], str] | None = None
     url: str | None = None
@@ -102,7 +102,7 @@ class Controls:
         c = self.fields[name]
         options = _resolve(c.options, context)
         return make_spec(c.kind, None if options is None else tuple(options), getattr(self.start, name),
-                         _resolve(c.low, context), _resolve(c.high, context), c.step)
+                         _resolve(c.low, context), _resolve(c.high, context), _resolve(c.step, context))
 
     def first(self, name: str, context: Any) -> Any:
         """Where field ``name``'s control starts for ``context``: the start record's value (or its

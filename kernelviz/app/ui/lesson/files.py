@@ -19,7 +19,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelviz.app.ui.pages import CHAPTERS, Chapter
+from kernelviz.app.ui import charts
+from kernelviz.app.ui.pages import CHAPTERS, PAGE_URLS, Chapter
 from kernelviz.runtime.i18n import _, localized
 
 __all__ = ["LESSONS_DIR", "NOTE_WORDS", "Lesson", "Problem", "Scene", "chapter_charts", "lesson_names",
@@ -82,7 +83,11 @@ class Lesson:
 def chapter_charts(path: str) -> tuple[str, ...]:
     """The keys of the charts chapter file ``path`` can draw: every ``show(…, key="…")``, the formula panels'
     ``formula_panel``/``heads_panel``/``layer_panel(…, key="…")`` and ``loss_chart(…, "…")`` in it with a
-    literal key, in the order they stand in the file."""
+    literal key, in the order they stand in the file; for a chapter with a book (``charts.book``), the
+    book's charts."""
+    book = charts.book(PAGE_URLS.get(path, ""))
+    if book is not None:
+        return tuple(book.charts)
     tree = ast.parse((REPO_ROOT / path).read_text(encoding="utf-8"))
     calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: n.lineno)
     keys: list[str] = []

@@ -20,13 +20,14 @@ import streamlit as st
 
 from kernelviz.app.classroom.records import Showing
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui import platform
+from kernelviz.app.ui import charts, platform
 from kernelviz.app.ui.classroom import session as classroom
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.lesson.files import Lesson, Problem, Scene, lesson_names, lesson_path, load_lesson
+from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import predict as questions
 from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
-from kernelviz.app.ui.widgets import controls
+from kernelviz.app.ui.widgets import controls, explain
 from kernelviz.app.views.values import to_url
 from kernelviz.runtime.i18n import _
 
@@ -34,6 +35,7 @@ __all__ = ["Request", "play", "requested"]
 
 _SHOWN = "kv._scene_shown"  # (lesson, scene) whose first run is done: its controls hold the scene's values
 _FOUND = "kv._scene_found"  # what that first run found wrong with the scene's values
+_PICKED = "kv._scene_picked"  # the query a click on the scene's charts explains, by control key
 
 _STAGE = platform.key_class("kv-stage")  # the stage (``play``); then the chapter off it, and the twins
 CSS = f"""<style>
@@ -105,8 +107,9 @@ def _go(to: int) -> None:
 
 
 def _explore(values: dict[str, str]) -> None:
-    """Leave the presenter view for the chapter itself, at the scene's values (they are the session's)."""
+    """Leave the presenter view for the chapter itself, at the scene's values (they win over the session's)."""
     st.query_params.from_dict(values)
+    controls.arrive()
 
 
 class _Boxes(NamedTuple):
@@ -160,18 +163,19 @@ def _in_words(the_stage: stage.Stage) -> None:
             st.markdown("\n".join(f"- {md_escape(text)}" for text in the_stage.described.values()))
 
 
-def _found_in_first_run(scene: Scene) -> list[str]:
-    """What the controls did not accept of the scene's values, and the values no control of the page has."""
-    drawn = controls.rendered_values()
+def _found_in_first_run(scene: Scene, known: frozenset[str]) -> list[str]:
+    """What the controls did not accept of the scene's values, and the values no control of the page
+    (``known``) has."""
     unknown = [_("{key} is not a control of this page or of the sidebar").format(key=key)
-               for key in scene.values if key not in drawn]
+               for key in scene.values if key not in known]
     return controls.scene_problems() + unknown
 
 
 def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Page,
-         run_page: Callable[[], None]) -> None:
+         run_page: Callable[[], None], sidebar: Callable[[], Data]) -> None:
     """Play scene ``request.scene`` of lesson ``request.name`` on ``page`` (switching to the scene's
-    chapter first); ``run_page`` draws the chapter as it would on its own (sidebar and page)."""
+    chapter first). ``sidebar`` draws the shared data sidebar and returns its data; ``run_page`` draws the
+    chapter as it would on its own, off stage, for a chapter whose charts have no book (``charts.book``)."""
     found = lesson(request.name)
     if found is None:
         no_such_lesson(request.name, home)
@@ -192,36 +196,75 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
         return
     first = st.session_state.get(_SHOWN) != (found.name, k)
     controls.start_scene(scene.values if first else None)
+    if first:
+        st.session_state[_PICKED] = {}  # a point clicked in another scene is not this one's
     if first and scene.question:
         questions.forget(scene.question)  # the class guesses anew each time the scene comes up
+    book = charts.book(scene.chapter.url)
     try:
-        with st.container(key="kv-offstage"), stage.on_stage(the_stage):
-            run_page()
+        with stage.on_stage(the_stage):
+            explore = _by_name(book, scene, the_stage, sidebar) if book else _off_stage(run_page)
     finally:
         controls.start_scene(None)
     if first:
-        st.session_state[_FOUND] = _found_in_first_run(scene)
+        st.session_state[_FOUND] = _found_in_first_run(scene, explore.known) + list(explore.problems)
         st.session_state[_SHOWN] = (found.name, k)
-    _after_run(found, k, the_stage, boxes)
+    _after_run(found, k, the_stage, boxes, explore.values)
     missing = [_("{key} is not drawn on this page at these values").format(key=key)
                for key in the_stage.slots if key not in the_stage.drawn]
     _problems(problems, found, k, st.session_state.get(_FOUND, []) + missing)
 
 
-def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes) -> None:
-    """Once the chapter has run: its charts in words, the class session's bar (following this scene), the
-    scene's question (the class's, while a class session runs) and "Explore this"."""
+class _Played(NamedTuple):
+    """What a scene's run leaves for its header: the values "Explore this" opens the chapter at, the keys
+    of the controls the scene may set, and what the chapter's controls did not take of its values."""
+
+    values: dict[str, str]
+    known: frozenset[str]
+    problems: tuple[str, ...] = ()
+
+
+def _by_name(book: charts.Book, scene: Scene, the_stage: stage.Stage, sidebar: Callable[[], Data]) -> _Played:
+    """Draw the charts and the question the scene names from the chapter's book, at the settings the
+    scene's values name (the page itself does not run)."""
+    with st.container(key="kv-offstage"):  # the sidebar's messages, as the page would show them, off stage
+        data = sidebar()
+    picked = st.session_state.setdefault(_PICKED, {})  # what a click on the stage's charts explains
+    settings, problems = book.read(data, {**scene.values, **picked})
+    for key in scene.charts:
+        if key in book.charts:
+            pick = book.picks.get(key)
+            charts.put(key, book.charts[key](data, settings),
+                       on_select=None if pick is None else explain.on_pick(key, pick, data, into=picked))
+    if scene.question in book.questions:
+        the_stage.drawn.add(scene.question)
+        the_stage.asked[scene.question] = book.questions[scene.question](data, settings)
+    sidebar_values = {key: to_url(v) for key, v in controls.rendered_values().items()}
+    return _Played(sidebar_values | book.to_query(settings), frozenset(sidebar_values) | set(book.keys()),
+                   problems)
+
+
+def _off_stage(run_page: Callable[[], None]) -> _Played:
+    """Run the chapter's page as it is, hidden: ``ui.show`` puts the charts the scene names on the stage."""
+    with st.container(key="kv-offstage"):
+        run_page()
+    values = {key: to_url(v) for key, v in controls.rendered_values().items()}
+    return _Played(values, frozenset(values))
+
+
+def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes, values: dict[str, str]) -> None:
+    """Once the charts are drawn: their words, the class session's bar (following this scene), the scene's
+    question (the class's, while a class session runs) and "Explore this" (at ``values``)."""
     _in_words(the_stage)
     scene = found.scenes[k - 1]
-    asked = [classroom.as_question(name, *rest[:2]) for name, rest in the_stage.asked.items()]
+    asked = [classroom.as_question(q.name, q.prompt, q.guess) for q in the_stage.asked.values()]
     session = classroom.bar(boxes.klass, found.name, Showing(k, scene.title, asked[0] if asked else None))
-    for name, (prompt, guess, reveal) in the_stage.asked.items():
+    for name, question in the_stage.asked.items():
         with the_stage.slots[name], st.container(key=questions.box_key(name)):
             if session is not None and session.question is not None:
-                classroom.stage_question(session, prompt, reveal)
+                classroom.stage_question(session, question.prompt, question.reveal)
             else:
-                questions.draw(name, prompt, guess, reveal)
-    values = {key: to_url(v) for key, v in controls.rendered_values().items()}
+                questions.draw(*question)
     boxes.explore.button(
         _("Explore this"), key="lesson.explore", icon=":material/open_in_new:", on_click=_explore,
         args=(values,), width="stretch",

@@ -15,7 +15,7 @@ from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.questions.predict import Guess, Reveal, ask
+from kernelviz.app.ui.questions.predict import Guess, Question, Reveal
 from kernelviz.app.ui.widgets.text import prose
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views.training import MaskedSettings
@@ -60,7 +60,7 @@ def fit_at(data: Data, x: float, lengthscale: float) -> FitAt:
     return FitAt(float(s.mean[0]), float(w.min() / w.max()), float(np.mean(ds.y)))
 
 
-def wide_window(data: Data) -> None:
+def wide_window(data: Data) -> Question:
     """Chapter 1: where the fit passes at x = lo + 2/3 span with ℓ the slider's value nearest span / 2
     (x = 1, ℓ = 3.16 on the post's data), so that a scene at that ℓ shows the answer."""
     lo, hi = data.ds.domain
@@ -77,11 +77,11 @@ def wide_window(data: Data) -> None:
                     mean=_g(at.y_mean))
         return Reveal(share <= 0.15, verdict, why, at.mean, yours)
 
-    ask("kr.wide_window", prose(P, "wide_window.prompt", ell=_g(ell), x=_g(x)),
+    return Question("kr.wide_window", prose(P, "wide_window.prompt", ell=_g(ell), x=_g(x)),
         Guess(lo=float(y.min()), hi=float(y.max())), reveal)
 
 
-def largest_holdout(data: Data, s: MaskedSettings) -> None:
+def largest_holdout(data: Data, s: MaskedSettings) -> Question:
     """Chapter 2: which of the post's four hold-out sizes learns the largest ℓ (the post's code re-run)."""
     sizes = cache.panel_holdouts(len(data.train))
 
@@ -97,11 +97,11 @@ def largest_holdout(data: Data, s: MaskedSettings) -> None:
 
     prompt = prose(P, "largest_holdout.prompt", sizes=", ".join(map(str, sizes)),
                    kernel=get_kernel(s.kernel).label)
-    ask("masked.largest_holdout", prompt,
+    return Question("masked.largest_holdout", prompt,
         Guess(options=sizes, labels=tuple(_("hold-out {k}").format(k=k) for k in sizes)), reveal)
 
 
-def largest_mixing(result: FitResult) -> None:
+def largest_mixing(result: FitResult) -> Question:
     """Chapter 3: which head the training gives the largest |u_h| (the page's own fit)."""
     heads = len(result.lengthscales)
     options = tuple(range(1, heads + 1))
@@ -114,7 +114,7 @@ def largest_mixing(result: FitResult) -> None:
         return _judged(guess, best, why)
 
     starts = result.trajectory[0]  # where this fit's training started, scaled to the data
-    ask("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
+    return Question("mh.largest_mixing", prose(P, "largest_mixing.prompt", heads=heads),
         Guess(options=options, labels=tuple(_("head {h} (starts at ℓ = {ell})").format(h=h, ell=_g(s))
                                             for h, s in zip(options, starts, strict=True))), reveal)
 
@@ -125,7 +125,7 @@ def gaussian_d_qk() -> int:
     return int(gaussian_attention_params(1.0).w_q.shape[-1])
 
 
-def beats_gaussian(data: Data, s: object) -> None:
+def beats_gaussian(data: Data, s: object) -> Question:
     """Chapter 4: does the trained layer (settings ``s``) beat the best Gaussian on leave-one-out error?
     Whether the layer can hold the Gaussian at all (d_qk ≥ ``gaussian_d_qk()``) picks the words."""
     need = gaussian_d_qk()
@@ -142,11 +142,11 @@ def beats_gaussian(data: Data, s: object) -> None:
     ell = cache.loo_optimum(data, "gaussian")
     prompt = prose(P, "beats_gaussian.prompt", ell=_("none") if ell is None else _g(ell),
                    holds=prose(P, holds, d_qk=s.d_qk, need=need))
-    ask("attn.beats_gaussian", prompt,
+    return Question("attn.beats_gaussian", prompt,
         Guess(options=(True, False), labels=(_("Yes, a lower error"), _("No"))), reveal)
 
 
-def rough_window(s: PretrainRequest) -> None:
+def rough_window(s: PretrainRequest) -> Question:
     """Chapter 5: as the family's tasks get rougher, does the learned window get wider or narrower?"""
     rough = ci.SWEEP_ROUGHNESS
 
@@ -162,5 +162,5 @@ def rough_window(s: PretrainRequest) -> None:
                     reason=prose(P, f"rough_window.{answer}"), best=best, best_direction=WAYS[best_way])
         return _judged(guess, answer, why)
 
-    ask("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),
+    return Question("icl.rough_window", prose(P, "rough_window.prompt", rough=" → ".join(map(_g, rough))),
         Guess(options=("wider", "narrower"), labels=(_("Wider"), _("Narrower"))), reveal)

@@ -19,7 +19,7 @@ from kernelviz.app.mdtable import md_escape
 from kernelviz.app.ui.lesson import stage
 from kernelviz.runtime.i18n import _
 
-__all__ = ["QUESTION_CHAPTERS", "Guess", "Reveal", "ask", "forget"]
+__all__ = ["QUESTION_CHAPTERS", "Guess", "Question", "Reveal", "ask", "forget"]
 
 # A question's name → the URL path of the chapter that asks it (lesson files name questions by these).
 QUESTION_CHAPTERS: dict[str, str] = {
@@ -95,17 +95,27 @@ def _reveal(name: str) -> None:
     st.session_state[_shown(name)] = True
 
 
-def ask(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
-    """Question ``name``: the prompt, the guess, a "Reveal" button, then ``reveal(guess)`` (computed only
-    once the student asks). On a normal page it stands in a bordered box; while a lesson scene plays, the
-    stage takes it if the scene names it (``draw`` then draws it there), and it is left out otherwise."""
+class Question(NamedTuple):
+    """A question as a chapter poses it at its data and settings: its ``name`` (a lesson names it), the
+    ``prompt``, how the student answers (``guess``) and ``reveal(guess)``, computed only once asked."""
+
+    name: str
+    prompt: str
+    guess: Guess
+    reveal: Callable[[object], Reveal]
+
+
+def ask(question: Question) -> None:
+    """``question`` on a normal page: the prompt, the guess and "Reveal" in a bordered box, then the answer
+    once the student asks. While a lesson scene plays its page off stage, the stage takes it if the scene
+    names it (the presenter then draws it there), and it is left out otherwise."""
     scene = stage.active()
     if scene is None:
-        with st.container(border=True, key=box_key(name)):
-            draw(name, prompt, guess, reveal)
-    elif name in scene.slots:
-        scene.drawn.add(name)
-        scene.asked[name] = (prompt, guess, reveal)
+        with st.container(border=True, key=box_key(question.name)):
+            draw(*question)
+    elif question.name in scene.slots:
+        scene.drawn.add(question.name)
+        scene.asked[question.name] = question
 
 
 def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:

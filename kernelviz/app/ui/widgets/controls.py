@@ -21,7 +21,7 @@ from kernelviz.app.views.values import Spec, lengthscale_choice, lengthscale_opt
 from kernelviz.runtime.i18n import _
 
 __all__ = [
-    "LESSON_PARAMS", "control", "draw", "enter_page", "field", "lengthscale_control", "picture_control",
+    "LESSON_PARAMS", "arrive", "control", "draw", "enter_page", "field", "lengthscale_control", "picture_control",
     "present", "rendered_values", "scene_problems", "start_scene", "sync_url",
 ]
 
@@ -55,6 +55,12 @@ def enter_page(name: str) -> None:
     state = st.session_state
     state[_ENTERED] = state.get(_PAGE) != name
     state[_PAGE] = name
+
+
+def arrive() -> None:
+    """Make the next run an arrival on its page, so that the URL's values win over the session's (a
+    lesson's "Explore this" opens its chapter at the scene's values)."""
+    st.session_state.pop(_PAGE, None)
 
 
 def _set_start_value(key: str, label: str, spec: Spec, fallback: Any) -> None:
@@ -196,13 +202,15 @@ def control(
                    disabled=disabled, container=container)
 
 
-def field(table: Controls, name: str, context: Any, container: Any = None) -> Any:
+def field(table: Controls, name: str, context: Any, container: Any = None,
+          on_change: Callable[[], None] | None = None) -> Any:
     """The widget of field ``name`` of a view's settings (``table``), for ``context`` (the page's data):
-    its label, help, range, key and start all from the table (``kernelviz.app.views.settings``)."""
+    its label, help, range, key and start all from the table (``kernelviz.app.views.settings``);
+    ``on_change`` is called when the reader changes it (a whole-page control reruns the page)."""
     c = table.fields[name]
     return _widget(table.key(name), c.label, table.spec(name, context), table.first(name, context),
                    names=c.format if c.names is not None else None, help=c.help, container=container,
-                   on_change=rerun_page if c.whole_page else None,
+                   on_change=on_change or (rerun_page if c.whole_page else None),
                    disabled=c.disabled(context) if callable(c.disabled) else c.disabled)
 
 

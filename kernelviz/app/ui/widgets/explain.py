@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, MutableMapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -21,14 +21,15 @@ import streamlit as st
 from kernelviz.app.ui.caching.cache import cached
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.widgets.controls import control
+from kernelviz.app.ui.widgets.controls import field
 from kernelviz.app.ui.widgets.text import show_table
 from kernelviz.app.views import explain
+from kernelviz.app.views.settings import Control, Controls
 from kernelviz.app.views.values import Spec
 from kernelviz.runtime.i18n import _
 
-__all__ = ["Selection", "formula_panel", "heads_panel", "heads_point", "layer_panel", "on_pick",
-           "point_weights", "selection_controls"]
+__all__ = ["Selection", "formula_panel", "formula_text", "heads_panel", "heads_point", "layer_panel",
+           "on_pick", "point_weights", "selection_controls", "selection_table"]
 
 X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X_STEPS
 
@@ -36,8 +37,8 @@ X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X
 class Selection(NamedTuple):
     """The query the page explains: ``on`` when one is selected, ``x`` its value x*."""
 
-    on: bool
-    x: float
+    on: bool = False
+    x: float = 0.0
 
 
 def _x_spec(data: Data) -> Spec:
@@ -61,19 +62,45 @@ def heads_point(data: Data, x_star: float, lengthscales: tuple[float, ...], mixi
     return explain.heads_point(data.ds.x, data.ds.y, x_star, lengthscales, mixing, kernel)
 
 
-def selection_controls(prefix: str, data: Data, container: object = None) -> Selection:
-    """The toggle "Explain the fit at x*" and the number x* (its start: the middle of the data), side by
-    side in ``container``."""
+def _x_low(data: Data) -> float:
+    return _x_spec(data).min_value
+
+
+def _x_high(data: Data) -> float:
+    return _x_spec(data).max_value
+
+
+def _x_step(data: Data) -> float:
+    return _x_spec(data).step
+
+
+def _x_middle(data: Data) -> float:
     spec = _x_spec(data)
+    return spec.coerce((spec.min_value + spec.max_value) / 2)
+
+
+@functools.cache
+def selection_table(prefix: str) -> Controls:
+    """The explained query's controls on the page of ``prefix`` ("kr"): ``<prefix>.explain`` (on or off)
+    and ``<prefix>.x`` (x*, from the data's range, in steps of a power of ten; it opens in the middle)."""
+    return Controls(Selection(), prefix, {
+        "on": Control(_("Explain the fit at x*"), "toggle", url="explain", notched=False, help=_(
+            "Or click a point of the fit (the line or a data point). The chart then shows each data point's "
+            "weight wᵢ(x*), the heatmap its row, and the formula below its numbers. kernelviz's own view: no "
+            "source writes out a single prediction.")),
+        "x": Control("x*", "number", low=_x_low, high=_x_high, step=_x_step, opens_at=_x_middle,
+                     notched=False,
+                     help=_("The query x* to explain, in units of x. Changing it turns the explanation on.")),
+    })
+
+
+def selection_controls(prefix: str, data: Data, container: object = None) -> Selection:
+    """The toggle "Explain the fit at x*" and the number x* (``selection_table``), side by side in
+    ``container``."""
+    table = selection_table(prefix.rstrip("."))
     left, right, _rest = (container or st).columns([1.3, 1.0, 1.7], vertical_alignment="bottom")
-    on = control("toggle", _("Explain the fit at x*"), f"{prefix}explain", default=False, container=left,
-                 help=_("Or click a point of the fit (the line or a data point). The chart then shows each "
-                        "data point's weight wᵢ(x*), the heatmap its row, and the formula below its numbers. "
-                        "kernelviz's own view: no source writes out a single prediction."))
-    x = control("number", "x*", f"{prefix}x", default=spec.coerce((spec.min_value + spec.max_value) / 2),
-                min_value=spec.min_value, max_value=spec.max_value, step=spec.step, container=right,
-                on_change=functools.partial(_turn_on, f"{prefix}explain"),
-                help=_("The query x* to explain, in units of x. Changing it turns the explanation on."))
+    on = field(table, "on", data, left)
+    x = field(table, "x", data, right, on_change=functools.partial(_turn_on, table.key("on")))
     return Selection(bool(on), float(x))
 
 
@@ -81,21 +108,24 @@ def _turn_on(key: str) -> None:
     st.session_state[key] = True
 
 
-def _picked(chart_key: str, prefix: str, spec: Spec) -> None:
+def _picked(chart_key: str, prefix: str, spec: Spec, into: MutableMapping[str, Any] | None) -> None:
+    into = st.session_state if into is None else into
     event = st.session_state.get(chart_key) or {}
     points = (event.get("selection") or {}).get("points") or []
     xs = [p["x"] for p in points if isinstance(p.get("x"), int | float) and math.isfinite(p["x"])]
     if xs:
-        st.session_state[f"{prefix}explain"] = True
-        st.session_state[f"{prefix}x"] = spec.coerce(float(xs[0]))
+        into[f"{prefix}explain"] = True
+        into[f"{prefix}x"] = spec.coerce(float(xs[0]))
     else:
-        st.session_state[f"{prefix}explain"] = False
+        into[f"{prefix}explain"] = False
 
 
-def on_pick(chart_key: str, prefix: str, data: Data) -> Callable[[], None]:
+def on_pick(chart_key: str, prefix: str, data: Data,
+            into: MutableMapping[str, Any] | None = None) -> Callable[[], None]:
     """The fit chart's ``on_select`` callback: a clicked point selects its x (snapped to x*'s step); an
-    empty selection (a click on the background) clears the selection."""
-    return functools.partial(_picked, chart_key, prefix, _x_spec(data))
+    empty selection (a click on the background) clears the selection. The selection's values go to the
+    session's controls, or to ``into`` (a lesson scene's own, by control key)."""
+    return functools.partial(_picked, chart_key, prefix, _x_spec(data), into)
 
 
 def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
@@ -123,10 +153,11 @@ def formula_panel(data: Data, pw: explain.PointWeights, lengthscale: float, kern
     if box is None:
         return
     with box.container():
-        _panel(data, pw, lengthscale, kernel_label)
+        formula_text(data, pw, lengthscale, kernel_label)
 
 
-def _panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str) -> None:
+def formula_text(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str) -> None:
+    """The body of ``formula_panel``, written where it is called."""
     st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}** ({kernel} kernel, ℓ = {lengthscale:.3g})")
                 .format(x=pw.x, kernel=kernel_label, lengthscale=lengthscale))
     if pw.empty:

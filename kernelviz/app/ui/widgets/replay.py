@@ -7,43 +7,66 @@ that step; the slider under the chart and Play go through every frame in the bro
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import streamlit as st
 
 from kernelviz.app.ui.caching.scrub import TrainingPath, training_path
 from kernelviz.app.ui.page_data import Data
-from kernelviz.app.ui.widgets.controls import control
+from kernelviz.app.ui.widgets.controls import field
 from kernelviz.app.ui.widgets.text import prose
+from kernelviz.app.views.settings import Control, Controls
 from kernelviz.models.heads import FitResult
+from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.i18n import _
 
-__all__ = ["MaskedReplay", "Replay", "masked_replay", "replay_controls"]
+__all__ = ["MaskedReplay", "Replay", "masked_replay", "replay_controls", "replay_table"]
 
 
 class Replay(NamedTuple):
-    """Whether the replay is ``on``, and the training ``step`` its chart opens at."""
+    """Whether the replay is ``on``, and the training ``step`` its chart opens at (at most the run's steps:
+    the last, the still chart, unless a step is asked for)."""
 
-    on: bool
-    step: int
+    on: bool = False
+    step: int = STEPS_MAX
+
+    def at(self, steps: int) -> Replay:
+        """This replay for a run of ``steps`` steps: its step no later than the run's last."""
+        return self._replace(step=min(int(self.step), int(steps)))
+
+
+def _most_steps(context: object) -> int:
+    """The last step a replay opens at: the run's steps where the page passes them as the context, else
+    (a lesson scene's values, read with the data) any step training may have, clamped by ``Replay.at``."""
+    return int(context) if isinstance(context, int) else STEPS_MAX
+
+
+@functools.cache
+def replay_table(prefix: str, chapter: str, what: str | None = None) -> Controls:
+    """The replay's controls on the page of ``prefix`` ("masked"): the toggle "Replay ``what`` under the
+    chart" (``what``: "training" when not given; its help: the ``replay_help`` of ``chapter``'s prose),
+    ``<prefix>.replay``, and the number "Open at step", ``<prefix>.step``."""
+    what = _("training") if what is None else what
+    return Controls(Replay(), prefix, {
+        "on": Control(_("Replay {what} under the chart").format(what=what), "toggle", url="replay",
+                      notched=False, help=prose(chapter, "replay_help")),
+        "step": Control(_("Open at step"), "number", low=0, high=_most_steps, step=1, notched=False,
+                        opens_at=_most_steps,
+                        help=_("The step the chart shows first (the kept step nearest it); the slider under "
+                               "the chart and Play go through all of them.")),
+    })
 
 
 def replay_controls(prefix: str, steps: int, chapter: str, what: str | None = None) -> Replay:
-    """The toggle "Replay ``what`` under the chart" (``what``: "training" when not given; its help: the
-    ``replay_help`` of ``chapter``'s prose) and, when it is on, the number "Open at step" (0 … ``steps``,
-    the last by default: the still chart), side by side."""
+    """The replay's controls (``replay_table``) side by side: the toggle and, when it is on, the number
+    "Open at step" (0 … ``steps``, the last by default: the still chart)."""
+    table = replay_table(prefix.rstrip("."), chapter, what)
     left, right, _rest = st.columns([1.6, 1.0, 1.4], vertical_alignment="bottom")
-    what = _("training") if what is None else what
-    on = control("toggle", _("Replay {what} under the chart").format(what=what), f"{prefix}replay",
-                 default=False, help=prose(chapter, "replay_help"), container=left)
-    if not on:
+    if not field(table, "on", int(steps), left):
         return Replay(False, int(steps))
     _stay_at_the_end(prefix, int(steps))
-    step = control("number", _("Open at step"), f"{prefix}step", default=int(steps), min_value=0,
-                   max_value=int(steps), step=1, container=right,
-                   help=_("The step the chart shows first (the kept step nearest it); the slider under the "
-                          "chart and Play go through all of them."))
-    return Replay(True, int(step))
+    return Replay(True, int(field(table, "step", int(steps), right)))
 
 
 def _stay_at_the_end(prefix: str, steps: int) -> None:
