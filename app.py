@@ -143,7 +143,7 @@ def run_view() -> None:
     server.warm_up()  # its thread starts its compilations after this run (see server.Runs)
     ui.enter_page(page.url_path)  # a link into a page with parameters sets its controls, sidebar included
     if lesson is not None:
-        presenter.play(lesson, page, PAGES, HOME, run_page, sidebar)
+        presenter.play(lesson, page, PAGES, HOME, sidebar)
     else:
         presenter.leave()
         scene_copy.start_run()

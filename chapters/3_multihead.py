@@ -4,14 +4,14 @@ from functools import partial
 
 import streamlit as st
 
-from kernelviz.app import defaults, ui, views
-from kernelviz.app import figures as kf
+from kernelviz.app import defaults, ui
+from kernelviz.app.ui import charts
 from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import heads as cache_heads
-from kernelviz.app.ui.questions import bank as question_bank
+from kernelviz.app.ui.charts import heads as mh
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.ui.widgets.sidebar import native_sample
-from kernelviz.app.views import explain as views_explain
+from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.notches import replace
@@ -20,7 +20,7 @@ from kernelviz.core.kernels import get_kernel
 from kernelviz.models import heads, smoothing, training
 from kernelviz.models.heads import FitResult
 from kernelviz.models.holdout import holdout_objective, holdout_split
-from kernelviz.runtime.i18n import _, ngettext
+from kernelviz.runtime.i18n import _
 
 CHAPTER = "3_multihead"
 MH = defaults.MULTIHEAD
@@ -28,32 +28,11 @@ MH = defaults.MULTIHEAD
 LEARNING_RATES = defaults.LEARNING_RATES
 
 
-def picked_point(data: ui.Data, result: FitResult, kernel: str) -> views_explain.HeadsPoint | None:
-    """The heads and their mixture at the query x* the reader picked (a click on the fit, or typed), or
-    None when none is."""
-    picked = explain.selection_controls("mh.", data)
-    if not picked.on:
-        return None
-    return explain.heads_point(data, picked.x, tuple(map(float, result.lengthscales)),
-                               tuple(map(float, result.mixing)), kernel)
-
-
-def fit_title(heads: int, method: str, kernel: str) -> str:
-    """The title of the fit: its number of heads, found by search or by training, and its kernel."""
-    if method == "search":
-        title = ngettext("{n} head after search ({kernel} kernel)",
-                         "{n} heads after search ({kernel} kernel)", heads)
-    else:
-        title = ngettext("{n} head after training ({kernel} kernel)",
-                         "{n} heads after training ({kernel} kernel)", heads)
-    return title.format(n=heads, kernel=kernel)
-
-
-def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str,
-            steps: int) -> views_explain.HeadsPoint | None:
+def own_fit(data: ui.Data, s: mh.Settings) -> mh.Settings:
     """Readouts, the fit with every head and the band of the mixture; the heads at x* when one is picked
-    (returned)."""
-    K, n_heads = get_kernel(kernel), len(result.lengthscales)
+    (the settings returned with the query explained)."""
+    result, view = mh.trained(data, s), mh.view(data, s)
+    K, n_heads, steps = get_kernel(s.post.kernel), len(result.lengthscales), s.own.steps
     ui.show_status(cache_heads.status(data, result))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric(_("Heads H"), f"{n_heads}")
@@ -62,20 +41,12 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
                      "{tail} steps (the post prints none).").format(tail=vt.TAIL))
     m3.metric("Σₕ uₕ", f"{result.mixing.sum():.3g}", help=_("Not constrained to 1: any linear combination."))
     m4.metric(_("Steps run (of {steps:,})").format(steps=steps), f"{result.steps_run:,}")
-    fig = kf.heads_fit_figure(
-        data.points(view.grid), kf.Mixture(view.head_means, view.mean, view.std, vt.head_names(result)),
-        look=data.look(fit_title(n_heads, result.method, K.label)),
-    )
     chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
-    point = picked_point(data, result, kernel)
-    if point is not None:
-        kf.mark_heads(fig, point.x, point.head_means, point.mean, vt.head_names(result, with_mixing=False))
+    s = s._replace(pick=explain.selection_controls("mh.", data))
     with chart:
-        ui.show(fig, key="mh.fit", filename="kernelviz-multihead-fit",
-                on_select=explain.on_pick("mh.fit", "mh.", data))
-    if point is not None:
-        explain.heads_panel(point, vt.head_names(result, with_mixing=False), key="mh.formula")
+        charts.put("mh.fit", mh.fit(data, s), on_select=explain.on_pick("mh.fit", "mh.", data))
+    charts.put("mh.formula", mh.formula(data, s))
     holes = vt.gaps(view, result)
     if holes is not None:
         st.info(ui.prose(CHAPTER, "gaps", gap=f"{holes[0]:.0%}", kernel=K.label, holes=holes[1]))
@@ -84,14 +55,7 @@ def own_fit(data: ui.Data, result: FitResult, view: views.HeadsView, kernel: str
     ui.say(CHAPTER, "band")
     st.latex(ui.prose(CHAPTER, "band_formula"))
     st.caption(ui.prose(CHAPTER, "band_caption"))
-    return point
-
-
-PICTURES = {
-    "weights": _(":material/grid_view: Each head's attention weights"),
-    "mixing": _(":material/bar_chart: Mixing weights uₕ"),
-    "loss": _(":material/show_chart: Loss at every step"),
-}
+    return s
 
 
 def learned(result: FitResult) -> None:
@@ -103,52 +67,42 @@ def learned(result: FitResult) -> None:
 
 
 @ui.fragment
-def heads_pictures(result: FitResult, view: views.HeadsView, point: views_explain.HeadsPoint | None) -> None:
-    """Each head's weights (x*'s row outlined when ``point``), the mixing weights or the loss, the one
-    chosen (the choice reruns this alone; a move of the controls redraws only the picture shown)."""
-    picture = ui.picture_control("mh.picture", PICTURES)
+def heads_pictures(data: ui.Data, s: mh.Settings) -> None:
+    """Each head's weights (x*'s row outlined when one is explained), the mixing weights or the loss, the
+    one chosen (the choice reruns this alone; a move of the controls redraws only the picture shown)."""
+    s = s._replace(picture=mh.PictureSettings(ui.field(mh.PICTURE, "picture", data)))
+    picture = s.picture.picture
     if picture == "mixing":
-        ui.show(kf.mixing_figure(result.mixing, result.lengthscales), key="mh.mixing",
-                filename="kernelviz-mixing-weights")
+        charts.put("mh.mixing", mh.mixing(data, s))
         st.caption(ui.prose(CHAPTER, "mixing_caption"))
     elif picture == "weights":
-        heat = view.heatmap
-        fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys,
-                                      vt.head_names(result, with_mixing=False),
-                                      cells=(views.HEAT_ROWS, views.HEAT_COLS))
-        if point is not None:
-            kf.mark_row(fig, views_explain.nearest_row(heat.queries, point.x), heat.queries,
-                        panels=len(result.lengthscales))
-        ui.show(fig, key="mh.heatmaps", filename="kernelviz-head-heatmaps")
-        st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=view.heatmap.note))
+        charts.put("mh.heatmaps", mh.heatmaps(data, s))
+        st.caption(ui.prose(CHAPTER, "heatmaps_caption", note=mh.view(data, s).heatmap.note))
         ui.show_code(smoothing.heads_model, pooling.multihead, pooling.mix, ran=ui.SERVED)
     else:
-        loss_picture(result)
+        loss_picture(data, s)
 
 
-def loss_picture(result: FitResult) -> None:
+def loss_picture(data: ui.Data, s: mh.Settings) -> None:
     """The loss at every step, or why there is none; and the code of the loss."""
-    search = " " + ui.prose(CHAPTER, "loss_search") if result.method == "search" else ""
-    caption = ui.prose(CHAPTER, "loss_caption") + search
-    ui.loss_chart(result.losses, "mh.loss", "kernelviz-multihead-loss", caption)
+    search = " " + ui.prose(CHAPTER, "loss_search") if mh.trained(data, s).method == "search" else ""
+    drawn = mh.loss(data, s)
+    charts.put("mh.loss", drawn)
+    if drawn is None:
+        st.info(NO_LOSS)
+    else:
+        st.caption(ui.prose(CHAPTER, "loss_caption") + search)
     ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 
 @ui.fragment
-def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
+def post_experiment(data: ui.Data, s: mh.Settings) -> vt.MaskedSettings:
     """The blog post's four models (1, 2, 4 and 8 heads), its figure and its numbers beside ours (the learning
     rate and seed above the figure rerun this alone); returns how they are trained."""
-    post = ui.draw(ps.POST_HEADS, data, ps.POST_HEADS_ROWS, base=replace(ps.POST_HEADS.start, kernel=kernel))
-    lr, seed, label = post.learning_rate, post.seed, get_kernel(kernel).label
-    busy = _("Training the blog post's four models ({panels} heads): {steps:,} steps each, hold-out "
-             "{holdout}, {kernel} kernel…")
-    with ui.busy(busy.format(panels=", ".join(map(str, MH.panels)), steps=MH.steps, holdout=MH.holdout,
-                             kernel=label)):
-        panels = cache_heads.panels(data, kernel, lr, seed)
+    s = s._replace(post=ui.draw(ps.POST_HEADS, data, ps.POST_HEADS_ROWS, base=s.post))
+    post, panels = s.post, mh.post_panels(data, s)
     ui.show_status(vt.panels_status(panels))
-    # the training points keep the figure light
-    figure = kf.heads_panels_figure(data.points(train=True), panels, look=data.look())
-    ui.show(figure, key="mh.panels", filename="kernelviz-multihead-post-panels")
+    charts.put("mh.panels", mh.panels(data, s))
     st.caption(ui.prose(CHAPTER, "post_caption"))
     ui.say(CHAPTER, "post_intro")
     if data.subsampled:
@@ -158,7 +112,8 @@ def post_experiment(data: ui.Data, kernel: str) -> vt.MaskedSettings:
     ui.say(CHAPTER, "post_numbers")
     ui.show_table(vt.post_table(panels), two_decimals=vt.PRINTED)
     st.markdown(post_match(panels, at_post=data.key == ("blog", *native_sample("blog"))
-                           and (kernel, lr, seed) == (MH.kernel, MH.learning_rate, MH.seed)))
+                           and (post.kernel, post.learning_rate, post.seed)
+                           == (MH.kernel, MH.learning_rate, MH.seed)))
     ui.say(CHAPTER, "post_numbers.seeds")
     return post
 
@@ -190,25 +145,16 @@ def match_line(a: vt.Agreement) -> str:
 
 
 @ui.fragment
-def own_model(data: ui.Data, kernel: str) -> vt.HeadsSettings:
+def own_model(data: ui.Data, s: mh.Settings) -> vt.HeadsSettings:
     """The reader's own model: any number of heads (its controls rerun this alone); returns its settings."""
     st.subheader(_("Your own model: any number of heads"))
     ui.say(CHAPTER, "explore_intro")
-    own = ui.draw(ps.OWN_HEADS, data, ps.OWN_HEADS_ROWS, base=replace(ps.OWN_HEADS.start, kernel=kernel))
-    s, label = own.training, get_kernel(kernel).label
-    busy = ngettext("Training {n} head: {steps:,} steps of masked training, {holdout} held-out point(s) "
-                    "per step, {kernel} kernel…",
-                    "Training {n} heads: {steps:,} steps of masked training, {holdout} held-out point(s) "
-                    "per step, {kernel} kernel…", own.heads)
-    with ui.busy(busy.format(n=own.heads, steps=s.steps, holdout=s.holdout, kernel=label)):
-        result = cache_heads.fit_multihead(data, own.heads, s)
-    with ui.busy(_("Predicting with every head and with the mixture…")):
-        view = cache_heads.heads_view(data, result.lengthscales, result.mixing, kernel)
-    point = own_fit(data, result, view, kernel, s.steps)
-    learned(result)
-    heads_pictures(result, view, point)
-    ui.ask(question_bank.largest_mixing(result))
-    return own
+    s = s._replace(own=ui.draw(ps.OWN_HEADS, data, ps.OWN_HEADS_ROWS, base=s.own))
+    s = own_fit(data, s)
+    learned(mh.trained(data, s))
+    heads_pictures(data, s)
+    ui.ask(mh.BOOK.questions["mh.largest_mixing"](data, s))
+    return s.own
 
 
 data = ui.current_data()
@@ -216,15 +162,17 @@ data = ui.current_data()
 ui.chapter_header(_("3 · Multi-head kernel regression"), lead=ui.prose(CHAPTER, "lead"),
                   source=ui.prose(CHAPTER, "source"))
 kernel = ui.field(ps.POST_HEADS, "kernel", data, container=st.columns(3)[0])
+start = mh.Settings(replace(ps.POST_HEADS.start, kernel=kernel), replace(ps.OWN_HEADS.start, kernel=kernel),
+                    explain.Selection(), mh.PICTURE.start)
 
 st.subheader(_("The blog post's experiment: 1, 2, 4 and 8 heads"))
-post = post_experiment(data, kernel)
+post = post_experiment(data, start)
 st.subheader(_("The model"))
 st.latex(ui.prose(CHAPTER, "formula"))
 ui.say(CHAPTER, "training")
 ui.say(CHAPTER, "shared_controls")
 ui.data_summary(data, training=True)
-own = own_model(data, kernel)
+own = own_model(data, start)
 
 st.subheader(_("Conventions"))
 ui.say(CHAPTER, "conventions")

@@ -3,28 +3,27 @@ layer beside the kernels it generalises, and self-attention as a map of the sequ
 
 from functools import partial
 
-import plotly.graph_objects as go
 import streamlit as st
 
 import kernelviz as kv
-from kernelviz.app import figures as kf
-from kernelviz.app import ui, views
+from kernelviz.app import ui
+from kernelviz.app.ui import charts
 from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import attention as cache_attention
 from kernelviz.app.ui.caching import heads as cache_heads
+from kernelviz.app.ui.charts import attention as attn
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
-from kernelviz.app.views import explain as views_explain
+from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
-from kernelviz.app.views.replay import LayerPath
 from kernelviz.core import pooling
 from kernelviz.models import attention, training
 from kernelviz.models.attention import AttentionFit, selfattention
 from kernelviz.models.attention.selfattention import as_self_attention, multihead_self_attention
 from kernelviz.models.attention.training import LayerRequest
 from kernelviz.models.holdout import holdout_objective
-from kernelviz.runtime.i18n import _, ngettext
+from kernelviz.runtime.i18n import _
 
 CHAPTER = "4_attention"
 COMPARISON_RAN = ui.Ran(_(
@@ -41,20 +40,10 @@ KERNEL_RAN = ui.Ran(_(
 @ui.fragment
 def gaussian_section(data: ui.Data) -> None:
     """The Gaussian kernel as one attention head, at the section's own ℓ (its slider reruns this alone)."""
-    ell = ui.lengthscale_control(
-        _("Lengthscale ℓ"), "attn.lengthscale", data,
-        help=_("The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels below always "
-               "agree."),
-    )
-    with ui.busy(_("Computing the Gaussian smoother and its attention head at ℓ = {ell:g}…").format(ell=ell)):
-        check = cache_attention.gaussian_check(data, ell)
-    ui.show(
-        kf.heatmap_pair_figure(check.heatmap.weights, check.heatmap.queries, check.heatmap.keys,
-                               (_("Gaussian kernel<br>ℓ = {ell:g}").format(ell=ell),
-                                _("attention head<br>softmax(q·k/√2)")),
-                               cells=views.PAIR_CELLS),
-        key="attn.equivalence", filename="kernelviz-gaussian-as-attention",
-    )
+    ell = ui.field(attn.GAUSSIAN, "lengthscale", data)
+    s = attn.START._replace(gaussian=attn.GaussianSettings(ell))
+    charts.put("attn.equivalence", attn.equivalence(data, s))
+    check = cache_attention.gaussian_check(data, ell)
     st.caption(ui.prose(CHAPTER, "equivalence_caption", note=check.heatmap.note))
     v1, v2, v3 = st.columns(3)
     v1.metric(_("max |Δ weight|"), f"{check.weight_diff:.1e}",
@@ -69,37 +58,14 @@ def gaussian_section(data: ui.Data) -> None:
                  attention.attention_layer, ran=ui.SERVED)
 
 
-def replay_path(data: ui.Data, s: LayerRequest) -> tuple[LayerPath | None, int]:
-    """The layer at 50 steps of its training when "Replay training" is on (its controls, placed here), and
-    the step its charts open at."""
-    asked = ui.replay_controls("attn.", s.steps, CHAPTER)
-    if not asked.on:
-        return None, asked.step
-    with ui.busy(_("Replaying training: the layer's fit and kernels at 50 of its steps…")):
-        path = cache_attention.training_path(data, s)
-    st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
-    return path, asked.step
-
-
-def layer_figure(data: ui.Data, s: LayerRequest, view: views.AttentionView,
-                 path: LayerPath | None, opened: int) -> go.Figure:
-    """The layer's fit, every head's part of it and its band, with the replay of training when asked."""
-    title = ngettext("Dot-product attention: {n} head, d<sub>qk</sub> = {d_qk}, d<sub>v</sub> = {d_v}",
-                     "Dot-product attention: {n} heads, d<sub>qk</sub> = {d_qk}, d<sub>v</sub> = {d_v}",
-                     s.heads).format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v)
-    heads = [_("head {h}: headₕ(x)·Uₕ").format(h=h + 1) for h in range(s.heads)]
-    mixture, band = _("attention f̂(x) = Σₕ headₕ(x) Uₕ"), _("band f̂(x) ± 2s(x)")
-    fig = kf.heads_fit_figure(
-        data.points(view.grid), kf.Mixture(view.head_outputs, view.mean, view.std, heads, mixture, band),
-        look=data.look(title),
-    )
-    return fig if path is None else kf.add_layer_replay(fig, path, mixture, heads, band, opened)
-
-
-def picked_point(data: ui.Data, s: LayerRequest) -> views_explain.LayerPoint | None:
-    """The x* controls, and the layer at x* (scores, weights, values) when one is picked."""
-    picked = explain.selection_controls("attn.", data)
-    return cache_attention.layer_point(data, s, picked.x) if picked.on else None
+def replay_path(data: ui.Data, s: attn.Settings) -> attn.Settings:
+    """The replay's controls, placed here, and when "Replay training" is on the caption of the layer at 50
+    steps of its training (returned: ``s`` with the replay asked for)."""
+    s = s._replace(replay=ui.replay_controls("attn.", s.layer.steps, CHAPTER))
+    path = attn.replay_path(data, s)
+    if path is not None:
+        st.caption(ui.prose(CHAPTER, "replay_caption", frames=len(path.steps)))
+    return s
 
 
 def layer_readouts(data: ui.Data, s: LayerRequest, fit: AttentionFit) -> None:
@@ -119,26 +85,20 @@ def layer_readouts(data: ui.Data, s: LayerRequest, fit: AttentionFit) -> None:
     m3.metric(_("Steps run (of {steps:,})").format(steps=s.steps), f"{fit.steps_run:,}")
 
 
-def layer_fit(data: ui.Data, s: LayerRequest, fit: AttentionFit, view: views.AttentionView,
-              ) -> tuple[views_explain.LayerPoint | None, tuple[LayerPath | None, int]]:
+def layer_fit(data: ui.Data, s: attn.Settings, fit: AttentionFit) -> attn.Settings:
     """The readouts and the layer's fit with every head's part of it, its replay and x* under it when asked
-    (returned: the layer at x*, and the replay with the step it opens at)."""
-    layer_readouts(data, s, fit)
+    (returned: ``s`` with the replay and the query asked for)."""
+    layer_readouts(data, s.layer, fit)
     chart = st.container()
     st.caption(ui.prose(CHAPTER, "fit_caption"))
-    path, opened = replay_path(data, s)
-    fig = layer_figure(data, s, view, path, opened)
-    point, names = picked_point(data, s), [_("head {h}").format(h=h + 1) for h in range(s.heads)]
-    if point is not None:
-        kf.mark_heads(fig, point.x, point.head_outputs, point.mean, names)
+    s = replay_path(data, s)
+    s = s._replace(pick=explain.selection_controls("attn.", data))
     with chart:
-        ui.show(fig, key="attn.fit", filename="kernelviz-attention-fit",
-                on_select=explain.on_pick("attn.fit", "attn.", data))
-    if point is not None:
-        explain.layer_panel(point, names, data.ds.x, key="attn.formula")
+        charts.put("attn.fit", attn.fit(data, s), on_select=explain.on_pick("attn.fit", "attn.", data))
+    charts.put("attn.formula", attn.formula(data, s))
     ui.show_code(attention.layer_output, attention.dot_scores, holdout_objective, training.update,
                  ran=ui.trained_fast(pooling.summed_heads, pooling.pooled_sum))
-    return point, (path, opened)
+    return s
 
 
 def layer_scores(data: ui.Data, s: LayerRequest) -> None:
@@ -168,123 +128,93 @@ def layer_section(data: ui.Data) -> None:
     """The trained layer: its controls and everything drawn from it (they rerun this alone)."""
     st.header(_("A trained attention layer"))
     ui.say(CHAPTER, "layer")
-    s = ui.draw(ps.LAYER, data, ps.LAYER_ROWS)
-    busy = ngettext("Training {n} attention head (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
-                    "steps, {holdout} held-out point(s) per step…",
-                    "Training {n} attention heads (d_qk = {d_qk}, d_v = {d_v}, start: {start}): {steps:,} "
-                    "steps, {holdout} held-out point(s) per step…", s.heads)
-    with ui.busy(busy.format(n=s.heads, d_qk=s.d_qk, d_v=s.d_v, start=ps.STARTS[s.start], steps=s.steps,
-                             holdout=s.holdout)):
-        fit = cache_attention.fit_attention(data, s)
-    with ui.busy(_("Evaluating the trained layer: fit, attention weights, learned kernels, the sequence "
-                   "map…")):
-        view = cache_attention.view(data, s)
-    point, replay = layer_fit(data, s, fit, view)
-    layer_scores(data, s)
-    ui.ask(question_bank.beats_gaussian(data, s))
-    notes_self_attention(data, s)
-    inside_layer(view, fit, s.heads, data.ds.x_label, replay, None if point is None else point.x)
-    ahead.prepare_next("attn", s, ps.LAYER.notches(data),
+    s = attn.START._replace(layer=ui.draw(ps.LAYER, data, ps.LAYER_ROWS))
+    attn.viewed(data, s.layer)
+    s = layer_fit(data, s, cache_attention.fit_attention(data, s.layer))
+    layer_scores(data, s.layer)
+    ui.ask(attn.BOOK.questions["attn.beats_gaussian"](data, s))
+    notes_self_attention(data, s.layer)
+    inside_layer(data, s)
+    ahead.prepare_next("attn", s.layer, ps.LAYER.notches(data),
                        partial(cache_attention.prepare, data), context=data.key,
                        depth=cache_attention.AHEAD_NOTCHES)  # the next steps, ready
-    ahead.prepare_next_data("attn", data, partial(cache_attention.prepare, s=s), context=s)  # the next n
+    ahead.prepare_next_data("attn", data, partial(cache_attention.prepare, s=s.layer),
+                            context=s.layer)  # the next n
 
 
-PICTURES = {
-    "heads": _(":material/grid_view: Every head"),
-    "wo": _(":material/call_merge: Joining heads: $W_O$"),
-    "kernel": _(":material/blur_on: Learned kernel"),
-    "sequence": _(":material/timeline: Sequence map"),
-    "selfcross": _(":material/compare_arrows: Self vs cross"),
-    "loss": _(":material/show_chart: Loss"),
-}
-ONE_HEAD = ("kernel", "sequence", "selfcross")  # the pictures that show the head chosen under "Head shown"
-
-
-def every_head(view: views.AttentionView, x_star: float | None) -> None:
+def every_head(data: ui.Data, s: attn.Settings) -> None:
     """Every head's weights side by side, x*'s row outlined when one is picked."""
-    names = [_("head {h}: (W_v U)_y = {u:+.2f}").format(h=k + 1, u=u) for k, u in enumerate(view.y_weights)]
-    heat = view.cross
-    fig = kf.head_heatmaps_figure(heat.weights, heat.queries, heat.keys, names)
-    if x_star is not None:
-        kf.mark_row(fig, views_explain.nearest_row(heat.queries, x_star), heat.queries, len(names))
-    ui.show(fig, key="attn.heatmaps", filename="kernelviz-attention-heads")
+    charts.put("attn.heatmaps", attn.heatmaps(data, s))
+    view = cache_attention.view(data, s.layer)
     st.caption(ui.prose(CHAPTER, "heads_caption", note=view.cross.note,
                         offsets=", ".join(f"{v:.3f}" for v in view.offsets),
                         widths=", ".join(f"{v:.3f}" for v in view.widths)))
 
 
-def joining_heads(view: views.AttentionView) -> None:
+def joining_heads(data: ui.Data, s: attn.Settings) -> None:
     """How W_O concatenates the heads: the weight each head gives its average of y."""
     ui.say(CHAPTER, "wo")
     st.latex(ui.prose(CHAPTER, "wo_formula"))
-    ui.show(kf.y_weights_figure(view), key="attn.wo", filename="kernelviz-w-o")
+    charts.put("attn.wo", attn.wo(data, s))
     st.caption(ui.prose(CHAPTER, "wo_caption"))
     ui.show_code(attention.attention_layer, ran=ui.SERVED)
 
 
-def learned_kernel(view: views.AttentionView, h: int, replay: tuple[LayerPath | None, int]) -> None:
-    """Head h's learned kernel log K(x, x′) beside its transpose, replayed through training when asked."""
-    ui.say(CHAPTER, "kernel", asym=f"{view.asymmetry[h]:.3g}")
-    titles = (_("head {h}<br>log K(x, x′)").format(h=h + 1),
-              _("head {h}, transpose<br>log K(x′, x)").format(h=h + 1))
-    fig = kf.score_transpose_figure(view.log_kernel[h], view.kgrid, titles=titles)
-    path, opened = replay
-    if path is not None:
-        fig = kf.add_kernel_replay(fig, path, h, opened)
+def learned_kernel(data: ui.Data, s: attn.Settings) -> None:
+    """The head shown's learned kernel log K(x, x′) beside its transpose, replayed through training when
+    asked."""
+    h = attn.shown_head(s)
+    ui.say(CHAPTER, "kernel", asym=f"{cache_attention.view(data, s.layer).asymmetry[h]:.3g}")
+    drawn = attn.kernel(data, s)
+    if s.replay.on:
         st.caption(ui.prose(CHAPTER, "kernel_replay", head=h + 1))
-    ui.show(fig, key="attn.kernel", filename="kernelviz-learned-kernel")
+    charts.put("attn.kernel", drawn)
     ui.show_code(attention.dot_scores, attention.score_matrices, ran=KERNEL_RAN)
 
 
-def sequence_map(view: views.AttentionView, h: int, x_title: str) -> None:
-    """Self-attention as a map of the sequence: head h's values and outputs at every point."""
+def sequence_map(data: ui.Data, s: attn.Settings) -> None:
+    """Self-attention as a map of the sequence: the head shown's values and outputs at every point."""
     ui.say(CHAPTER, "sequence")
-    ui.show(kf.sequence_figure(view, h, x_title), key="attn.sequence",
-            filename="kernelviz-self-attention-sequence")
-    st.caption(ui.prose(CHAPTER, "sequence_caption", head=h + 1, note=view.self_.note))
+    charts.put("attn.sequence", attn.sequence(data, s))
+    st.caption(ui.prose(CHAPTER, "sequence_caption", head=attn.shown_head(s) + 1,
+                        note=cache_attention.view(data, s.layer).self_.note))
     ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 
 
-def self_cross(view: views.AttentionView, h: int) -> None:
-    """Head h's weights with the points as queries beside those with grid points as queries."""
+def self_cross(data: ui.Data, s: attn.Settings) -> None:
+    """The head shown's weights with the points as queries beside those with grid points as queries."""
     ui.say(CHAPTER, "selfcross")
-    ui.show(kf.self_cross_figure(view.self_.panel(h), view.cross.panel(h)), key="attn.selfcross",
-            filename="kernelviz-self-cross")
-    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=h + 1, note=view.cross.note))
+    charts.put("attn.selfcross", attn.selfcross(data, s))
+    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=attn.shown_head(s) + 1,
+                        note=cache_attention.view(data, s.layer).cross.note))
     ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 
 
-def loss_picture(fit: AttentionFit) -> None:
+def loss_picture(data: ui.Data, s: attn.Settings) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
-    ui.loss_chart(fit.losses, "attn.loss", "kernelviz-attention-loss", ui.prose(CHAPTER, "loss_caption"))
+    drawn = attn.loss(data, s)
+    if drawn is None:
+        st.info(NO_LOSS)
+    else:
+        charts.put("attn.loss", drawn)
+        st.caption(ui.prose(CHAPTER, "loss_caption"))
     ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 
+PICTURES = {"heads": every_head, "wo": joining_heads, "kernel": learned_kernel, "sequence": sequence_map,
+            "selfcross": self_cross, "loss": loss_picture}  # what each picture draws
+
+
 @ui.fragment
-def inside_layer(view: views.AttentionView, fit: AttentionFit, heads: int, x_title: str,
-                 replay: tuple[LayerPath | None, int], x_star: float | None) -> None:
+def inside_layer(data: ui.Data, s: attn.Settings) -> None:
     """One picture of the trained layer at a time, the one chosen (the picture and head choices rerun this
     alone; a move of the layer's controls redraws only the picture shown)."""
     st.subheader(_("Inside the trained layer"))
     ui.say(CHAPTER, "inside")
-    picture = ui.picture_control("attn.picture", PICTURES)
-    head = ui.control("radio", _("Head shown"), "attn.head", default=1, options=tuple(range(1, heads + 1)),
-                      format_func=lambda k: _("head {h}").format(h=k), disabled=picture not in ONE_HEAD,
-                      help=_("The head the learned kernel, the sequence map and self- vs cross-attention "
-                             "show."))
-    if picture == "heads":
-        every_head(view, x_star)
-    elif picture == "wo":
-        joining_heads(view)
-    elif picture == "kernel":
-        learned_kernel(view, head - 1, replay)
-    elif picture == "sequence":
-        sequence_map(view, head - 1, x_title)
-    elif picture == "selfcross":
-        self_cross(view, head - 1)
-    else:
-        loss_picture(fit)
+    picture = ui.field(attn.INSIDE, "picture", data)
+    head = ui.field(attn.INSIDE, "head", attn.Shown(s.layer.heads, picture))
+    s = s._replace(inside=attn.Inside(picture, head))
+    PICTURES[picture](data, s)
 
 
 data = ui.current_data()

@@ -216,11 +216,13 @@ def test_a_scene_opens_a_replay_at_its_step_and_explains_x_star(lessons):
     lessons("mine", """title = "Mine"
 [[scene]]
 chapter = 2
-title = "Training from its start"
-charts = ["masked.fit", "masked.loo"]
+title = "Training from its start, x* = 1 explained"
+charts = ["masked.fit", "masked.loo", "masked.formula"]
 [scene.set]
 masked.replay = true
 masked.step = 0
+masked.explain = true
+masked.x = 1.0
 [[scene]]
 chapter = 4
 title = "The layer at x* = 1, halfway through training"
@@ -237,6 +239,9 @@ attn.x = 1.0
     for spec in (fit, loo):  # both open at the start, their sliders there
         assert spec["layout"]["sliders"][0]["active"] == 0 and len(spec["frames"]) > 1
     assert fit["layout"]["title"]["text"].startswith("At the start: ℓ = ")
+    assert any((t.get("name") or "").startswith("weights wᵢ(x*)") for t in fit["data"])  # x*, marked
+    assert any(m.value.startswith(PANELS["masked.formula"]) for m in at.markdown)  # and written out
+    assert not [s for s in at.slider if s.key == "masked.holdout"]  # drawn by name: the page did not run
     at.query_params["scene"] = "2"
     at.run()
     ok(at)
@@ -246,4 +251,12 @@ attn.x = 1.0
     label = slider["steps"][slider["active"]]["label"]  # the kept step nearest 500 of 1,000
     assert abs(int(label) - 500) <= 10
     assert fit["layout"]["title"]["text"].startswith(f"After {label} steps: hold-out loss ")
-    assert any(m.value.startswith(PANELS["attn.formula"]) for m in at.markdown)
+    assert any(t.get("name") == "f̂(x*)" for t in fit["data"])  # x*, marked
+    assert any(m.value.startswith(PANELS["attn.formula"]) for m in at.markdown)  # and written out
+    assert not [s for s in at.slider if s.key == "attn.heads"]  # drawn by name: the page did not run
+    at.switch_page(CHAPTERS[3].path)  # where the scene switched to (AppTest runs the page it was given)
+    at.button(key="lesson.explore").click().run()  # the chapter, at the scene's values
+    ok(at)
+    assert at.toggle(key="attn.replay").value and at.number_input(key="attn.step").value == 500
+    assert at.toggle(key="attn.explain").value and at.number_input(key="attn.x").value == 1.0
+    assert charts(at)["attn.fit"]["data"] == fit["data"]  # the fit the scene drew

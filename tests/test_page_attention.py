@@ -11,11 +11,16 @@ from prosetools import where_from
 from test_app import charts, ok, start
 
 import kernelviz as kv
+from kernelviz.app.ui import charts as books
+from kernelviz.app.ui.charts import Panel
+from kernelviz.app.ui.charts import attention as book  # imported at collection: its tables are the page's
+from kernelviz.app.ui.widgets.sidebar import builtin_data
 from kernelviz.models.attention.training import STARTS
 from kernelviz.models.heads import initial_lengthscales
 from kernelviz.models.smoothing import HEADS_MAX
 
 ATTN = "chapters/4_attention.py"
+DATA = builtin_data("blog", 150, 2024)  # the sidebar's default data
 ALWAYS = {"attn.equivalence", "attn.fit"}  # the charts every view of the page draws
 PICTURES = {"heads": "attn.heatmaps", "wo": "attn.wo", "kernel": "attn.kernel", "sequence": "attn.sequence",
             "selfcross": "attn.selfcross", "loss": "attn.loss"}  # "Inside the trained layer": one chart each
@@ -186,3 +191,30 @@ def test_large_data_subsample_the_heatmaps_and_say_so():
     assert any("subsample" in c.value and "2,000" in c.value for c in at.caption)
     self_cross = [t for t in show(at, "selfcross")["attn.selfcross"]["data"] if t["type"] == "heatmap"]
     assert all(array(t["z"]).size <= 120 * 200 for t in self_cross)  # thinned cells, not n × n
+
+
+def test_the_book_draws_the_picture_chosen_as_the_page_does():
+    """Each chart by name (``kernelviz.app.ui.charts.attention``) at a view's values: the same traces as the
+    page's, and only the charts the page draws there (the picture chosen's, the formula when x* is)."""
+    assert books.book("dot-product-attention") is book.BOOK
+    for picture, key in PICTURES.items():
+        values = {"attn.picture": picture, "attn.head": "2", "attn.explain": "true", "attn.x": "1"}
+        settings, problems = book.BOOK.read(DATA, values)
+        assert problems == ()
+        drawn = {name: build(DATA, settings) for name, build in book.BOOK.charts.items()}
+        assert {name for name, d in drawn.items() if d is not None} == ALWAYS | {"attn.formula", key}
+        assert isinstance(drawn["attn.formula"], Panel)
+        page = charts(start(ATTN, values))
+        for name in ALWAYS | {key}:
+            assert [t.type for t in drawn[name].figure.data] == [t["type"] for t in page[name]["data"]], name
+            assert drawn[name].figure.layout.title.text == page[name]["layout"].get("title", {}).get("text")
+
+
+def test_a_scenes_head_is_one_of_its_layers():
+    """A scene reads "Head shown" before the number of heads: a head past the layer's last shows the last,
+    as the page's control snaps it."""
+    settings, problems = book.BOOK.read(DATA, {"attn.heads": "2", "attn.head": "6", "attn.picture": "kernel"})
+    assert problems == () and settings.inside.head == 6
+    assert "head 2" in str(book.kernel(DATA, settings).figure.layout)
+    at = start(ATTN, {"attn.heads": "2", "attn.head": "6", "attn.picture": "kernel"})
+    assert at.radio(key="attn.head").value == 2

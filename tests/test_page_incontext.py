@@ -1,17 +1,26 @@
 """Chapter 5's page (in context) under AppTest: it runs at the defaults with its maths, metrics and charts,
 every control at its minimum and at its maximum, roughness moves the learned window, the New task button
-draws another task, the sweep runs on request, and the URL sets the controls."""
+draws another task, the sweep runs on request, and the URL sets the controls; its book (kernelviz/app/ui/
+charts/incontext.py) draws each chart by name as the page does, and a lesson scene without the page."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import plotly.graph_objects as go
 import pytest
 from prosetools import shown, where_from
-from test_app import charts, ok, start
+from test_app import charts, ok, start, values
 
+from kernelviz.app.ui import charts as books
+from kernelviz.app.ui.charts import Chart
+from kernelviz.app.ui.charts import incontext as icl
+from kernelviz.app.ui.lesson import files as lesson_files
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
+from kernelviz.app.ui.widgets.sidebar import builtin_data
 from kernelviz.data import tasks
+from kernelviz.models.incontext import PretrainRequest
 from kernelviz.models.smoothing import HEADS_MAX
 from kernelviz.models.training import STEPS_MAX
 
@@ -149,3 +158,64 @@ def test_query_params_set_the_controls():
     assert at.slider(key="icl.steps").value == STEPS_MAX  # clamped
     assert at.slider(key="icl.noise").value == 0.1  # junk ignored
     shown((c.value for c in at.caption), CH, "kernels_linear")
+
+
+BOOK = books.book("in-context")
+DATA = builtin_data("blog", 150, 2024)  # the sidebar's: the chapter's charts leave it aside
+
+
+def fingerprint(figure: dict) -> list[tuple]:
+    """What a chart shows, as the page sends it and as the builder makes it: each trace's type, name and
+    number of points, the title, and the replay's frames."""
+    traces = [(t["type"], t.get("name"), values(t["y"]).size if "y" in t else None) for t in figure["data"]]
+    title = (figure["layout"].get("title") or {}).get("text")
+    return [*traces, ("title", title), ("frames", len(figure.get("frames") or ()))]
+
+
+def test_the_book_draws_every_chart_by_name_as_the_page_does():
+    query = {"icl.sweep": "true", "icl.replay": "true", "icl.task": "3", **FAST}
+    settings, problems = BOOK.read(DATA, query)
+    assert problems == () and settings.shown == icl.Shown(task=3, compare=False, sweep=True)
+    assert settings.replay.at(settings.layer.steps).step == 50  # the last step of a run of 50
+    page = charts(start(PAGE, query))
+    assert set(BOOK.charts) == set(page) == CHARTS | SWEEP
+    for key, build in BOOK.charts.items():
+        drawn = build(DATA, settings)
+        assert isinstance(drawn, Chart), key
+        assert fingerprint(drawn.figure.to_plotly_json()) == fingerprint(page[key]), key
+
+
+def test_the_sweeps_charts_wait_for_the_sweep():
+    settings, _ = BOOK.read(DATA, FAST)
+    assert BOOK.charts["icl.sweep_roughness"](DATA, settings) is None
+    assert BOOK.charts["icl.sweep_noise"](DATA, settings) is None
+
+
+def test_a_layer_with_no_loss_has_no_loss_chart(monkeypatch):
+    settings, _ = BOOK.read(DATA, FAST)
+    fit = icl.layer(settings.layer)
+    monkeypatch.setattr(icl, "layer", lambda s: dataclasses.replace(fit, losses=fit.losses[:0]))
+    assert BOOK.charts["icl.loss"](DATA, settings) is None
+
+
+def test_the_comparisons_help_names_the_other_attention():
+    assert "Pretrains a linear layer" in icl.shown_controls(PretrainRequest()).fields["compare"].help
+    linear = icl.shown_controls(PretrainRequest(kind="linear"))
+    assert "Pretrains a softmax layer" in linear.fields["compare"].help
+    at = start(PAGE, {"icl.kind": "linear", **FAST})
+    assert "Pretrains a softmax layer" in at.toggle(key="icl.compare").help
+
+
+def test_a_scene_draws_its_charts_without_the_page_and_explores_at_its_values():
+    name = "from-kernel-regression-to-attention"
+    lesson = lesson_files.load_lesson(lesson_files.lesson_path(name), QUESTION_CHAPTERS)
+    number = next(k for k, scene in enumerate(lesson.scenes, 1) if "icl.sweep_roughness" in scene.charts)
+    at = start(PAGE, {"lesson": name, "scene": str(number)})
+    assert set(charts(at)) == {"icl.sweep_roughness"}
+    page_widgets = [w.key for kind in ("slider", "segmented_control", "toggle", "number_input")
+                    for w in getattr(at, kind)]
+    assert not [key for key in page_widgets if key and key.startswith("icl.")]  # no page control ran
+    at.button(key="lesson.explore").click().run()  # the chapter itself, at the scene's values
+    ok(at)
+    assert at.toggle(key="icl.sweep").value is True and at.number_input(key="icl.task").value == 0
+    assert set(charts(at)) == CHARTS | SWEEP

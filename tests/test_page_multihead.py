@@ -219,3 +219,41 @@ def test_post_panels_follow_seed_but_not_the_own_models_sliders():
     assert charts(at)["mh.fit"] == own  # the post's seed is the post's alone
     at.select_slider(key="mh.lr").set_value(0.1).run()
     assert charts(at)["mh.fit"] == own
+
+
+def test_the_book_draws_each_chart_by_name_as_the_page_does():
+    from kernelviz.app.ui import charts as books
+    from kernelviz.app.ui.charts import Chart, Panel
+    from kernelviz.app.ui.widgets.sidebar import builtin_data
+
+    book = books.book("multi-head")
+    data = builtin_data("blog", 150, 2024)
+    query = {"mh.heads": "3", "mh.explain": "true", "mh.x": "0.5"}
+    settings, problems = book.read(data, query)
+    assert problems == () and settings.own.heads == 3 and settings.pick.on
+    drawn = {key: build(data, settings) for key, build in book.charts.items()}
+    assert isinstance(drawn["mh.formula"], Panel) and isinstance(drawn["mh.heatmaps"], Chart)
+    assert drawn["mh.mixing"] is None and drawn["mh.loss"] is None  # one picture at a time: "weights"
+    page = charts(start(MH, query))
+    for key in ("mh.panels", "mh.fit", "mh.heatmaps"):
+        figure = drawn[key].figure.to_plotly_json()
+        assert names(figure) == names(page[key])
+        title = figure["layout"].get("title", {}).get("text")
+        assert title == page[key]["layout"].get("title", {}).get("text")
+    question = book.questions["mh.largest_mixing"](data, settings)
+    assert question.guess.options == (1, 2, 3)  # the own model's heads, at the settings' H
+
+
+def test_a_scene_draws_the_mixing_weights_without_the_page_and_explore_opens_it():
+    at = start(MH, {"lesson": "ten-minutes", "scene": "4"})
+    ok(at)
+    assert {"mh.fit", "mh.mixing"} <= set(charts(at))
+    assert not [s.key for s in at.slider if s.key and s.key.startswith("mh.")]  # no page control ran
+    at.session_state["kv._scene_picked"] = {"mh.explain": True, "mh.x": 0.5}  # what a click on the fit writes
+    at.run()
+    ok(at)
+    assert any((n or "").endswith(" at x*") for n in names(charts(at)["mh.fit"]))  # the heads at x*, marked
+    at.button(key="lesson.explore").click().run()
+    ok(at)
+    assert at.slider(key="mh.heads").value == 4 and at.segmented_control(key="mh.picture").value == "mixing"
+    assert at.toggle(key="mh.explain").value and at.number_input(key="mh.x").value == 0.5

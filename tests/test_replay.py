@@ -19,6 +19,7 @@ from kernelviz.models.attention import attention_kernel, attention_predict
 from kernelviz.models.incontext.evaluation import in_context_error
 from kernelviz.models.training import SNAPSHOTS
 
+MASKED = "chapters/2_masked_training.py"
 ATTN = "chapters/4_attention.py"
 ICL = "chapters/5_in_context.py"
 
@@ -162,7 +163,7 @@ def test_chapter_5_sends_the_replay_only_when_asked():
 
 
 def test_open_at_step_stays_at_the_end_when_the_steps_change():
-    at = start("chapters/2_masked_training.py", {"masked.replay": "true"})
+    at = start(MASKED, {"masked.replay": "true"})
     step = lambda: at.number_input(key="masked.step").value  # noqa: E731
     assert step() == at.slider(key="masked.steps").value  # the last step: the still chart
     at.slider(key="masked.steps").set_value(500).run()
@@ -172,3 +173,16 @@ def test_open_at_step_stays_at_the_end_when_the_steps_change():
     at.slider(key="masked.steps").set_value(1000).run()
     ok(at)
     assert step() == 30 and charts(at)["masked.fit"]["layout"]["sliders"][0]["steps"][0]["label"] == "0"
+
+
+def test_a_chapter_2_scene_draws_its_replay_by_name_and_explore_opens_it_there():
+    at = start(MASKED, {"lesson": "ten-minutes", "scene": "3"})  # hold-out 10, opened at step 0
+    ok(at)
+    fit = charts(at)["masked.fit"]
+    assert fit["layout"]["sliders"][0]["active"] == 0 and "masked.loo" in charts(at)
+    assert not [s for s in at.slider if s.key == "masked.holdout"]  # drawn by name: the page did not run
+    at.button(key="lesson.explore").click().run()  # the chapter, at the scene's values
+    ok(at)
+    assert at.slider(key="masked.holdout").value == 10 and at.toggle(key="masked.replay").value
+    assert at.number_input(key="masked.step").value == 0
+    assert charts(at)["masked.fit"]["data"] == fit["data"]  # the fit the scene drew

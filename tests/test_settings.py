@@ -14,6 +14,7 @@ from test_app import ok, start
 import kernelviz as kv
 from kernelviz.app.ui.caching import attention as cache_attention
 from kernelviz.app.ui.caching import kept
+from kernelviz.app.ui.charts import attention as attention_book
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.settings import Control, Controls
@@ -68,7 +69,10 @@ def test_a_control_must_name_a_field_of_its_record():
 def test_a_changed_start_reaches_the_widget_the_url_the_request_and_the_kept_key(monkeypatch):
     original = ps.LAYER
     changed = dataclasses.replace(original, start=dataclasses.replace(original.start, heads=3, seed=5))
-    monkeypatch.setattr(ps, "LAYER", changed)
+    monkeypatch.setattr(ps, "LAYER", changed)  # the page's table, and its book's (a scene reads it there)
+    book = attention_book.BOOK
+    tables = book.tables._replace(layer=changed)
+    monkeypatch.setattr(attention_book, "BOOK", dataclasses.replace(book, tables=tables))
     asked = []
     real = kv.fit_attention
     monkeypatch.setattr(kv, "fit_attention", lambda x, y, **kw: asked.append(kw) or real(x, y, **kw))

@@ -93,8 +93,6 @@ from kernelviz.app.ui.widgets.controls import (
     draw,
     enter_page,
     field,
-    lengthscale_control,
-    picture_control,
     sync_url,
 )
 from kernelviz.app.ui.widgets.replay import MaskedReplay, masked_replay, replay_controls
@@ -181,7 +179,6 @@ __all__ = [
     "fragment",
     "heatmap_weights",
     "knn",
-    "lengthscale_control",
     "lengthscale_options",
     "log_options",
     "loo_curve",
@@ -190,7 +187,6 @@ __all__ = [
     "make_data",
     "masked_replay",
     "md_escape",
-    "picture_control",
     "predict",
     "prose",
     "replay_controls",

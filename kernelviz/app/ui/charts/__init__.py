@@ -6,7 +6,8 @@ A chapter's module here declares a ``Book``: its settings as one record of recor
 the data and that record (``charts``: chart key → function returning a ``Chart``, a ``Panel``, or None
 where the chart is not drawn at those settings) and its questions the same way (``questions``). The page
 reads the same record from its widgets and draws the same functions, beside its words, so a scene shows
-exactly what the page shows at the scene's values. ``book(url)`` finds a chapter's book by its URL path.
+exactly what the page shows at the scene's values. ``book(url)`` finds a chapter's book by its URL path
+(``MODULES``).
 """
 
 from __future__ import annotations
@@ -86,18 +87,9 @@ MODULES = {"kernel-regression": "kernel_regression", "masked-training": "masked"
            "dot-product-attention": "attention", "in-context": "incontext"}
 
 
-def book(url: str) -> Book | None:
-    """The book of the chapter at URL path ``url``; None for a page without one."""
-    name = MODULES.get(url)
-    if name is None:
-        return None
-    try:
-        module = importlib.import_module(f"{__name__}.{name}")
-    except ModuleNotFoundError as missing:
-        if missing.name != f"{__name__}.{name}":
-            raise
-        return None
-    return module.BOOK
+def book(url: str) -> Book:
+    """The book of the chapter at URL path ``url`` (a KeyError for a page that is not a chapter)."""
+    return importlib.import_module(f"{__name__}.{MODULES[url]}").BOOK
 
 
 def put(key: str, drawn: Drawn | None, on_select: Callable[[], None] | None = None) -> None:

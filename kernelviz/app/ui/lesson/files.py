@@ -13,7 +13,6 @@ when the scene is played (``kernelviz/app/ui/lesson/presenter.py``).
 
 from __future__ import annotations
 
-import ast
 import functools
 import tomllib
 from dataclasses import dataclass, field
@@ -81,23 +80,8 @@ class Lesson:
 
 @functools.cache
 def chapter_charts(path: str) -> tuple[str, ...]:
-    """The keys of the charts chapter file ``path`` can draw: every ``show(…, key="…")``, the formula panels'
-    ``formula_panel``/``heads_panel``/``layer_panel(…, key="…")`` and ``loss_chart(…, "…")`` in it with a
-    literal key, in the order they stand in the file; for a chapter with a book (``charts.book``), the
-    book's charts."""
-    book = charts.book(PAGE_URLS.get(path, ""))
-    if book is not None:
-        return tuple(book.charts)
-    tree = ast.parse((REPO_ROOT / path).read_text(encoding="utf-8"))
-    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: n.lineno)
-    keys: list[str] = []
-    for node in calls:
-        if getattr(node.func, "attr", None) in ("show", "formula_panel", "heads_panel", "layer_panel",
-                                                 "loss_chart"):
-            args = [k.value for k in node.keywords if k.arg == "key"] + node.args[1:2]
-            keys += [a.value for a in args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    return tuple(dict.fromkeys(keys))
-
+    """The keys of the charts chapter file ``path`` can draw: its book's (``charts.book``)."""
+    return tuple(charts.book(PAGE_URLS[path]).charts)
 
 def find_chapter(value: object) -> Chapter | None:
     """The chapter a scene names: its number (1–5) or its URL path ("kernel-regression")."""

@@ -3,9 +3,10 @@
 A scene is drawn on its chapter's own page (the URL path changes with the chapter), as a title, a note in
 large type and the charts it names, with a scene counter, Previous / Next (← →, and PageUp / PageDown,
 which presentation clickers send) and "Explore this", which opens the chapter at the same values. The
-chapter page itself runs as it is, off stage (hidden), with its controls started from the scene's values:
-``kernelviz/app/ui/lesson/stage.py`` routes the charts the scene names onto the stage. So a scene shows
-exactly what the chapter shows at those values, from the same functions and caches.
+chapter's page does not run: the scene's values are read into the chapter's settings by its book
+(``kernelviz.app.ui.charts``, with the messages a URL would get), and the book draws the charts and asks
+the question the scene names, onto the stage (``kernelviz/app/ui/lesson/stage.py``). The page draws the
+same functions from the same settings, so a scene shows exactly what the chapter shows at those values.
 """
 
 from __future__ import annotations
@@ -107,7 +108,8 @@ def _go(to: int) -> None:
 
 
 def _explore(values: dict[str, str]) -> None:
-    """Leave the presenter view for the chapter itself, at the scene's values (they win over the session's)."""
+    """Leave the presenter view for the chapter itself, at the scene's values (they win over the
+    session's)."""
     st.query_params.from_dict(values)
     controls.arrive()
 
@@ -172,10 +174,9 @@ def _found_in_first_run(scene: Scene, known: frozenset[str]) -> list[str]:
 
 
 def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Page,
-         run_page: Callable[[], None], sidebar: Callable[[], Data]) -> None:
+         sidebar: Callable[[], Data]) -> None:
     """Play scene ``request.scene`` of lesson ``request.name`` on ``page`` (switching to the scene's
-    chapter first). ``sidebar`` draws the shared data sidebar and returns its data; ``run_page`` draws the
-    chapter as it would on its own, off stage, for a chapter whose charts have no book (``charts.book``)."""
+    chapter first); ``sidebar`` draws the shared data sidebar and returns its data."""
     found = lesson(request.name)
     if found is None:
         no_such_lesson(request.name, home)
@@ -200,10 +201,9 @@ def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Pa
         st.session_state[_PICKED] = {}  # a point clicked in another scene is not this one's
     if first and scene.question:
         questions.forget(scene.question)  # the class guesses anew each time the scene comes up
-    book = charts.book(scene.chapter.url)
     try:
         with stage.on_stage(the_stage):
-            explore = _by_name(book, scene, the_stage, sidebar) if book else _off_stage(run_page)
+            explore = _by_name(charts.book(scene.chapter.url), scene, the_stage, sidebar)
     finally:
         controls.start_scene(None)
     if first:
@@ -242,14 +242,6 @@ def _by_name(book: charts.Book, scene: Scene, the_stage: stage.Stage, sidebar: C
     sidebar_values = {key: to_url(v) for key, v in controls.rendered_values().items()}
     return _Played(sidebar_values | book.to_query(settings), frozenset(sidebar_values) | set(book.keys()),
                    problems)
-
-
-def _off_stage(run_page: Callable[[], None]) -> _Played:
-    """Run the chapter's page as it is, hidden: ``ui.show`` puts the charts the scene names on the stage."""
-    with st.container(key="kv-offstage"):
-        run_page()
-    values = {key: to_url(v) for key, v in controls.rendered_values().items()}
-    return _Played(values, frozenset(values))
 
 
 def _after_run(found: Lesson, k: int, the_stage: stage.Stage, boxes: _Boxes, values: dict[str, str]) -> None:

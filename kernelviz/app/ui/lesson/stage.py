@@ -1,9 +1,8 @@
-"""The stage of a lesson scene: where the charts a scene names are drawn while its chapter runs off stage.
+"""The stage of a lesson scene: a slot for each chart the scene names, and its status line.
 
-The presenter (``kernelviz/app/ui/lesson/presenter.py``) runs the scene's chapter page as it is, in a hidden
-container, with a ``Stage`` active: ``ui.show`` then draws only the charts the scene names, each into its
-slot on the stage, and ``ui.busy`` says on the stage what is being computed. So a scene shows exactly what
-its chapter draws at the scene's values, from the same functions and caches.
+The presenter (``kernelviz/app/ui/lesson/presenter.py``) draws a scene's charts from its chapter's book
+(``kernelviz.app.ui.charts``) with a ``Stage`` active: ``ui.show`` then draws each chart into its slot on the
+stage, at a projector's height, and ``ui.busy`` says on the stage what is being computed.
 """
 
 from __future__ import annotations
@@ -30,18 +29,17 @@ QUESTION_ROOM = 100  # px of that a scene's question takes, above its charts (it
 @dataclass
 class Stage:
     """The visible slots of a scene: one container per chart key (and one for its question), one for status
-    lines; ``drawn`` collects the keys of the charts the page drew into them, ``asked`` the question the page
-    asked, to be drawn by the presenter once the page has run (outside the page's fragments, so that an
-    answer reruns the whole scene), ``described`` each chart's text alternative, which the presenter shows
-    under the charts (``words``). ``chart_height``: the height of its charts, smaller under a question so
-    that a chart still ends on a projector's first screen."""
+    lines; ``drawn`` collects the keys of the charts drawn into them, ``asked`` the scene's question, drawn by
+    the presenter once the charts are, ``described`` each chart's text alternative, which the presenter
+    shows under the charts (``words``). ``chart_height``: the height of its charts, smaller under a question
+    so that a chart still ends on a projector's first screen."""
 
     slots: dict[str, Any]
     status: Any
     words: Any = None
     drawn: set[str] = field(default_factory=set)
     described: dict[str, str] = field(default_factory=dict)
-    asked: dict[str, tuple] = field(default_factory=dict)
+    asked: dict[str, Any] = field(default_factory=dict)
     chart_height: int = CHART_HEIGHT
 
 

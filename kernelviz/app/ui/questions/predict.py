@@ -16,7 +16,6 @@ from typing import NamedTuple
 import streamlit as st
 
 from kernelviz.app.mdtable import md_escape
-from kernelviz.app.ui.lesson import stage
 from kernelviz.runtime.i18n import _
 
 __all__ = ["QUESTION_CHAPTERS", "Guess", "Question", "Reveal", "ask", "forget"]
@@ -107,15 +106,10 @@ class Question(NamedTuple):
 
 def ask(question: Question) -> None:
     """``question`` on a normal page: the prompt, the guess and "Reveal" in a bordered box, then the answer
-    once the student asks. While a lesson scene plays its page off stage, the stage takes it if the scene
-    names it (the presenter then draws it there), and it is left out otherwise."""
-    scene = stage.active()
-    if scene is None:
-        with st.container(border=True, key=box_key(question.name)):
-            draw(*question)
-    elif question.name in scene.slots:
-        scene.drawn.add(question.name)
-        scene.asked[question.name] = question
+    once the student asks. A lesson scene asks its question from the chapter's book
+    (``kernelviz.app.ui.charts``) and draws it on its stage."""
+    with st.container(border=True, key=box_key(question.name)):
+        draw(*question)
 
 
 def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:

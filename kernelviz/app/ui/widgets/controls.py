@@ -13,16 +13,14 @@ from typing import Any
 
 import streamlit as st
 
-from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.server import rerun_page
 from kernelviz.app.views.notches import replace
 from kernelviz.app.views.settings import Controls
-from kernelviz.app.views.values import Spec, lengthscale_choice, lengthscale_options, make_spec, read, to_url
-from kernelviz.runtime.i18n import _
+from kernelviz.app.views.values import Spec, make_spec, read, to_url
 
 __all__ = [
-    "LESSON_PARAMS", "arrive", "control", "draw", "enter_page", "field", "lengthscale_control", "picture_control",
-    "present", "rendered_values", "scene_problems", "start_scene", "sync_url",
+    "LESSON_PARAMS", "arrive", "control", "draw", "enter_page", "field", "present", "rendered_values",
+    "scene_problems", "start_scene", "sync_url",
 ]
 
 # session_state keys that are not widgets
@@ -248,45 +246,3 @@ def sync_url() -> None:
             del st.query_params[name]
     st.session_state[_RENDERED] = set()
     st.session_state[_ENTERED] = False  # a fragment's rerun (app.py does not run) is not an arrival
-
-
-def lengthscale_control(
-    label: str,
-    key: str,
-    data: Data,
-    *,
-    default: float | None = None,
-    help: str | None = None,
-    container: Any = None,
-) -> float:
-    """A select_slider over log-spaced ℓ values scaled to the data's x-range, shown as "ℓ = …".
-
-    ``default`` (snapped to the nearest choice) is span/24 when not given: on the blog post's data (span 6)
-    that is ℓ = 0.25 in kernelviz's convention, ℓ_post = √2 · 0.25 ≈ 0.35 in the post's, a little wider than
-    the post's “ℓ ≈ 0.25” (an ℓ_post; ℓ ≈ 0.177 here).
-    """
-    lo, hi = data.ds.domain
-    span = hi - lo
-    opts = lengthscale_options(span)
-    snapped = lengthscale_choice(default if default is not None else span / 24.0, span)
-    return float(
-        control(
-            "select_slider",
-            label,
-            key,
-            default=snapped,
-            options=opts,
-            format_func=lambda v: f"{v:g}",
-            help=help,
-            container=container,
-        )
-    )
-
-
-def picture_control(key: str, pictures: dict[str, str]) -> str:
-    """Which of ``pictures`` (value → label, its Material icon first) a section draws, the first by default:
-    a segmented control labelled "Picture", mirrored in the URL like every ``control``. A page builds and
-    sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
-    return control("segmented", _("Picture"), key, default=next(iter(pictures)), options=tuple(pictures),
-                   format_func=pictures.get)
-

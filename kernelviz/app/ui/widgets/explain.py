@@ -5,7 +5,8 @@ softmax and values).
 The selection is two controls like every other, in the URL and settable by a lesson scene:
 ``<prefix>explain`` (on or off) and ``<prefix>x`` (x*). A click on a point of the fit chart sets both
 (``on_pick``, the chart's ``on_select`` callback); a click on the chart's background, or the toggle,
-clears it.
+clears it. The formula's words and numbers (``formula_text``, ``heads_text``, ``layer_text``) are a
+chapter's panel (``kernelviz.app.ui.charts.Panel``), drawn where its book puts it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import numpy as np
 import streamlit as st
 
 from kernelviz.app.ui.caching.cache import cached
-from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.widgets.controls import field
 from kernelviz.app.ui.widgets.text import show_table
@@ -28,8 +28,8 @@ from kernelviz.app.views.settings import Control, Controls
 from kernelviz.app.views.values import Spec
 from kernelviz.runtime.i18n import _
 
-__all__ = ["Selection", "formula_panel", "formula_text", "heads_panel", "heads_point", "layer_panel",
-           "on_pick", "point_weights", "selection_controls", "selection_table"]
+__all__ = ["Selection", "formula_text", "heads_point", "heads_text", "layer_text", "on_pick", "point_weights",
+           "selection_controls", "selection_table"]
 
 X_STEPS = 400  # x* moves in steps of a round number near the data's x-range / X_STEPS
 
@@ -144,18 +144,6 @@ def _sum_latex(pw: explain.PointWeights, y: np.ndarray) -> str:
     return rf"m({pw.x:.4g}) = \sum_i w_i(x^*)\, y_i = " + " + ".join(parts) + rf" = {pw.mean:.4g}"
 
 
-def formula_panel(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str, *,
-                  key: str) -> None:
-    """Nadaraya–Watson at x* with its numbers: the sum written out, the table of the largest weights (the
-    rest summed, the total), and s(x*) with the band m(x*) ± 2 s(x*). Placed like a chart named ``key``
-    (``stage.place``): a lesson scene shows it when it names it."""
-    box = stage.place(key)
-    if box is None:
-        return
-    with box.container():
-        formula_text(data, pw, lengthscale, kernel_label)
-
-
 def formula_text(data: Data, pw: explain.PointWeights, lengthscale: float, kernel_label: str) -> None:
     """The body of ``formula_panel``, written where it is called."""
     st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}** ({kernel} kernel, ℓ = {lengthscale:.3g})")
@@ -174,45 +162,36 @@ def formula_text(data: Data, pw: explain.PointWeights, lengthscale: float, kerne
                .format(lo=pw.mean - 2 * pw.std, hi=pw.mean + 2 * pw.std))
 
 
-def heads_panel(hp: explain.HeadsPoint, names: list[str], *, key: str) -> None:
-    """The mixture at x* with its numbers: f̂(x*) = Σₕ uₕ mₕ(x*) and, per head, ℓₕ, uₕ, mₕ(x*), how many
-    points it averages and its term. Placed like a chart named ``key`` (``stage.place``)."""
-    box = stage.place(key)
-    if box is None:
-        return
-    with box.container():
-        st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}**: the heads' predictions, mixed")
-                    .format(x=hp.x))
-        heads = hp.head_means.shape[0]
-        terms = _("(the terms: the table's last column)")  # words beside the formula, in \text{…}
-        st.latex(rf"\hat f({hp.x:.4g}) = \sum_{{h=1}}^{{{heads}}} u_h\, m_h(x^*) = {hp.mean:.4g}"
-                 rf"\qquad\text{{{terms}}}")
-        show_table(explain.heads_table(hp, names))
-        st.caption(_("Each head is a kernel smoother with its own ℓₕ: mₕ(x*) = Σᵢ wₕᵢ(x*) yᵢ (the dots on "
-                     "the chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is "
-                     "the mixture. Its band: f̂(x*) ± 2 s(x*) = {lo:.4g} to {hi:.4g}.")
-                   .format(lo=hp.mean - 2 * hp.std, hi=hp.mean + 2 * hp.std))
+def heads_text(hp: explain.HeadsPoint, names: list[str]) -> None:
+    """The body of ``heads_panel``, written where it is called."""
+    st.markdown(_("**Why the fit is where it is at x\\* = {x:.4g}**: the heads' predictions, mixed")
+                .format(x=hp.x))
+    heads = hp.head_means.shape[0]
+    terms = _("(the terms: the table's last column)")  # words beside the formula, in \text{…}
+    st.latex(rf"\hat f({hp.x:.4g}) = \sum_{{h=1}}^{{{heads}}} u_h\, m_h(x^*) = {hp.mean:.4g}"
+             rf"\qquad\text{{{terms}}}")
+    show_table(explain.heads_table(hp, names))
+    st.caption(_("Each head is a kernel smoother with its own ℓₕ: mₕ(x*) = Σᵢ wₕᵢ(x*) yᵢ (the dots on "
+                 "the chart, in the heads' colours), averaging about 1 / Σᵢ wₕᵢ(x*)² points; the ring is "
+                 "the mixture. Its band: f̂(x*) ± 2 s(x*) = {lo:.4g} to {hi:.4g}.")
+               .format(lo=hp.mean - 2 * hp.std, hi=hp.mean + 2 * hp.std))
 
 
-def layer_panel(lp: explain.LayerPoint, names: list[str], x: np.ndarray, *, key: str) -> None:
-    """The attention layer at x* with its numbers: f̂(x*) = Σₕ headₕ(x*)·Uₕ per head, then for each head (a
-    tab) its keys of largest weight with their scores sₕᵢ = qₕ(x*)·kₕ(xᵢ)/√d_qk before the softmax, the
-    weights after it and the values. Placed like a chart named ``key`` (``stage.place``)."""
-    box = stage.place(key)
-    if box is None:
-        return
-    with box.container():
-        st.markdown(_("**Why the layer's output is where it is at x\\* = {x:.4g}**: scores, softmax, "
-                      "values, heads").format(x=lp.x))
-        st.latex(rf"\hat f({lp.x:.4g}) = \sum_{{h}} \mathrm{{head}}_h(x^*)\,U_h = {lp.mean:.4g}")
-        st.latex(r"\mathrm{head}_h(x^*)\,U_h = \sum_i \operatorname{softmax}_i(s_{hi})\; v_{hi},\qquad "
-                 r"s_{hi} = \frac{q_h(x^*)\cdot k_h(x_i)}{\sqrt{d_{qk}}}")
-        show_table(explain.layer_heads_table(lp, names))
-        for tab, h in zip(st.tabs(names), range(len(names)), strict=True):
-            with tab:
-                show_table(explain.head_keys_table(lp, h, x))
-        st.caption(_("The softmax turns scores into weights, wₕᵢ = exp(sₕᵢ) / Σⱼ exp(sₕⱼ): only differences "
-                     "between a head's scores matter, and a score 2.3 below the largest gets a tenth of its "
-                     "weight. The value vₕᵢ = tᵢ Wᵥʰ Uₕ is what point i passes on through head h. On the "
-                     "chart, the dots are the heads' parts at x* and the ring their sum; the band there: "
-                     "{lo:.4g} to {hi:.4g}.").format(lo=lp.mean - 2 * lp.std, hi=lp.mean + 2 * lp.std))
+def layer_text(lp: explain.LayerPoint, names: list[str], x: np.ndarray) -> None:
+    """The body of ``layer_panel``, written where it is called: f̂(x*) = Σₕ headₕ(x*)·Uₕ per head, then for
+    each head (a tab) its keys of largest weight with their scores sₕᵢ = qₕ(x*)·kₕ(xᵢ)/√d_qk before the
+    softmax, the weights after it and the values."""
+    st.markdown(_("**Why the layer's output is where it is at x\\* = {x:.4g}**: scores, softmax, "
+                  "values, heads").format(x=lp.x))
+    st.latex(rf"\hat f({lp.x:.4g}) = \sum_{{h}} \mathrm{{head}}_h(x^*)\,U_h = {lp.mean:.4g}")
+    st.latex(r"\mathrm{head}_h(x^*)\,U_h = \sum_i \operatorname{softmax}_i(s_{hi})\; v_{hi},\qquad "
+             r"s_{hi} = \frac{q_h(x^*)\cdot k_h(x_i)}{\sqrt{d_{qk}}}")
+    show_table(explain.layer_heads_table(lp, names))
+    for tab, h in zip(st.tabs(names), range(len(names)), strict=True):
+        with tab:
+            show_table(explain.head_keys_table(lp, h, x))
+    st.caption(_("The softmax turns scores into weights, wₕᵢ = exp(sₕᵢ) / Σⱼ exp(sₕⱼ): only differences "
+                 "between a head's scores matter, and a score 2.3 below the largest gets a tenth of its "
+                 "weight. The value vₕᵢ = tᵢ Wᵥʰ Uₕ is what point i passes on through head h. On the "
+                 "chart, the dots are the heads' parts at x* and the ring their sum; the band there: "
+                 "{lo:.4g} to {hi:.4g}.").format(lo=lp.mean - 2 * lp.std, hi=lp.mean + 2 * lp.std))

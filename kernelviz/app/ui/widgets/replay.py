@@ -21,7 +21,7 @@ from kernelviz.models.heads import FitResult
 from kernelviz.models.training import STEPS_MAX
 from kernelviz.runtime.i18n import _
 
-__all__ = ["MaskedReplay", "Replay", "masked_replay", "replay_controls", "replay_table"]
+__all__ = ["MaskedReplay", "Replay", "masked_path", "masked_replay", "replay_controls", "replay_table"]
 
 
 class Replay(NamedTuple):
@@ -85,16 +85,22 @@ class MaskedReplay(NamedTuple):
     step: int
 
 
-def masked_replay(data: Data, run: FitResult, steps: int, chapter: str) -> MaskedReplay | None:
-    """Chapter 2's replay controls and, when the replay is on, training's path (``cache_scrub``) with a
-    caption; None when it is off, or for a search (it has no steps)."""
-    if run.method == "search":
-        return None
-    asked = replay_controls("masked.", steps, chapter)
-    if not asked.on:
+def masked_path(data: Data, run: FitResult, steps: int, asked: Replay) -> MaskedReplay | None:
+    """Chapter 2's replay as ``asked`` (its step at most the run's ``steps``: ``Replay.at``): training's
+    path (``cache_scrub.training_path``: the fit at the kept steps); None when it is off, for a search (it
+    has no steps), or for a run that stopped at its first step."""
+    if run.method == "search" or not asked.on:
         return None
     path = training_path(data, run.kernel, run.holdout, steps, run.learning_rate, run.seed)
-    if path is None:  # a run that stopped at its first step
-        return None
-    st.caption(prose(chapter, "replay_caption", frames=len(path.steps)))
-    return MaskedReplay(path, asked.step)
+    return None if path is None else MaskedReplay(path, asked.at(steps).step)
+
+
+def masked_replay(data: Data, run: FitResult, steps: int, chapter: str) -> Replay:
+    """Chapter 2's replay controls (``replay_controls``) and, when the replay is on, a caption naming its
+    frames; the replay asked for (off for a search: it has no steps, and no controls are drawn)."""
+    if run.method == "search":
+        return Replay(False, int(steps))
+    asked = replay_controls("masked.", steps, chapter)
+    if (replay := masked_path(data, run, steps, asked)) is not None:
+        st.caption(prose(chapter, "replay_caption", frames=len(replay.path.steps)))
+    return asked
