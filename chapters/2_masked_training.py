@@ -11,7 +11,6 @@ from kernelviz.app.ui import charts
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.charts import masked as mk
 from kernelviz.app.ui.widgets import explain
-from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.core import pooling
 from kernelviz.core.kernels import get_kernel
@@ -70,11 +69,7 @@ def loss_and_loo(data: ui.Data, s: mk.Settings) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown(_("**Loss at every step**"))
-        if (loss := mk.loss(data, s)) is None:
-            st.info(NO_LOSS)
-        else:
-            charts.put("masked.loss", loss)
-            st.caption(ui.prose(CH, "loss_caption"))
+        charts.put_loss("masked.loss", mk.loss(data, s), ui.prose(CH, "loss_caption"))
     with right:
         st.markdown(_("**Where training went on the leave-one-out curve**"))
         charts.put("masked.loo", mk.loo(data, s))
@@ -133,7 +128,7 @@ def holdout_pictures(data: ui.Data, s: mk.Settings) -> None:
     """The post's figure or kernelviz's seed spread, the one chosen (the choice reruns this alone; a move of
     the controls above redraws only the picture shown)."""
     st.subheader(_("What the hold-out size does"))
-    s = s._replace(picture=mk.PictureSettings(ui.field(mk.PICTURE, "picture", data)))
+    s = s._replace(picture=charts.picture_control(mk.PICTURE, data))
     if s.picture.picture == "post":
         post_figure(data, s)
     else:

@@ -11,7 +11,6 @@ from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.charts import heads as mh
 from kernelviz.app.ui.widgets import explain
 from kernelviz.app.ui.widgets.sidebar import native_sample
-from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.notches import replace
@@ -70,7 +69,7 @@ def learned(result: FitResult) -> None:
 def heads_pictures(data: ui.Data, s: mh.Settings) -> None:
     """Each head's weights (x*'s row outlined when one is explained), the mixing weights or the loss, the
     one chosen (the choice reruns this alone; a move of the controls redraws only the picture shown)."""
-    s = s._replace(picture=mh.PictureSettings(ui.field(mh.PICTURE, "picture", data)))
+    s = s._replace(picture=charts.picture_control(mh.PICTURE, data))
     picture = s.picture.picture
     if picture == "mixing":
         charts.put("mh.mixing", mh.mixing(data, s))
@@ -86,12 +85,7 @@ def heads_pictures(data: ui.Data, s: mh.Settings) -> None:
 def loss_picture(data: ui.Data, s: mh.Settings) -> None:
     """The loss at every step, or why there is none; and the code of the loss."""
     search = " " + ui.prose(CHAPTER, "loss_search") if mh.trained(data, s).method == "search" else ""
-    drawn = mh.loss(data, s)
-    charts.put("mh.loss", drawn)
-    if drawn is None:
-        st.info(NO_LOSS)
-    else:
-        st.caption(ui.prose(CHAPTER, "loss_caption") + search)
+    charts.put_loss("mh.loss", mh.loss(data, s), ui.prose(CHAPTER, "loss_caption") + search)
     ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 

@@ -14,7 +14,6 @@ from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.charts import attention as attn
 from kernelviz.app.ui.questions import bank as question_bank
 from kernelviz.app.ui.widgets import explain
-from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.core import pooling
@@ -192,12 +191,7 @@ def self_cross(data: ui.Data, s: attn.Settings) -> None:
 
 def loss_picture(data: ui.Data, s: attn.Settings) -> None:
     """The hold-out loss at every step of the training, or why there is none."""
-    drawn = attn.loss(data, s)
-    if drawn is None:
-        st.info(NO_LOSS)
-    else:
-        charts.put("attn.loss", drawn)
-        st.caption(ui.prose(CHAPTER, "loss_caption"))
+    charts.put_loss("attn.loss", attn.loss(data, s), ui.prose(CHAPTER, "loss_caption"))
     ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 

@@ -11,7 +11,6 @@ from kernelviz.app.ui import charts
 from kernelviz.app.ui.caching import ahead
 from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.charts import incontext as icl
-from kernelviz.app.ui.widgets.text import NO_LOSS
 from kernelviz.app.views import incontext as vi
 from kernelviz.app.views import page_settings as ps
 from kernelviz.models import incontext, training
@@ -137,12 +136,7 @@ def compare_kinds(s: incontext.PretrainRequest, err: float) -> None:
 def loss_section(data: ui.Data, s: icl.Settings) -> None:
     """The pretraining loss at every step, or why there is none."""
     st.subheader(_("Pretraining loss"))
-    drawn = icl.loss(data, s)
-    if drawn is None:
-        st.info(NO_LOSS)
-    else:
-        charts.put("icl.loss", drawn)
-        st.caption(ui.prose(CHAPTER, "loss_caption"))
+    charts.put_loss("icl.loss", icl.loss(data, s), ui.prose(CHAPTER, "loss_caption"))
     ui.show_code(incontext.layer_output, incontext.pretraining_loss, training.update,
                  ran=ui.TRAINED._replace(fast=(icg.loss_by_heads, icg.heads_forward, icg.score_gradients,
                                                icg.head_weights), note=HEADS_NOTE))

@@ -10,6 +10,7 @@ Sub-packages, one concern each
   ``show_code``), ``controls`` (widgets mirrored in the URL: ``control``, ``enter_page``), ``sidebar`` (the
   shared data sidebar), ``explain`` (click-to-explain), ``replay`` (training's replays) and ``access``
   (keyboard and touch).
+* ``charts``: each chapter's book: its settings and every chart and question drawn from them, by name.
 * ``caching``: every cache. ``cache`` holds ``cached`` (the one decorator of every cached call),
   ``DATA_HASH_FUNCS`` and the cached backend calls of chapters 1 and 2; ``heads``, ``attention``,
   ``incontext``, ``d2l``, ``scrub`` and ``sources`` hold the other chapters' (``incontext`` keyed by chapter
@@ -44,27 +45,41 @@ How to add a chapter
 
    Results that hold weight matrices use ``@cached(heavy=True)`` (fewer entries), so the server's memory
    stays bounded however many views its visitors explore.
-3. Write ``chapters/N_name.py``::
+3. Declare its settings and charts once, in a book (``kernelviz/app/ui/charts/<name>.py``, listed in
+   ``charts.MODULES``): a record per part of the settings with a ``Controls`` table each
+   (``kernelviz.app.views.settings``), and each chart a function of the data and the settings::
 
-       from kernelviz.app import figures as kf
-       from kernelviz.app import ui
-       from kernelviz.app.ui import cache_name
-       from kernelviz.models.smoothing import HEADS_MAX
+       class HeadsSettings(NamedTuple):
+           heads: int = 2
+
+       HEADS = Controls(HeadsSettings(), "mh", {
+           "heads": Control(_("Number of heads"), low=1, high=HEADS_MAX),
+       })
+
+       class Settings(NamedTuple):
+           fit: HeadsSettings
+
+       def fit(data: Data, s: Settings) -> Chart:
+           with busy(_("Training {heads} heads by masked training…").format(heads=s.fit.heads)):
+               result = cache_name.fit_heads(data, s.fit.heads)
+           return Chart(kf.fit_figure(...), "kernelviz-multihead-fit")
+
+       BOOK = Book(Settings(HEADS), {"mh.fit": fit}, {})
+
+   Keys start with a short page prefix ("kr.", "masked.", "mh.", "attn."); a control's key is also its URL
+   query parameter, validated, clamped and snapped from whatever a URL or a lesson scene says. A lesson
+   scene draws the book's charts by name, without the page.
+4. Write ``chapters/N_name.py``: the settings from the widgets, the charts beside the words::
 
        data = ui.current_data()                       # the data set chosen in the shared sidebar
-       ui.chapter_header("3 · Multi-head kernel regression", lead="…", source="Blog post, …")
-       heads = ui.control("slider", "Number of heads", "mh.heads", default=2, min_value=1,
-                          max_value=HEADS_MAX)   # keyed per page, mirrored in the URL as ?mh.heads=2
-       with ui.busy(f"Training {heads} heads by masked training…"):
-           result = cache_name.fit_heads(data, heads)
-       ui.show(kf.fit_figure(...), key="mh.fit", filename="kernelviz-multihead-fit")
+       ui.chapter_header(_("3 · Multi-head kernel regression"), lead="…", source="Blog post, …")
+       s = book.Settings(ui.draw(book.HEADS, data, ((("heads", 1.0),),)))   # ?mh.heads=2
+       charts.put("mh.fit", book.fit(data, s))
        ui.try_this(["…", "…"])
 
-   Widget keys start with a short page prefix ("kr.", "masked.", "mh.", "attn."); the key is also the URL
-   query parameter. ``control`` validates and clamps whatever the URL says and ignores junk.
-4. Register the file in ``kernelviz/app/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
+5. Register the file in ``kernelviz/app/ui/pages.py``'s ``CHAPTERS`` (path, title, Material icon such as
    ``":material/show_chart:"``, one-line summary, preview builder).
-5. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
+6. Test it in tests/test_app.py (``AppTest.switch_page``; the control sweep picks up the new keys when the
    page is added to its table).
 """
 

@@ -18,14 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
+import streamlit as st
 
 from kernelviz.app.ui.lesson import stage
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions.predict import Question
-from kernelviz.app.ui.widgets.text import show
-from kernelviz.app.views.settings import Parsed
+from kernelviz.app.ui.widgets import controls
+from kernelviz.app.ui.widgets.text import NO_LOSS, show
+from kernelviz.app.views.settings import Control, Controls, Parsed
+from kernelviz.runtime.i18n import _
 
-__all__ = ["Book", "Chart", "Drawn", "Panel", "book", "put"]
+__all__ = ["Book", "Chart", "Drawn", "Panel", "Picture", "book", "picture_control", "picture_table", "put",
+           "put_loss"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,21 @@ class Book:
         return out
 
 
+class Picture(NamedTuple):
+    """Which of a section's pictures is drawn (``picture_table``)."""
+
+    picture: str
+
+
+def picture_table(prefix: str, pictures: Mapping[str, str]) -> Controls:
+    """A section's "Picture", ``<prefix>.picture``: one of ``pictures`` (value → label, its Material icon
+    first), the first by default. A page builds and sends only the picture chosen, so the controls above it
+    redraw one chart instead of all of them."""
+    return Controls(Picture(next(iter(pictures))), prefix, {
+        "picture": Control(_("Picture"), "segmented", options=tuple(pictures), names=pictures, notched=False),
+    })
+
+
 # The chapters' books by URL path: each module here declares ``BOOK``.
 MODULES = {"kernel-regression": "kernel_regression", "masked-training": "masked", "multi-head": "heads",
            "dot-product-attention": "attention", "in-context": "incontext"}
@@ -101,3 +120,18 @@ def put(key: str, drawn: Drawn | None, on_select: Callable[[], None] | None = No
     elif isinstance(drawn, Panel) and (box := stage.place(key)) is not None:
         with box.container():
             drawn.draw()
+
+
+def put_loss(key: str, drawn: Drawn | None, caption: str) -> None:
+    """A training's loss chart ``key`` with its ``caption`` under it, or, for a run with no loss to draw (it
+    diverged at its first step), why there is none."""
+    if drawn is None:
+        st.info(NO_LOSS)
+        return
+    put(key, drawn)
+    st.caption(caption)
+
+
+def picture_control(table: Controls, data: Data) -> Picture:
+    """The "Picture" of ``table`` (``picture_table``) as the page draws it."""
+    return Picture(controls.field(table, "picture", data))

@@ -9,7 +9,7 @@ from typing import NamedTuple
 from kernelviz.app import defaults, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui.caching import heads as cache_heads
-from kernelviz.app.ui.charts import Book, Chart, Panel
+from kernelviz.app.ui.charts import Book, Chart, Panel, Picture, picture_table
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import bank
 from kernelviz.app.ui.widgets import explain
@@ -17,13 +17,12 @@ from kernelviz.app.ui.widgets.text import busy
 from kernelviz.app.views import explain as views_explain
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
-from kernelviz.app.views.settings import Control, Controls
 from kernelviz.app.views.training import HeadsSettings, MaskedSettings
 from kernelviz.core.kernels import get_kernel
 from kernelviz.models.heads import FitResult
 from kernelviz.runtime.i18n import _, ngettext
 
-__all__ = ["BOOK", "PICTURE", "PICTURES", "PictureSettings", "Settings", "fit_title", "own", "point",
+__all__ = ["BOOK", "PICTURE", "PICTURES", "Settings", "fit_title", "own", "point",
            "post_panels", "trained", "view"]
 
 MH = defaults.MULTIHEAD
@@ -35,15 +34,7 @@ PICTURES = {
 }
 
 
-class PictureSettings(NamedTuple):
-    """Which picture of the own model is drawn: each head's weights, the mixing weights or the loss."""
-
-    picture: str = next(iter(PICTURES))
-
-
-PICTURE = Controls(PictureSettings(), "mh", {
-    "picture": Control(_("Picture"), "segmented", options=tuple(PICTURES), names=PICTURES, notched=False),
-})
+PICTURE = picture_table("mh", PICTURES)
 
 
 class Settings(NamedTuple):
@@ -53,7 +44,7 @@ class Settings(NamedTuple):
     post: MaskedSettings
     own: HeadsSettings
     pick: explain.Selection
-    picture: PictureSettings
+    picture: Picture
 
 
 TABLES = Settings(ps.POST_HEADS, ps.OWN_HEADS, explain.selection_table("mh"), PICTURE)

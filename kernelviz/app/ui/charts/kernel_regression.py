@@ -21,7 +21,7 @@ from kernelviz.app.views.settings import Control, Controls
 from kernelviz.core.kernels import get_kernel
 from kernelviz.runtime.i18n import _
 
-__all__ = ["BOOK", "D2L", "D2lSettings", "Settings", "fit_title", "point"]
+__all__ = ["BOOK", "D2L", "D2lSettings", "Settings", "fit_title", "formula_at", "point"]
 
 
 class D2lSettings(NamedTuple):
@@ -95,13 +95,19 @@ def fit(data: Data, s: Settings) -> Chart:
     return Chart(fig, "kernelviz-kernel-regression")
 
 
-def formula(data: Data, s: Settings) -> Panel | None:
-    """The sum at x* written out with its numbers; None when no query is explained."""
-    at = point(data, s)
+def formula_at(data: Data, at: views_explain.PointWeights | None, lengthscale: float,
+               kernel: str) -> Panel | None:
+    """Nadaraya–Watson's sum at x* written out with its numbers (``explain.formula_text``) at
+    ``lengthscale``; None when no query is explained (``at`` is None)."""
     if at is None:
         return None
-    label = get_kernel(s.fit.kernel).label
-    return Panel(lambda: explain.formula_text(data, at, s.fit.lengthscale, label))
+    label = get_kernel(kernel).label
+    return Panel(lambda: explain.formula_text(data, at, lengthscale, label))
+
+
+def formula(data: Data, s: Settings) -> Panel | None:
+    """The sum at x* written out with its numbers; None when no query is explained."""
+    return formula_at(data, point(data, s), s.fit.lengthscale, s.fit.kernel)
 
 
 def heatmap(data: Data, s: Settings) -> Chart:

@@ -14,7 +14,8 @@ from kernelviz.app import defaults, views
 from kernelviz.app import figures as kf
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import d2l as cache_d2l
-from kernelviz.app.ui.charts import Book, Chart, Panel
+from kernelviz.app.ui.charts import Book, Chart, Panel, Picture, picture_table
+from kernelviz.app.ui.charts.kernel_regression import formula_at
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import bank
 from kernelviz.app.ui.widgets import explain
@@ -28,7 +29,7 @@ from kernelviz.core.kernels import KERNELS, get_kernel
 from kernelviz.models import heads, parametric, training
 from kernelviz.runtime.i18n import _
 
-__all__ = ["BOOK", "PICTURE", "PICTURES", "POOLING", "SEEDS", "START", "D2lChoice", "PictureSettings",
+__all__ = ["BOOK", "PICTURE", "PICTURES", "POOLING", "SEEDS", "START", "D2lChoice",
            "Pooled", "PoolingSettings", "SeedSettings", "Settings", "d2l_choice", "d2l_view",
            "kotlin_validation", "point", "post_panels", "spread", "view"]
 
@@ -43,15 +44,7 @@ PICTURES = {
 }
 
 
-class PictureSettings(NamedTuple):
-    """Which picture of what the hold-out size does is drawn: the post's four sizes or the seed spread."""
-
-    picture: str = next(iter(PICTURES))
-
-
-PICTURE = Controls(PictureSettings(), "masked", {
-    "picture": Control(_("Picture"), "segmented", options=tuple(PICTURES), names=PICTURES, notched=False),
-})
+PICTURE = picture_table("masked", PICTURES)
 
 
 class SeedSettings(NamedTuple):
@@ -117,7 +110,7 @@ class Settings(NamedTuple):
     fit: vt.MaskedSettings
     replay: Replay
     pick: explain.Selection
-    picture: PictureSettings
+    picture: Picture
     seeds: SeedSettings
     d2l: PoolingSettings
 
@@ -176,11 +169,7 @@ def fit(data: Data, s: Settings) -> Chart:
 def formula(data: Data, s: Settings) -> Panel | None:
     """The sum at x* written out with its numbers, at the learned ℓ; None when no query is explained."""
     at = point(data, s)
-    if at is None:
-        return None
-    ell, label = view(data, s.fit).learned, get_kernel(s.fit.kernel).label
-    return Panel(lambda: explain.formula_text(data, at, ell, label))
-
+    return None if at is None else formula_at(data, at, view(data, s.fit).learned, s.fit.kernel)
 
 def loss(data: Data, s: Settings) -> Chart | None:
     """The hold-out loss at every step (``kf.loss_figure``); None for a run that diverged at its first step
