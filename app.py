@@ -121,11 +121,12 @@ HOME = st.Page(home, title=_("Overview"), icon=":material/home:", default=True)
 page = st.navigation([HOME, *PAGES.values()], position="hidden" if joining is not None else "sidebar")
 
 
-def sidebar() -> ui.Data:
-    """The shared data sidebar and its messages; returns its data."""
+def sidebar(messages: bool = True) -> ui.Data:
+    """The shared data sidebar and (on a page, not a lesson's stage) its messages; returns its data."""
     data = ui.data_sidebar(used=page.url_path not in pages.OWN_DATA_URLS)
     access.numbers_switch()
-    ui.data_messages(data)
+    if messages:
+        ui.data_messages(data)
     return data
 
 

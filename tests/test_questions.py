@@ -16,7 +16,7 @@ from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.caching import incontext as ci
 from kernelviz.app.ui.pages import CHAPTERS
-from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS
+from kernelviz.app.ui.questions.predict import QUESTION_CHAPTERS, Guess
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 
@@ -25,8 +25,10 @@ KR, MASKED, MH, ATTN, ICL = (c.path for c in CHAPTERS)
 
 def answer(at, name: str, guess: object) -> str:
     """Guess ``guess`` for question ``name``, press Reveal, and return what the page says."""
-    kind = "slider" if name == "kr.wide_window" else "segmented_control"
-    getattr(at, kind)(key=f"q.{name}.guess").set_value(guess).run()
+    key = f"q.{name}.guess"
+    kinds = ("slider", "segmented_control", "radio")
+    (widget,) = [w for kind in kinds for w in getattr(at, kind) if w.key == key]
+    widget.set_value(guess).run()
     ok(at)
     at.button(key=f"q.{name}.reveal").click().run()
     ok(at)
@@ -121,7 +123,8 @@ def test_each_head_is_labelled_with_the_lengthscale_its_training_starts_at():
         heads = int(query.get("mh.heads", H.heads))
         result = cache_heads.fit_multihead(data, heads, vt.MaskedSettings(H.kernel, H.holdout, H.steps,
                                                                           H.learning_rate, H.seed))
-        control = at.segmented_control(key="q.mh.largest_mixing.guess")
+        key = "q.mh.largest_mixing.guess"
+        (control,) = [w for w in (*at.segmented_control, *at.radio) if w.key == key]
         labels = list(control.options)  # as shown: the labels
         assert labels == [f"head {h + 1} (starts at ℓ = {s:.3g})" for h, s in enumerate(result.trajectory[0])]
 
@@ -129,3 +132,15 @@ def test_each_head_is_labelled_with_the_lengthscale_its_training_starts_at():
 def test_the_holdout_question_names_the_chapters_kernel():
     at = start(MASKED, {"masked.kernel": "epanechnikov"})
     assert any("Masked training of one Epanechnikov kernel" in m.value for m in at.markdown)
+
+
+def test_a_guess_whose_options_do_not_fit_half_a_row_takes_the_row_and_past_a_row_wraps():
+    short = Guess(options=("wider", "narrower"), labels=("Wider", "Narrower"))
+    four = Guess(options=(1, 2, 3, 4), labels=tuple(f"head {h} (starts at ℓ = 0.0707)" for h in range(1, 5)))
+    heads = range(1, 9)
+    eight = Guess(options=tuple(heads), labels=tuple(f"head {h} (starts at ℓ = 0.07)" for h in heads))
+    assert not short.wide() and four.wide() and eight.wide() and not Guess(lo=0.0, hi=1.0).wide()
+    at = start(MH, {"mh.heads": "8"})
+    assert [r.key for r in at.radio if r.key == "q.mh.largest_mixing.guess"]  # eight heads: radio buttons
+    assert [r.key for r in start(MH, {"mh.heads": "2"}).segmented_control
+            if r.key == "q.mh.largest_mixing.guess"]  # two: a row of buttons

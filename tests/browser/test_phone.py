@@ -24,7 +24,7 @@ TARGETS = (f'button, [data-testid="stCheckbox"] label, [data-testid="stNumberInp
            f'{platform.SELECTBOX} {platform.SELECT_FIELD}')
 MEASURE_JS = """(targets) => {
   const main = document.querySelector('[data-testid="stMain"]');
-  const shown = e => e.offsetParent !== null && !e.closest('.st-key-kv-offstage, .st-key-kv-twins');
+  const shown = e => e.offsetParent !== null && !e.closest('.st-key-kv-twins');
   const label = e => (e.getAttribute('aria-label') || e.innerText || '').trim().slice(0, 40);
   const small = [...main.querySelectorAll(targets)].filter(shown)
     .filter(e => !(e.getAttribute('aria-label') || '').startsWith('Help for'))  // help: words beside

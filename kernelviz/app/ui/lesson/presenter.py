@@ -40,7 +40,6 @@ _PICKED = "kv._scene_picked"  # the query a click on the scene's charts explains
 
 _STAGE = platform.key_class("kv-stage")  # the stage (``play``); then the chapter off it, and the twins
 CSS = f"""<style>
-{platform.key_class("kv-offstage")} {{ display: none; }}
 {platform.MAIN_BLOCK} {{ padding-top: 3rem; padding-bottom: 1rem; }}
 {_STAGE} p, {_STAGE} li {{ font-size: 1.35rem; line-height: 1.45; }}
 {_STAGE} h2 {{ font-size: 1.9rem; padding: 0; }}
@@ -174,9 +173,9 @@ def _found_in_first_run(scene: Scene, known: frozenset[str]) -> list[str]:
 
 
 def play(request: Request, page: st.Page, pages: dict[str, st.Page], home: st.Page,
-         sidebar: Callable[[], Data]) -> None:
+         sidebar: Callable[[bool], Data]) -> None:
     """Play scene ``request.scene`` of lesson ``request.name`` on ``page`` (switching to the scene's
-    chapter first); ``sidebar`` draws the shared data sidebar and returns its data."""
+    chapter first); ``sidebar(messages)`` draws the shared data sidebar and returns its data."""
     found = lesson(request.name)
     if found is None:
         no_such_lesson(request.name, home)
@@ -224,11 +223,11 @@ class _Played(NamedTuple):
     problems: tuple[str, ...] = ()
 
 
-def _by_name(book: charts.Book, scene: Scene, the_stage: stage.Stage, sidebar: Callable[[], Data]) -> _Played:
+def _by_name(book: charts.Book, scene: Scene, the_stage: stage.Stage,
+             sidebar: Callable[[bool], Data]) -> _Played:
     """Draw the charts and the question the scene names from the chapter's book, at the settings the
     scene's values name (the page itself does not run)."""
-    with st.container(key="kv-offstage"):  # the sidebar's messages, as the page would show them, off stage
-        data = sidebar()
+    data = sidebar(False)  # the sidebar, without the page's messages about its data
     picked = st.session_state.setdefault(_PICKED, {})  # what a click on the stage's charts explains
     settings, problems = book.read(data, {**scene.values, **picked})
     for key in scene.charts:

@@ -30,6 +30,10 @@ QUESTION_CHAPTERS: dict[str, str] = {
 }
 
 
+WIDE_LABELS = 60  # characters (with each button's padding) that fill half a page's row of options
+ROW_LABELS = 100  # characters that fill a page's whole row: more options are radio buttons, which wrap
+
+
 @dataclass(frozen=True)
 class Guess:
     """How the student answers: a number on a slider (``lo`` … ``hi``), or one of ``options`` (with their
@@ -44,11 +48,22 @@ class Guess:
         """The guess widget; returns the guess."""
         if self.options:
             names = dict(zip(self.options, self.labels or map(str, self.options), strict=True))
+            if self._width() > ROW_LABELS:  # more than a row of buttons: radio buttons, which wrap
+                return st.radio(_("Your guess"), self.options, format_func=names.get, key=key, index=None,
+                                horizontal=True, on_change=on_change)
             return st.segmented_control(_("Your guess"), self.options, format_func=names.get, key=key,
                                         on_change=on_change)
         lo, hi, step = self.notches()
         return st.slider(_("Your guess"), min_value=lo, max_value=hi, step=step,
                          value=round((lo + hi) / 2 / step) * step, key=key, on_change=on_change)
+
+    def _width(self) -> int:
+        """The options' words in characters, with each button's padding."""
+        return sum(len(label) + 4 for label in self.labels or map(str, self.options))
+
+    def wide(self) -> bool:
+        """Whether the options' words need the whole row (``WIDE_LABELS`` characters or more in all)."""
+        return bool(self.options) and self._width() >= WIDE_LABELS
 
     def notches(self) -> tuple[float, float, float]:
         """A number's slider: from, to and step (about a hundredth of the range, one significant digit)."""
@@ -113,12 +128,17 @@ def ask(question: Question) -> None:
 
 
 def draw(name: str, prompt: str, guess: Guess, reveal: Callable[[object], Reveal]) -> None:
-    """Draw question ``name`` where the caller is: prompt, then the guess and "Reveal" in one row, and the
+    """Draw question ``name`` where the caller is: prompt, then the guess and "Reveal" in one row (short on
+    a projector; the guess alone on its row when its options' words would not fit half of it), and the
     answer once asked for."""
     st.markdown(_("**Predict, then reveal.** {prompt}").format(prompt=prompt))
-    asked, button, hint = st.columns([3, 1, 2], vertical_alignment="bottom")  # one row: short on a projector
-    with asked:
+    if guess.wide():
         value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
+        button, hint, _rest = st.columns([1, 2, 3], vertical_alignment="center")
+    else:
+        asked, button, hint = st.columns([3, 1, 2], vertical_alignment="bottom")
+        with asked:
+            value = guess.draw(_key(name, "guess"), on_change=lambda: forget(name))
     button.button(_("Reveal"), key=_key(name, "reveal"), icon=":material/visibility:", on_click=_reveal,
                   args=(name,), disabled=value is None, type="primary")
     if value is None:
