@@ -22,7 +22,7 @@ import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults, views
-from kernelviz.app.ui.caching import kept
+from kernelviz.app.ui.caching import kept, one_run
 from kernelviz.app.ui.caching.continuing import continued
 from kernelviz.app.ui.widgets.sidebar import GRID_POINTS, Data, make_data
 from kernelviz.app.views import HoldoutPanel, MaskedView, SeedSpread
@@ -66,7 +66,8 @@ def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
     """``st.cache_data`` without a spinner, a ``Data`` argument hashed by its key: at most ``CACHE_ENTRIES``
     results, ``HEAVY_CACHE_ENTRIES`` when ``heavy`` (results that hold weight matrices), or no limit when
     not ``bounded`` (a call whose arguments take a handful of values, e.g. a fixed catalogue). A call a
-    page makes at its defaults is served from the kept results (``kept``) on a fresh server."""
+    page makes at its defaults is served from the kept results (``kept``) on a fresh server; one made again
+    in the same script run gets the run's copy (``one_run``)."""
     entries = (HEAVY_CACHE_ENTRIES if heavy else CACHE_ENTRIES) if bounded else None
 
     def decorate(fn: Callable) -> Callable:
@@ -83,7 +84,9 @@ def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
             kept.mark(fn, args, kwargs)  # for the line under the chart's code: kept, nothing ran
-            return memo(*args, **kwargs)
+            key = one_run.call_key(fn, args, kwargs)
+            found = one_run.get(key)  # asked before in this run: the same copy again
+            return one_run.keep(key, memo(*args, **kwargs)) if found is one_run.MISSING else found
 
         return call
 
