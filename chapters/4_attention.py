@@ -171,21 +171,15 @@ def learned_kernel(data: ui.Data, s: attn.Settings) -> None:
     ui.show_code(attention.dot_scores, attention.score_matrices, ran=KERNEL_RAN)
 
 
-def sequence_map(data: ui.Data, s: attn.Settings) -> None:
-    """Self-attention as a map of the sequence: the head shown's values and outputs at every point."""
-    ui.say(CHAPTER, "sequence")
-    charts.put("attn.sequence", attn.sequence(data, s))
-    st.caption(ui.prose(CHAPTER, "sequence_caption", head=attn.shown_head(s) + 1,
-                        note=cache_attention.view(data, s.layer).self_.note))
-    ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
-
-
-def self_cross(data: ui.Data, s: attn.Settings) -> None:
-    """The head shown's weights with the points as queries beside those with grid points as queries."""
-    ui.say(CHAPTER, "selfcross")
-    charts.put("attn.selfcross", attn.selfcross(data, s))
-    st.caption(ui.prose(CHAPTER, "selfcross_caption", head=attn.shown_head(s) + 1,
-                        note=cache_attention.view(data, s.layer).cross.note))
+def one_head_map(data: ui.Data, s: attn.Settings, picture: str) -> None:
+    """The head shown's self-attention as a map of the sequence (``picture`` "sequence": its values and
+    outputs at every point) or its weights with the points as queries beside those with grid points as
+    queries ("selfcross"), with its caption and code."""
+    ui.say(CHAPTER, picture)
+    charts.put(f"attn.{picture}", attn.BOOK.charts[f"attn.{picture}"](data, s))
+    weights = cache_attention.view(data, s.layer)
+    note = (weights.self_ if picture == "sequence" else weights.cross).note
+    st.caption(ui.prose(CHAPTER, f"{picture}_caption", head=attn.shown_head(s) + 1, note=note))
     ui.show_code(attention.layer_model, attention.attention_layer, ran=ui.SERVED)
 
 
@@ -195,8 +189,9 @@ def loss_picture(data: ui.Data, s: attn.Settings) -> None:
     ui.show_code(holdout_objective, training.update, ran=ui.TRAINED)
 
 
-PICTURES = {"heads": every_head, "wo": joining_heads, "kernel": learned_kernel, "sequence": sequence_map,
-            "selfcross": self_cross, "loss": loss_picture}  # what each picture draws
+PICTURES = {"heads": every_head, "wo": joining_heads, "kernel": learned_kernel,
+            "sequence": partial(one_head_map, picture="sequence"),
+            "selfcross": partial(one_head_map, picture="selfcross"), "loss": loss_picture}  # each picture's
 
 
 @ui.fragment
