@@ -28,8 +28,8 @@ from kernelviz.app.ui.widgets.text import NO_LOSS, show
 from kernelviz.app.views.settings import Control, Controls, Parsed
 from kernelviz.runtime.i18n import _
 
-__all__ = ["Book", "Chart", "Drawn", "Panel", "Picture", "book", "picture_control", "picture_table", "put",
-           "put_loss"]
+__all__ = ["Book", "Chart", "Drawn", "Panel", "Picture", "book", "picture_control", "picture_field",
+           "picture_table", "put", "put_loss"]
 
 
 @dataclass(frozen=True)
@@ -92,13 +92,15 @@ class Picture(NamedTuple):
     picture: str
 
 
+def picture_field(pictures: Mapping[str, str]) -> Control:
+    """A section's "Picture": one of ``pictures`` (value → label, its Material icon first). A page builds
+    and sends only the picture chosen, so the controls above it redraw one chart instead of all of them."""
+    return Control(_("Picture"), "segmented", options=tuple(pictures), names=pictures, notched=False)
+
+
 def picture_table(prefix: str, pictures: Mapping[str, str]) -> Controls:
-    """A section's "Picture", ``<prefix>.picture``: one of ``pictures`` (value → label, its Material icon
-    first), the first by default. A page builds and sends only the picture chosen, so the controls above it
-    redraw one chart instead of all of them."""
-    return Controls(Picture(next(iter(pictures))), prefix, {
-        "picture": Control(_("Picture"), "segmented", options=tuple(pictures), names=pictures, notched=False),
-    })
+    """A section's "Picture" alone, ``<prefix>.picture`` (``picture_field``), the first by default."""
+    return Controls(Picture(next(iter(pictures))), prefix, {"picture": picture_field(pictures)})
 
 
 # The chapters' books by URL path: each module here declares ``BOOK``.

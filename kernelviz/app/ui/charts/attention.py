@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from kernelviz.app import figures as kf
 from kernelviz.app import views
 from kernelviz.app.ui.caching import attention as cache_attention
-from kernelviz.app.ui.charts import Book, Chart, Panel
+from kernelviz.app.ui.charts import Book, Chart, Panel, picture_field
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.questions import bank
 from kernelviz.app.ui.widgets import explain
@@ -90,7 +90,7 @@ def _every_head_shown(context: Any) -> bool:
 
 
 INSIDE = Controls(Inside(), "attn", {
-    "picture": Control(_("Picture"), "segmented", options=tuple(PICTURES), names=PICTURES, notched=False),
+    "picture": picture_field(PICTURES),
     "head": Control(_("Head shown"), "radio", options=_head_options, notched=False,
                     names=lambda k: _("head {h}").format(h=k), disabled=_every_head_shown,
                     help=_("The head the learned kernel, the sequence map and self- vs cross-attention "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kernelviz.app import figures as kf
+from kernelviz.app import views
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import d2l as cache_d2l
 from kernelviz.app.ui.caching import scrub as cache_scrub
@@ -137,7 +138,7 @@ def multiples(data: Data, s: Settings) -> Chart:
     return Chart(figure, "kernelviz-four-lengthscales")
 
 
-def _d2l(data: Data) -> object:
+def _d2l(data: Data) -> views.D2lPooling:
     with busy(_("d2l's pooling at ℓ = 1 on its 50 test inputs…")):
         return cache_d2l.nonparametric(data)
 
@@ -172,7 +173,7 @@ def d2l_consistency(data: Data, s: Settings) -> Chart | None:
                  "kernelviz-d2l-consistency")
 
 
-def consistency(data: Data) -> object:
+def consistency(data: Data) -> views.Consistency:
     """d2l's exercise 1 at the data's noise seed (``cache_d2l.consistency``)."""
     with busy(_("Exercise 1 for every n up to 1,000: d2l's pooling at ℓ = 1 and at the leave-one-out "
                 "ℓ*…")):

@@ -15,6 +15,8 @@ from typing import Any
 
 import streamlit as st
 
+from kernelviz.app.ui.questions.predict import Question
+
 __all__ = [
     "CHARTS", "CHART_HEIGHT", "QUESTION_ROOM", "Stage", "active", "drawn_charts", "note_chart", "on_stage",
     "place",
@@ -39,7 +41,7 @@ class Stage:
     words: Any = None
     drawn: set[str] = field(default_factory=set)
     described: dict[str, str] = field(default_factory=dict)
-    asked: dict[str, Any] = field(default_factory=dict)
+    asked: dict[str, Question] = field(default_factory=dict)
     chart_height: int = CHART_HEIGHT
 
 
