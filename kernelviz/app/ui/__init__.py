@@ -1,13 +1,13 @@
 """Streamlit glue: the shared data sidebar, URL-mirrored controls, cached calls into the backend, page text.
 
-This is the only package of kernelviz that imports streamlit. Pages stay thin: widgets (``control``), words
+This is the only package of kernelviz that imports streamlit. Pages stay thin: widgets (``draw``), words
 (``chapter_header``, ``try_this``, ``st.latex``) and figures (builders from ``kernelviz.app.figures`` shown
 with ``show``); the maths lives in the other kernelviz modules and is reached through cached functions.
 
 Sub-packages, one concern each
 ------------------------------
 * ``widgets``: ``text`` (words, tables, figures and the code under them: ``chapter_header``, ``show``,
-  ``show_code``), ``controls`` (widgets mirrored in the URL: ``control``, ``enter_page``), ``sidebar`` (the
+  ``show_code``), ``controls`` (widgets mirrored in the URL: ``draw``, ``field``), ``sidebar`` (the
   shared data sidebar), ``explain`` (click-to-explain), ``replay`` (training's replays) and ``access``
   (keyboard and touch).
 * ``charts``: each chapter's book: its settings and every chart and question drawn from them, by name.
@@ -104,7 +104,6 @@ from kernelviz.app.ui.caching.cache import (
 from kernelviz.app.ui.questions.predict import ask
 from kernelviz.app.ui.server import fragment, rerun_page
 from kernelviz.app.ui.widgets.controls import (
-    control,
     draw,
     enter_page,
     field,
@@ -179,7 +178,6 @@ __all__ = [
     "busy",
     "cached",
     "chapter_header",
-    "control",
     "csv_preview",
     "current_data",
     "data_messages",

@@ -16,10 +16,10 @@ import streamlit as st
 from kernelviz.app.ui.server import rerun_page
 from kernelviz.app.views.notches import replace
 from kernelviz.app.views.settings import Controls
-from kernelviz.app.views.values import Spec, make_spec, read, to_url
+from kernelviz.app.views.values import Spec, read, to_url
 
 __all__ = [
-    "LESSON_PARAMS", "arrive", "control", "draw", "enter_page", "field", "present", "rendered_values",
+    "LESSON_PARAMS", "arrive", "draw", "enter_page", "field", "present", "rendered_values",
     "scene_problems", "start_scene", "sync_url",
 ]
 
@@ -147,9 +147,9 @@ def _draw(box: Any, spec: Spec, label: str, format_func: Callable[[Any], str] | 
 
 def _widget(key: str, label: str, spec: Spec, default: Any, *, names: Callable[[Any], str] | None = None,
             **common: Any) -> Any:
-    """The widget keyed ``key`` of values ``spec``, started as ``control`` says and its value mirrored in
-    the URL; ``common`` goes to the Streamlit widget (``help``, ``on_change``, ``disabled``) or says where
-    it goes (``container``)."""
+    """The widget keyed ``key`` of values ``spec``, started as ``_set_start_value`` says, its value
+    mirrored in the URL; ``common`` goes to the Streamlit widget (``help``, ``on_change``, ``disabled``) or
+    says where it goes (``container``)."""
     fallback = spec.coerce(default)
     if fallback is None:
         raise ValueError(f"the default {default!r} of control {key!r} is not one of its values")
@@ -165,39 +165,6 @@ def _widget(key: str, label: str, spec: Spec, default: Any, *, names: Callable[[
     if not state.get(_PRESENTING) and _query_value(key) != text:
         st.query_params[key] = text
     return value
-
-
-def control(
-    kind: str,
-    label: str,
-    key: str,
-    *,
-    default: Any,
-    options: Sequence[Any] | None = None,
-    min_value: float | None = None,
-    max_value: float | None = None,
-    step: float | None = None,
-    format_func: Callable[[Any], str] | None = None,
-    help: str | None = None,
-    on_change: Callable[[], None] | None = None,
-    disabled: bool = False,
-    container: Any = None,
-) -> Any:
-    """A widget keyed ``key`` whose value is mirrored in the URL query parameter of the same name.
-
-    ``kind`` is one of "slider" (numbers between ``min_value`` and ``max_value``), "number" (a number
-    input), "select_slider", "selectbox", "radio", "segmented" (one of ``options``) or "toggle" (a bool).
-
-    When the widget has no value in this session yet (first load, or coming back to the page), its start
-    value is the URL's (validated: numbers are clamped to the range and snapped to ``step``, option values
-    snapped to the nearest option; anything unreadable is ignored), else the value it had when the page was
-    last shown, else ``default``. A value that became invalid (e.g. options that depend on the data set)
-    is replaced the same way. After the widget runs, its value is written back to ``st.query_params``.
-    Returns the widget's value.
-    """
-    spec = make_spec(kind, options, default, min_value, max_value, step)
-    return _widget(key, label, spec, default, names=format_func, help=help, on_change=on_change,
-                   disabled=disabled, container=container)
 
 
 def field(table: Controls, name: str, context: Any, container: Any = None,

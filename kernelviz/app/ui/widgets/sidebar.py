@@ -6,26 +6,29 @@ import hashlib
 import inspect
 from collections.abc import MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import streamlit as st
 
 import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.ui.page_data import GRID_POINTS, Data
-from kernelviz.app.ui.widgets.controls import control
+from kernelviz.app.ui.widgets.controls import field
 from kernelviz.app.ui.widgets.text import md_escape
+from kernelviz.app.views.settings import Control, Controls
 from kernelviz.data.csvfile import MAX_CSV_MB
 from kernelviz.data.datasets import subsample
 from kernelviz.models.training import TRAIN_MAX_POINTS
 from kernelviz.runtime.i18n import _
 
 __all__ = [
+    "DATA_CONTROLS",
     "GRID_POINTS",
     "POINT_CHOICES",
     "SOURCES",
     "CsvUpload",
     "Data",
+    "DataChoice",
     "apply_upload",
     "builtin_data",
     "csv_preview",
@@ -139,46 +142,71 @@ def _native_size() -> None:
         st.session_state["data.n"], st.session_state["data.seed"] = native_sample(name)
 
 
-def _csv_data(upload: CsvUpload, disabled: bool) -> Data:
+class DataChoice(NamedTuple):
+    """The shared sidebar's settings: the data set (``source``), its size and noise seed (a built-in
+    set's), the columns used as x and y (a CSV's with more than two)."""
+
+    source: str
+    n: int
+    seed: int
+    xcol: str = ""
+    ycol: str = ""
+
+
+class DataContext(NamedTuple):
+    """What the sidebar's controls depend on: whether the page uses the shared data (``used``), whether a
+    CSV has been uploaded, the data set chosen, the CSV's numeric columns and the x column chosen."""
+
+    used: bool
+    uploaded: bool
+    source: str
+    columns: tuple[str, ...] = ()
+    xcol: str = ""
+
+
+def _unused(ctx: DataContext) -> bool:
+    return not ctx.used
+
+
+def _others(ctx: DataContext) -> tuple[str, ...]:
+    return tuple(c for c in ctx.columns if c != ctx.xcol)
+
+
+# Each data set opens at its own size and seed (``opens_at``); the start record holds the blog post's.
+DATA_CONTROLS = Controls(DataChoice("blog", *native_sample("blog")), "data", {
+    "source": Control(
+        _("Data set"), "selectbox", options=lambda ctx: ("blog", "d2l", *(("csv",) if ctx.uploaded else ())),
+        names=SOURCES, disabled=_unused, notched=False,
+        help=_("The two synthetic sets come from the sources; upload a CSV below to use your own data.")),
+    "n": Control(
+        _("Number of points n"), "select_slider", options=lambda ctx: point_options(ctx.source),
+        opens_at=lambda ctx: native_sample(ctx.source)[0], disabled=_unused,
+        help=_("How many (x, y) pairs to draw from the data set's formula.")),
+    "seed": Control(
+        _("Noise seed"), "number", low=0, high=99_999, step=1, notched=False,
+        opens_at=lambda ctx: native_sample(ctx.source)[1], disabled=_unused,
+        help=_("Seed of the random noise: another seed is another sample of the same curve.")),
+    "xcol": Control(_("x column"), "selectbox", options=lambda ctx: ctx.columns,
+                    opens_at=lambda ctx: ctx.columns[0], disabled=_unused, notched=False),
+    "ycol": Control(_("y column"), "selectbox", options=_others, opens_at=lambda ctx: _others(ctx)[0],
+                    disabled=_unused, notched=False),
+})
+
+
+def _csv_data(upload: CsvUpload, ctx: DataContext) -> Data:
     """The uploaded CSV as a ``Data``; with more than two numeric columns, x and y are chosen here."""
     xcol = ycol = None
     if len(upload.columns) > 2:
-        cols = upload.columns
-        xcol = control("selectbox", _("x column"), "data.xcol", default=cols[0], options=cols,
-                       format_func=str, disabled=disabled)
-        others = tuple(c for c in cols if c != xcol)
-        ycol = control(
-            "selectbox", _("y column"), "data.ycol", default=others[0], options=others, format_func=str,
-            disabled=disabled,
-        )
+        ctx = ctx._replace(columns=upload.columns)
+        xcol = field(DATA_CONTROLS, "xcol", ctx)
+        ycol = field(DATA_CONTROLS, "ycol", ctx._replace(xcol=xcol))
     ds = _from_csv(upload.digest, xcol, ycol, upload.content)
     return make_data(("csv", upload.digest, ds.x_label, ds.y_label), ds)
 
 
-def _builtin_data(source: str, disabled: bool) -> Data:
+def _builtin_data(ctx: DataContext) -> Data:
     """A built-in data set as a ``Data``, with its number of points and noise seed chosen here."""
-    native, native_seed = native_sample(source)
-    n = control(
-        "select_slider",
-        _("Number of points n"),
-        "data.n",
-        default=native,
-        options=point_options(source),
-        help=_("How many (x, y) pairs to draw from the data set's formula."),
-        disabled=disabled,
-    )
-    seed = control(
-        "number",
-        _("Noise seed"),
-        "data.seed",
-        default=native_seed,
-        min_value=0,
-        max_value=99_999,
-        step=1,
-        help=_("Seed of the random noise: another seed is another sample of the same curve."),
-        disabled=disabled,
-    )
-    return builtin_data(source, n, seed)
+    return builtin_data(ctx.source, field(DATA_CONTROLS, "n", ctx), field(DATA_CONTROLS, "seed", ctx))
 
 
 def data_sidebar(used: bool = True) -> Data:
@@ -192,22 +220,14 @@ def data_sidebar(used: bool = True) -> Data:
     upload: CsvUpload | None = state.get(_UPLOAD)
     with st.sidebar:
         st.header(_("Data"))
-        source = control(
-            "selectbox",
-            _("Data set"),
-            "data.source",
-            default="blog",
-            options=["blog", "d2l", *(["csv"] if upload else [])],
-            format_func=lambda s: SOURCES[s],
-            on_change=_native_size,
-            help=_("The two synthetic sets come from the sources; upload a CSV below to use your own data."),
-            disabled=not used,
-        )
+        ctx = DataContext(used, upload is not None, "blog")
+        source = field(DATA_CONTROLS, "source", ctx, on_change=_native_size)
+        ctx = ctx._replace(source=source)
         if not used:
             st.caption(_("This page draws its own data; these controls apply to chapters 1 to 4."))
         try:
             csv = source == "csv" and upload is not None
-            data = _csv_data(upload, not used) if csv else _builtin_data(source, not used)
+            data = _csv_data(upload, ctx) if csv else _builtin_data(ctx)
             state[_LAST_GOOD] = data
             state[_DATA_ERROR] = None
         except kv.DataError as exc:
