@@ -82,22 +82,35 @@ def wait_for_warmup(cache: str, quiet: float = 8.0, timeout: float = 300.0) -> f
     return since - t0
 
 
+# A control's value and its ends: a slider thumb's aria values (an <input type="range">'s own), a number
+# input's value and min/max attributes (none: no end); and whether it is a number input.
+VALUE_JS = """(el) => {
+  const num = (v, none) => (v === null || v === undefined || v === '' ? none : Number(v));
+  const isNumber = el.tagName === 'INPUT' && el.type === 'number';
+  return [num(el.getAttribute('aria-valuenow') ?? el.value, NaN),
+          num(el.getAttribute('aria-valuemin') ?? el.getAttribute('min'), -Infinity),
+          num(el.getAttribute('aria-valuemax') ?? el.getAttribute('max'), Infinity), isNumber];
+}"""
+KEYS = {"ArrowRight": "ArrowRight", "ArrowLeft": "ArrowLeft"}
+NUMBER_KEYS = {"ArrowRight": "ArrowUp", "ArrowLeft": "ArrowDown"}  # a number input steps with ↑ and ↓
+
+
 def press_and_wait(page, thumb, direction: list[str]) -> float:
-    """One key press on ``thumb``; seconds until the charts hold new data and Streamlit is idle again.
+    """One key press on ``thumb`` (a slider's thumb, or a number input: ↑ for → and ↓ for ←); seconds
+    until the charts hold new data and Streamlit is idle again.
 
     Keeps pressing the same way (so every value is new and nothing is served from Streamlit's cache)
-    until the thumb reaches an end, then turns around.
+    until the control reaches an end, then turns around.
     """
-    value = thumb.evaluate("(el) => [Number(el.getAttribute('aria-valuenow') ?? el.value), Number(el.max)]")
-    low = thumb.evaluate("(el) => Number(el.min)")
-    if direction[0] == "ArrowRight" and value[0] >= value[1]:
+    value, low, high, is_number = thumb.evaluate(VALUE_JS)
+    if direction[0] == "ArrowRight" and value >= high:
         direction[0] = "ArrowLeft"
-    elif direction[0] == "ArrowLeft" and value[0] <= low:
+    elif direction[0] == "ArrowLeft" and value <= low:
         direction[0] = "ArrowRight"
     before = harness.page_state(page)["signature"]
     thumb.focus()
     t = time.perf_counter()
-    page.keyboard.press(direction[0])
+    page.keyboard.press((NUMBER_KEYS if is_number else KEYS)[direction[0]])
     harness.wait_for_repaint(page, before)
     return time.perf_counter() - t
 

@@ -18,7 +18,7 @@ most 1.5, aim 1.2). The table at the end adds each slider's ratio to the bare pa
 / (CPU per press) students each moving that slider every 5 s with the server half busy.
 
     python -m benchmarks.bench_sliders [--repeat 5] [--chapter "Masked"] \
-        [--slider "Number of points"] [--pin] [--without-ahead] [--in-a-row K]
+        [--slider "Number of points"] [--pin] [--without-ahead] [--in-a-row K] [--modes around,leave]
 
 With ``--in-a-row K`` every slider (the overview's and the sidebar's number of points included) is pressed
 as a presenter steps through it: K presses one way, each as soon as the charts have repainted and Streamlit
@@ -26,6 +26,12 @@ is idle in the browser (not waiting for the server to go idle: what a press leav
 notch, is paid by the next), every value new, turning at an end; then the bare page's slider K presses in a
 row the same way. The server's CPU per press is its CPU from the first key until it is idle after the last,
 over K. The table adds the worst press to the median.
+
+With ``--modes around,leave`` each chapter is measured both ways in one run, and the two tables printed
+one after the other: "around" as above, "leave" as a student exploring presses: every control of a page is
+left where its presses ended, so the page's later controls are pressed with the earlier ones moved. Each
+chapter's "leave" presses start in a new session at the chapter's defaults (the sidebar's data included).
+Number inputs (a seed) are pressed as the sliders are, with ↑ and ↓.
 
 With ``--pin`` (two cores or more) both servers run on the first core and Chromium, Playwright's driver
 and this process on the others, as on Streamlit Community Cloud, where the browser is on the student's
@@ -117,8 +123,8 @@ class SliderRow(NamedTuple):
 def first_press(app_page, index: int, chapter: str) -> tuple[SliderRow, float, list[str], list[str]]:
     """An empty row for the slider at ``index``, its value before, and the directions of the app's and the
     bare page's presses, after one press of it that is not counted (a first rerun pays for one-off work)."""
-    thumb = harness.sliders(app_page).nth(index)
-    row = SliderRow(chapter, harness.slider_label(thumb), *([] for _ in SliderRow._fields[2:]))
+    thumb = controls(app_page).nth(index)
+    row = SliderRow(chapter, control_label(thumb), *([] for _ in SliderRow._fields[2:]))
     start = thumb_value(thumb)
     app_dir, bare_dir = ["ArrowRight"], ["ArrowRight"]
     press_and_wait(app_page, thumb, app_dir)
@@ -133,13 +139,14 @@ def count_draws(*pages) -> None:
 
 
 def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb, repeat: int,
-                   app_pid: int, chapter: str) -> SliderRow:
-    """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server)."""
+                   app_pid: int, chapter: str, leave: bool = False) -> SliderRow:
+    """The slider at ``index`` of the page, pressed ``repeat`` times (``app_pid``: the app's server), then
+    pressed back to where it was unless ``leave``."""
     row, start, app_dir, bare_dir = first_press(app_page, index, chapter)
     payload.take()
     count_draws(app_page, bare_page)
     for _ in range(repeat):
-        thumb = harness.sliders(app_page).nth(index)
+        thumb = controls(app_page).nth(index)
         used = cpu_seconds(app_pid)
         row.app.append(press_and_wait(app_page, thumb, app_dir))
         row.server.append(server_time(payload.finished, time.perf_counter() - row.app[-1]))
@@ -149,21 +156,23 @@ def measure_slider(app_page, payload: Payload, index: int, bare_page, bare_thumb
         take_draws(app_page, row.draws, row.draw_s)
         row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
         take_draws(bare_page, row.bare_draws, row.bare_draw_s)
-    move_back(app_page, index, start)
+    if not leave:
+        move_back(app_page, index, start)
     payload.take()
     return row
 
 
 def measure_in_a_row(app_page, payload: Payload, index: int, bare_page, bare_thumb, k: int,
-                     app_pid: int, chapter: str) -> SliderRow:
-    """The slider at ``index`` pressed ``k`` times in a row, then the bare page's ``k`` times in a row."""
+                     app_pid: int, chapter: str, leave: bool = False) -> SliderRow:
+    """The slider at ``index`` pressed ``k`` times in a row, then the bare page's ``k`` times in a row;
+    then the slider pressed back to where it was unless ``leave``."""
     row, start, app_dir, bare_dir = first_press(app_page, index, chapter)
     wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
     count_draws(app_page, bare_page)
     payload.take()
     used = cpu_seconds(app_pid)
     for _ in range(k):
-        row.app.append(press_and_wait(app_page, harness.sliders(app_page).nth(index), app_dir))
+        row.app.append(press_and_wait(app_page, controls(app_page).nth(index), app_dir))
         row.server.append(server_time(payload.finished, time.perf_counter() - row.app[-1]))
         row.sizes.append(payload.take())
         take_draws(app_page, row.draws, row.draw_s)
@@ -172,7 +181,8 @@ def measure_in_a_row(app_page, payload: Payload, index: int, bare_page, bare_thu
     for _ in range(k):
         row.bare.append(press_and_wait(bare_page, bare_thumb, bare_dir))
         take_draws(bare_page, row.bare_draws, row.bare_draw_s)
-    move_back(app_page, index, start)
+    if not leave:
+        move_back(app_page, index, start)
     wait_until_idle(app_pid, quiet=IDLE_QUIET_S)
     payload.take()
     return row
@@ -185,6 +195,21 @@ def take_draws(page, draws: list[int], seconds: list[float]) -> None:
     seconds.append(ms / 1e3)
 
 
+NUMBER_INPUTS = (f'[data-testid="stApp"] [data-testid="stNumberInput"] '
+                 f'input:not([disabled], {harness.QUESTION} *)')
+
+
+def controls(page):
+    """Every slider thumb and number input a visitor can move on the page, in the page's order."""
+    return harness.sliders(page).or_(page.locator(NUMBER_INPUTS))
+
+
+def control_label(thumb) -> str:
+    """A slider's label, or a number input's."""
+    return harness.slider_label(thumb) or thumb.evaluate(
+        "(el) => el.closest('[data-testid=\"stNumberInput\"]')?.querySelector('label')?.innerText || ''")
+
+
 def thumb_value(thumb) -> float:
     return float(thumb.evaluate("(el) => Number(el.getAttribute('aria-valuenow') ?? el.value)"))
 
@@ -193,7 +218,7 @@ def move_back(page, index: int, value: float) -> None:
     """Presses the slider at ``index`` back to ``value`` (not timed), so that every slider is measured
     around the chapter's defaults, not in a state the sliders before it left behind."""
     for _ in range(50):
-        thumb = harness.sliders(page).nth(index)
+        thumb = controls(page).nth(index)
         now = thumb_value(thumb)
         if now == value:
             return
@@ -201,7 +226,10 @@ def move_back(page, index: int, value: float) -> None:
     raise RuntimeError(f"slider {index} did not return to {value}")
 
 
-def main() -> None:
+MODES = ("around", "leave")
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="counted presses per slider")
     parser.add_argument("--chapter", default="", help="only chapters whose sidebar label contains this")
@@ -211,10 +239,77 @@ def main() -> None:
                         help="the app with KERNELVIZ_AHEAD=0: chapter 5 prepares no next notch")
     parser.add_argument("--in-a-row", type=int, default=0, metavar="K",
                         help="press each slider K times in a row, as a presenter does (overview included)")
+    parser.add_argument("--modes", default="around",
+                        help="around (each control pressed back to where it was), leave (left where it "
+                             "ended), or both: around,leave")
     args = parser.parse_args()
+    args.modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+    if not args.modes or set(args.modes) - set(MODES):
+        parser.error(f"--modes takes {', '.join(MODES)} or both, comma-separated")
     if args.pin and (os.cpu_count() or 1) < 2:
         parser.error("--pin needs at least two cores")
-    rows = []
+    return args
+
+
+class Bench(NamedTuple):
+    """What every measurement shares: the arguments, the browser, the app's and the bare page's servers,
+    the bare page and its slider."""
+
+    args: argparse.Namespace
+    browser: object
+    app: object
+    bare_page: object
+    bare_thumb: object
+
+
+def measure_page(bench: Bench, page, payload: Payload, label: str, leave: bool) -> list[SliderRow]:
+    """Every control of the chapter open in ``page``, measured one after the other (left where it ended
+    with ``leave``)."""
+    args, rows = bench.args, []
+    measure = measure_in_a_row if args.in_a_row else measure_slider
+    for index in range(controls(page).count()):
+        if args.slider not in control_label(controls(page).nth(index)):
+            continue
+        rows.append(measure(page, payload, index, bench.bare_page, bench.bare_thumb,
+                            args.in_a_row or args.repeat, bench.app.pid, label, leave))
+        print(line(rows[-1]), flush=True)
+    return rows
+
+
+def open_page(bench: Bench, page, path: str) -> None:
+    page.goto(bench.app.url + path)
+    harness.wait_until_drawn(page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
+
+
+def measure_chapters(bench: Bench, app_page, payload: Payload
+                     ) -> tuple[dict[str, list[SliderRow]], list[str]]:
+    """Each chapter's controls in each mode: "around" in the session of ``app_page``, "leave" in a new
+    session per chapter. Returns the rows by mode and the exception boxes seen."""
+    rows: dict[str, list[SliderRow]] = {mode: [] for mode in bench.args.modes}
+    errors: list[str] = []
+    for label, path in harness.nav_links(app_page):
+        label = label.splitlines()[-1].strip()
+        overview = path in ("", "/") and not bench.args.in_a_row
+        if overview or path in harness.REFERENCE_PATHS or bench.args.chapter not in label:
+            continue
+        for mode in bench.args.modes:
+            print(f"-- {label}, {mode}", flush=True)
+            if mode == "around":
+                open_page(bench, app_page, path)
+                rows[mode] += measure_page(bench, app_page, payload, label, leave=False)
+                continue
+            context = bench.browser.new_context(viewport=harness.VIEWPORT)
+            page = context.new_page()
+            own = Payload(page)
+            open_page(bench, page, path)
+            rows[mode] += measure_page(bench, page, own, label, leave=True)
+            errors += harness.exception_texts(page)
+            context.close()
+    return rows, errors + harness.exception_texts(app_page)
+
+
+def main() -> None:
+    args = parse_args()
     with sync_playwright() as p:
         env = {"KERNELVIZ_AHEAD": "0"} if args.without_ahead else None
         app = harness.start_streamlit("app.py", env=env)
@@ -231,27 +326,19 @@ def main() -> None:
             print(f"server idle (warm-up done) after {wait_until_idle(app.pid):.0f} s more", flush=True)
             bare_page.goto(bare.url + "/")
             harness.wait_until_drawn(bare_page)
-            bare_thumb = harness.slider_by_label(bare_page, "Width")
-            for label, path in harness.nav_links(app_page):
-                label = label.splitlines()[-1].strip()
-                overview = path in ("", "/") and not args.in_a_row
-                if overview or path in harness.REFERENCE_PATHS or args.chapter not in label:
-                    continue
-                app_page.goto(app.url + path)
-                harness.wait_until_drawn(app_page, timeout=harness.FIRST_LOAD_TIMEOUT_S)
-                for index in range(harness.sliders(app_page).count()):
-                    if args.slider not in harness.slider_label(harness.sliders(app_page).nth(index)):
-                        continue
-                    measure = measure_in_a_row if args.in_a_row else measure_slider
-                    rows.append(measure(app_page, payload, index, bare_page, bare_thumb,
-                                        args.in_a_row or args.repeat, app.pid, label))
-                    print(line(rows[-1]), flush=True)
-            errors = harness.exception_texts(app_page)
+            bench = Bench(args, browser, app, bare_page, harness.slider_by_label(bare_page, "Width"))
+            rows, errors = measure_chapters(bench, app_page, payload)
             browser.close()
         finally:
             app.stop()
             bare.stop()
-    report(rows, errors)
+    for mode, mode_rows in rows.items():
+        print(f"\n== {mode}: " + ("each control pressed back to where it was" if mode == "around" else
+                                  "each control left where it ended"))
+        report(mode_rows, [])
+    if errors:
+        print("exception boxes seen:", *errors, sep="\n")
+        sys.exit(1)
 
 
 def line(r: SliderRow, floor: float | None = None) -> str:
