@@ -20,6 +20,7 @@ from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
 from kernelviz.app.ui.caching import sources as cache_sources
 from kernelviz.app.ui.pages import PAGE_URLS
+from kernelviz.app.ui.widgets.sidebar import DATA_CONTROLS
 from kernelviz.app.views import page_settings as ps
 from kernelviz.app.views import training as vt
 from kernelviz.app.views.settings import Controls
@@ -31,13 +32,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _control_keys(page: str) -> set[str]:
     """Every control key a page (or the sidebar) can draw: the quoted "prefix.name" strings of its code,
-    the keys of every settings table it draws (``ps.NAME``, ``kernelviz.app.views.page_settings``) and of
-    its chapter's book (``kernelviz.app.ui.charts``)."""
+    the keys of every settings table it draws (``ps.NAME``, ``kernelviz.app.views.page_settings``), of the
+    sidebar's (``DATA_CONTROLS``) and of its chapter's book (``kernelviz.app.ui.charts``)."""
     text = (ROOT / page).read_text() + (ROOT / "kernelviz/app/ui/widgets/sidebar.py").read_text()
     for extra in ("cache.py", "heads.py", "attention.py"):
         text += (ROOT / "kernelviz/app/ui/caching" / extra).read_text()
     tables = [getattr(ps, name) for name in set(re.findall(r"\bps\.([A-Z_]+)\b", text))]
-    drawn = {t.key(f) for t in tables if isinstance(t, Controls) for f in t.fields}
+    drawn = {t.key(f) for t in (*tables, DATA_CONTROLS) if isinstance(t, Controls) for f in t.fields}
     url = PAGE_URLS[page]
     drawn |= set(charts.book(url).keys()) if url in charts.MODULES else set()  # a chapter's book's controls
     return drawn | set(re.findall(r'"((?:kr|masked|mh|attn|icl|data)\.[a-z_0-9]+)"', text))

@@ -19,7 +19,7 @@ import kernelviz as kv
 from kernelviz.app import defaults
 from kernelviz.app.ui.caching import cache
 from kernelviz.app.ui.caching import heads as cache_heads
-from kernelviz.app.ui.widgets.sidebar import Data, make_data, native_sample
+from kernelviz.app.ui.widgets.sidebar import DATA_CONTROLS, Data, make_data, native_sample
 from kernelviz.app.views.training import MaskedSettings
 from kernelviz.runtime.i18n import _, localized
 
@@ -50,11 +50,11 @@ def catalogue() -> list[dict[str, Any]]:
                 _localize(entry, WORDS[part])
     for item in (item for s in sources for item in s["item"]):
         params = item.setdefault("params", {})
-        name = params.get("data.source")
+        name = params.get(DATA_CONTROLS.key("source"))
         if name in kv.DATASETS:
             n, seed = native_sample(name)
-            params.setdefault("data.n", str(n))
-            params.setdefault("data.seed", str(seed))
+            params.setdefault(DATA_CONTROLS.key("n"), str(n))
+            params.setdefault(DATA_CONTROLS.key("seed"), str(seed))
     return sources
 
 

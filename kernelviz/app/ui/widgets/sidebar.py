@@ -115,9 +115,8 @@ def apply_upload(state: MutableMapping[str, Any], content: bytes, filename: str)
     digest = hashlib.sha256(content).hexdigest()
     state[_UPLOAD] = CsvUpload(filename, bytes(content), digest, ds.columns, ds.n_rows_read)
     state[_UPLOAD_ERROR] = None
-    state["data.source"] = "csv"
-    state["data.xcol"] = ds.x_label
-    state["data.ycol"] = ds.y_label
+    key = DATA_CONTROLS.key
+    state[key("source")], state[key("xcol")], state[key("ycol")] = "csv", ds.x_label, ds.y_label
     return None
 
 
@@ -137,9 +136,10 @@ def native_sample(name: str) -> tuple[int, int]:
 
 def _native_size() -> None:
     """When the data set changes, start from its own size and seed."""
-    name = st.session_state.get("data.source")
+    state, key = st.session_state, DATA_CONTROLS.key
+    name = state.get(key("source"))
     if name in kv.DATASETS:
-        st.session_state["data.n"], st.session_state["data.seed"] = native_sample(name)
+        state[key("n")], state[key("seed")] = native_sample(name)
 
 
 class DataChoice(NamedTuple):
