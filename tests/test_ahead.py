@@ -351,6 +351,24 @@ def test_what_chapter_3_prepares_for_the_next_n_is_what_it_then_reads(monkeypatc
     assert trained == [30] * 5  # drawn from the caches
 
 
+def test_what_chapter_1_prepares_for_the_next_noise_seed_is_what_it_then_reads(monkeypatch):
+    asked, _ = record_asks(monkeypatch)
+    at = start("chapters/1_kernel_regression.py", {"data.n": "75", "data.seed": "70", "kr.kernel": "cauchy"})
+    at.number_input(key="data.seed").set_value(71).run()  # 70 → 71: 72 comes next, at the same n
+    ok(at)
+    (key, job), = asked
+    assert key[:2] == ("kr.data", ahead.Sample("blog", 75, 72))
+    computed = []
+    real = kept.note
+    monkeypatch.setattr(kept, "note", lambda fn, *a: computed.append(fn.__name__) or real(fn, *a))
+    job()
+    assert {"predict", "heatmap_weights"} <= set(computed)
+    done = len(computed)
+    at.number_input(key="data.seed").set_value(72).run()
+    ok(at)
+    assert computed[done:] == []  # every call of the page at seed 72 drawn from the caches
+
+
 def test_chapter_4_and_the_overview_ask_for_the_next_n_too(monkeypatch):
     asked, _ = record_asks(monkeypatch)
     for page in ("chapters/4_attention.py", None):

@@ -5,8 +5,9 @@ its settings one more notch along the slider moved last (``prepare_next``, with 
 the page will need there; ``kernelviz.app.views.notches``); one background thread per server runs the job
 once no script run is in progress or waiting (``Runs.busy``, with ``QUIET_S`` for the browser to draw what
 the run sent) and the warm-up has ended (``WARMED``). The job fills the same caches the page reads, so the
-next notch is drawn from them. The sidebar's number of points is a slider of every page that uses the data
-(``prepare_next_data``): a page's job then computes what the page needs on the data set one notch further.
+next notch is drawn from them. The sidebar's number of points and noise seed are sliders of every page that
+uses the data (``prepare_next_data``): a page's job then computes what the page needs on the data set one
+notch further.
 
 A presenter who presses a slider several times in a row leaves the server idle only for moments between
 the presses: a page whose jobs are short asks for a few notches (``depth``), a chain of requests (``then``),
@@ -39,7 +40,7 @@ import streamlit as st
 import kernelviz as kv
 from kernelviz.app.ui.page_data import Data
 from kernelviz.app.ui.server import JOIN_S, WARMED, Runs
-from kernelviz.app.ui.widgets.sidebar import builtin_data, native_sample, point_options
+from kernelviz.app.ui.widgets.sidebar import DATA_CONTROLS, builtin_data, native_sample, point_options
 from kernelviz.app.views.notches import Notch, Options, settings_ahead
 
 __all__ = [
@@ -168,15 +169,17 @@ class Sample(NamedTuple):
 
 def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], context: Hashable = (),
                       depth: int = DATA_AHEAD) -> None:
-    """After a run of ``page`` on a built-in data set: that data set with the sidebar's number of points one
-    more notch along the way it moved since this session's last run of the page, prepared by ``job(that
-    data)`` when the server is idle, and the ``depth`` − 1 notches after it of at most ``DATA_AHEAD_MOST``
-    points (as ``prepare_next``). ``context`` holds the page's settings the job computes with. An uploaded
-    CSV has no such slider: nothing is prepared for it."""
+    """After a run of ``page`` on a built-in data set: that data set with the sidebar's number of points or
+    its noise seed one more notch along the way it moved since this session's last run of the page,
+    prepared by ``job(that data)`` when the server is idle, and the ``depth`` − 1 notches after it of at
+    most ``DATA_AHEAD_MOST`` points (as ``prepare_next``). ``context`` holds the page's settings the job
+    computes with. An uploaded CSV has no such slider: nothing is prepared for it."""
     source = data.key[0]
     if not isinstance(source, str) or source not in kv.DATASETS:
         return
     sample = Sample(source, int(data.key[1]), int(data.key[2]))
-    notches = {"n": Options(point_options(source), native_sample(source)[0])}
+    seeds = DATA_CONTROLS.fields["seed"]
+    notches = {"n": Options(point_options(source), native_sample(source)[0]),
+               "seed": Notch(seeds.low, seeds.high, seeds.step, native_sample(source)[1])}
     prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context, depth,
                  beyond_next=lambda s: s.n <= DATA_AHEAD_MOST)
