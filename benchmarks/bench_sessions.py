@@ -159,6 +159,10 @@ async def class_of(args: argparse.Namespace, browser, server: harness.StreamlitS
     together = phase(log, sessions, since, since + span, cpu_seconds(server.process.pid) - cpu)
     print(f"             {len(together.runs)} script runs in {span:.0f} s kept the server busy"
           f" {sum(together.runs) / span:.0%} of the time", flush=True)
+    unfinished = sum(s.unfinished for s in sessions)
+    if unfinished:
+        print(f"             {unfinished} of {args.sessions * args.moves} presses not finished within"
+              f" {harness.RERUN_TIMEOUT_S:.0f} s: the server did not keep up", flush=True)
     print(f"{args.sessions} sessions: repaint {summary(together.repaint)}", flush=True)
     print(f"             server  {summary(together.served)}", flush=True)
     problems = []

@@ -131,6 +131,7 @@ class Session:
     def __init__(self, index: int, drill: Drill, light: bool = False) -> None:
         self.index, self.drill, self.light = index, drill, light
         self.times: list[float] = []
+        self.unfinished = 0  # presses the server had not finished within harness.RERUN_TIMEOUT_S
         self.server_times: list[float] = []
         self.finished: list[float] = []
         self.context = self.page = None
@@ -177,7 +178,11 @@ class Session:
             await thumb.focus()
             t = time.perf_counter()
             await self.page.keyboard.press("ArrowRight")
-            await self._pressed(t, before)
+            try:
+                await self._pressed(t, before)
+            except TimeoutError:  # an overloaded server: counted, and the next press comes as planned
+                self.unfinished += 1
+                continue
             self.times.append(time.perf_counter() - t)
             if not math.isnan(server := server_time(self.finished, t)):
                 self.server_times.append(server)
