@@ -14,7 +14,6 @@ from pathlib import Path
 from types import FrameType
 from typing import NamedTuple
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -215,17 +214,6 @@ def show_status(status: object, prefix: str = "") -> None:
 
 
 NO_LOSS = _("Training diverged at its first step, so there is no loss to draw. Lower the learning rate.")
-
-
-def loss_chart(losses: np.ndarray, key: str, filename: str, caption: str, y_title: str | None = None) -> None:
-    """The loss at every training step (``kf.loss_figure``, its y axis titled ``y_title`` when given) with
-    its caption; a run that diverged at its first step has no loss, and an info box says so instead."""
-    if losses.size:
-        fig = kf.loss_figure(losses) if y_title is None else kf.loss_figure(losses, y_title=y_title)
-        show(fig, key=key, filename=filename)
-        st.caption(caption)
-    else:
-        st.info(NO_LOSS)
 
 
 class Ran(NamedTuple):
