@@ -108,6 +108,12 @@ class Dataset:
         """(min x, max x) of the data."""
         return float(self.x[0]), float(self.x[-1])
 
+    @property
+    def span(self) -> float:
+        """max x − min x, the width of the domain (in units of x)."""
+        lo, hi = self.domain
+        return hi - lo
+
     def grid(self, num: int = 256) -> np.ndarray:
         """``num`` evenly spaced query points over the domain padded by 5% of its width on each side.
 

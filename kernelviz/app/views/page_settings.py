@@ -78,8 +78,7 @@ class KernelRegressionSettings(NamedTuple):
 
 
 def _span(data: Any) -> float:
-    lo, hi = data.ds.domain
-    return hi - lo
+    return data.ds.span
 
 
 def default_lengthscale(data: Any) -> float:

@@ -95,8 +95,7 @@ def cached(heavy: bool = False, *, bounded: bool = True) -> Callable:
 
 def start_lengthscale(data: Data) -> float:
     """The value chapter 1's ℓ slider starts at: the option nearest (in log ℓ) to ``default_lengthscale``."""
-    lo, hi = data.ds.domain
-    return lengthscale_choice(default_lengthscale(data), hi - lo)
+    return lengthscale_choice(default_lengthscale(data), data.ds.span)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -141,10 +140,9 @@ def knn(data: Data, k: int, num: int = GRID_POINTS) -> np.ndarray:
 @cached()
 def lengthscale_panels(data: Data, kernel: str) -> list[tuple[str, np.ndarray]]:
     """The blog post's four panels ℓ_post = 3, 0.5, 0.25, 0.05: (title with both conventions, m(x))."""
-    lo, hi = data.ds.domain
     out = []
     for post in defaults.KERNEL_REGRESSION.panels:
-        ell = defaults.post_lengthscale(post, hi - lo)
+        ell = defaults.post_lengthscale(post, data.ds.span)
         title = _("post ℓ = {post:g} → our ℓ = {ell:.3g}").format(post=post, ell=ell)
         out.append((title, predict(data, ell, kernel).mean))
     return out
@@ -197,8 +195,8 @@ def loo_optimum(data: Data, kernel: str) -> float | None:
 def masked_view(data: Data, s: MaskedSettings) -> MaskedView:
     """``fit`` at chapter 2's settings ``s``, its predictions, and the leave-one-out curve over
     span/500 … 2 span with where ``fit`` went on it."""
-    lo, hi = data.train.domain
-    ells = log_options((hi - lo) / 500.0, (hi - lo) * 2.0, LOO_CURVE_POINTS)
+    span = data.train.span
+    ells = log_options(span / 500.0, span * 2.0, LOO_CURVE_POINTS)
     kernel = s.kernel
     result = fit(data, s)
     traj = result.trajectory[:, 0]
@@ -210,7 +208,7 @@ def masked_view(data: Data, s: MaskedSettings) -> MaskedView:
     s = predict(data, learned, kernel)
     tail = result.losses[-TAIL:]
     return MaskedView(
-        fit=result, status=views.training_status(result, hi - lo), mean=s.mean, std=s.std, best=best,
+        fit=result, status=views.training_status(result, span), mean=s.mean, std=s.std, best=best,
         best_mean=None if best is None else predict(data, best, kernel).mean,
         tail_loss=float(np.mean(tail)) if tail.size else float("nan"),
         ells=np.asarray(ells), cv=cv, path=path, path_cv=np.asarray(path_cv), learned_cv=float(learned_cv),
@@ -244,9 +242,8 @@ def holdout_panel(data: Data, kernel: str, holdout: int, steps: int, learning_ra
     result = fit(data, s, "post")
     ell = float(result.lengthscales[0])
     own = float(fit(data, s).lengthscales[0])
-    lo, hi = data.train.domain
     return HoldoutPanel(holdout, ell, own, predict(data, ell, kernel).mean,
-                        views.training_status(result, hi - lo))
+                        views.training_status(result, data.train.span))
 
 
 def training_work(n: int, holdout: int, steps: int, seeds: int = 1) -> int:
@@ -338,7 +335,6 @@ def parametric_view(data: Data, kernel: str, kotlin: bool, epochs: int, seed: in
     own = kv.nadaraya_watson(train.x, train.x, train.y, ell, kernel, with_weights=True).weights
     epochs_run = result.losses.shape[0] // batches
     best = loo_optimum(data, kernel)
-    lo, hi = train.domain
     return ParametricView(
         x=np.asarray(train.x), y=np.asarray(train.y), queries=queries,
         truth=np.asarray(ds.true_mean(queries)) if data.synthetic else None,
@@ -349,7 +345,7 @@ def parametric_view(data: Data, kernel: str, kotlin: bool, epochs: int, seed: in
         epoch_losses=result.losses[: epochs_run * batches].reshape(epochs_run, batches).mean(axis=1),
         self_weight=float(np.mean(np.diag(own))),
         w_star=None if best is None else 1.0 / best,
-        status=views.training_status(result, hi - lo),
+        status=views.training_status(result, train.span),
     )
 
 

@@ -52,8 +52,7 @@ def heads_view(data: Data, lengthscales: np.ndarray, mixing: np.ndarray, kernel:
 
 def status(data: Data, result: FitResult) -> views.Status:
     """``views.training_status`` with the span of the training points."""
-    lo, hi = data.train.domain
-    return views.training_status(result, hi - lo)
+    return views.training_status(result, data.train.span)
 
 
 @cached()

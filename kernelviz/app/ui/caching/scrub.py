@@ -63,8 +63,7 @@ def scrub_lengthscales(span: float) -> tuple[float, ...]:
 def lengthscale_path(data: Data, kernel: str) -> Path:
     """The slider's ℓ choices between ``SCRUB_RANGE`` of the x-range, and the fit for each, from all the
     data (``nadaraya_watson_path``); the chart sends a part of them (``Path.frames_around``)."""
-    lo, hi = data.ds.domain
-    ells = scrub_lengthscales(hi - lo)
+    ells = scrub_lengthscales(data.ds.span)
     grid = data.grid(SCRUB_POINTS)
     means, stds = nadaraya_watson_path(grid, data.ds.x, data.ds.y, ells, kernel)
     return Path(grid, ells, means.astype(np.float32), stds.astype(np.float32))
@@ -101,8 +100,7 @@ def prepare(data: Data, lengthscale: float, kernel: str) -> None:
     """What chapter 1 draws from ``data`` with ``kernel`` at ``lengthscale`` (snapped to the ℓ slider's
     options for this data's x-range, as the slider snaps it), into the caches: the fit, the scrub through ℓ,
     the share of empty windows, the heatmap's weights and the post's four lengthscales."""
-    lo, hi = data.ds.domain
-    ell = lengthscale_choice(lengthscale, hi - lo)
+    ell = lengthscale_choice(lengthscale, data.ds.span)
     predict(data, ell, kernel)
     lengthscale_path(data, kernel)
     empty_share(data, ell, kernel)

@@ -42,8 +42,7 @@ class GaussianSettings(NamedTuple):
 
 
 def _span(data: Data) -> float:
-    lo, hi = data.ds.domain
-    return hi - lo
+    return data.ds.span
 
 
 GAUSSIAN = Controls(GaussianSettings(), "attn", {
