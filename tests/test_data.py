@@ -131,7 +131,9 @@ def test_make_dataset_accepts_numpy_integers() -> None:
 
 def test_domain_and_grid() -> None:
     ds = kv.blog_data()
-    assert ds.domain == (-3.0, 3.0)
+    assert ds.domain == (-3.0, 3.0) and ds.span == 6.0
+    csv = kv.load_csv(b"x,y\n2.5,1\n-1,0\n0.5,2\n")  # unsorted rows: the span is max x − min x
+    assert csv.span == 3.5
     np.testing.assert_allclose(ds.grid(5), [-3.3, -1.65, 0.0, 1.65, 3.3], atol=1e-12)
     assert ds.grid().shape == (256,)
     d2l = kv.d2l_data()
