@@ -80,7 +80,7 @@ def consistency_words(sweep: views.Consistency) -> dict[str, str]:
 KR = ps.KERNEL_REGRESSION  # the fit's settings
 data = ui.current_data()
 ds = data.ds
-lo, hi = ds.domain
+span = ds.span
 
 ui.chapter_header(_("1 · Kernel regression"), lead=ui.prose(CH, "lead"), source=ui.prose(CH, "source"))
 
@@ -103,7 +103,7 @@ with chart:
     charts.put("kr.fit", kr.fit(data, s), on_select=explain.on_pick("kr.fit", "kr.", data))
 charts.put("kr.formula", kr.formula(data, s))
 st.caption(
-    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", span=f"{hi - lo:.3g}",
+    ui.prose(CH, "start" if ds.name == "blog" else "start_scaled", span=f"{span:.3g}",
              ell=f"{cache.default_lengthscale(data):.3g}",
              post=f"{defaults.KERNEL_REGRESSION.post_lengthscale / defaults.SQRT2:.3f}")
 )
@@ -149,7 +149,7 @@ ui.say(CH, "panels")
 charts.put("kr.multiples", kr.multiples(data, s))
 if ds.name != "blog":
     st.caption(
-        ui.prose(CH, "panels_scaled", span=f"{hi - lo:.3g}", scale=f"{(hi - lo) / defaults.POST_SPAN:.3g}")
+        ui.prose(CH, "panels_scaled", span=f"{span:.3g}", scale=f"{span / defaults.POST_SPAN:.3g}")
     )
 ui.show_code(smoothing.nadaraya_watson_model, ran=ui.SERVED)
 

@@ -281,7 +281,7 @@ def attention_view(ds: Dataset, fit: AttentionFit) -> AttentionView:
     full = attention_predict(fit, grid, ds.x, ds.y, with_weights=keys is ds)
     cross = full.weights if keys is ds else attention_predict(fit, grid, keys.x, keys.y).weights
     own = attention_predict(fit, keys.x, keys.x, keys.y)  # self-attention: queries are the points
-    span = float(np.ptp(keys.x))
+    span = keys.span
     lo, hi = ds.domain
     kgrid = np.linspace(lo, hi, defaults.KERNEL_GRID_POINTS)
     log_k = attention_kernel(fit, kgrid)

@@ -77,14 +77,10 @@ class KernelRegressionSettings(NamedTuple):
     k: int = 10
 
 
-def _span(data: Any) -> float:
-    return data.ds.span
-
-
 def default_lengthscale(data: Any) -> float:
     """Chapter 1's starting ℓ: the blog post's ℓ_post = 0.25 in this package's convention (ℓ_post/√2),
     scaled from the post's data span 6 to the data's."""
-    return defaults.post_lengthscale(KR.post_lengthscale, _span(data))
+    return defaults.post_lengthscale(KR.post_lengthscale, data.ds.span)
 
 
 KERNEL_REGRESSION = Controls(KernelRegressionSettings(), "kr", {
@@ -94,7 +90,7 @@ KERNEL_REGRESSION = Controls(KernelRegressionSettings(), "kr", {
                              "are the notes'; Epanechnikov 1 − u², tricube, Laplace and Cauchy are "
                              "kernelviz's.")),
     "lengthscale": Control(_("Lengthscale ℓ"), "select_slider", names=lambda v: f"{v:g}",
-                           options=lambda d: lengthscale_options(_span(d)),
+                           options=lambda d: lengthscale_options(d.ds.span),
                            opens_at=default_lengthscale,
                            help=_("Width of the kernel, in units of x (log scale). Small ℓ: wiggly fit; "
                                   "large ℓ: nearly flat.")),

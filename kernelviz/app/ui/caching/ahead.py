@@ -178,8 +178,8 @@ def prepare_next_data(page: str, data: Data, job: Callable[[Data], object], cont
     if not isinstance(source, str) or source not in kv.DATASETS:
         return
     sample = Sample(source, int(data.key[1]), int(data.key[2]))
+    n, seed = native_sample(source)
     seeds = DATA_CONTROLS.fields["seed"]
-    notches = {"n": Options(point_options(source), native_sample(source)[0]),
-               "seed": Notch(seeds.low, seeds.high, seeds.step, native_sample(source)[1])}
+    notches = {"n": Options(point_options(source), n), "seed": Notch(seeds.low, seeds.high, seeds.step, seed)}
     prepare_next(f"{page}.data", sample, notches, lambda s: job(builtin_data(*s)), context, depth,
                  beyond_next=lambda s: s.n <= DATA_AHEAD_MOST)

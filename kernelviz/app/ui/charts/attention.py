@@ -41,14 +41,10 @@ class GaussianSettings(NamedTuple):
     lengthscale: float = 0.25
 
 
-def _span(data: Data) -> float:
-    return data.ds.span
-
-
 GAUSSIAN = Controls(GaussianSettings(), "attn", {
     "lengthscale": Control(_("Lengthscale ℓ"), "select_slider", names=lambda v: f"{v:g}",
-                           options=lambda d: lengthscale_options(_span(d)), notched=False,
-                           opens_at=lambda d: lengthscale_choice(_span(d) / 24.0, _span(d)),
+                           options=lambda d: lengthscale_options(d.ds.span), notched=False,
+                           opens_at=lambda d: lengthscale_choice(d.ds.span / 24.0, d.ds.span),
                            help=_("The Gaussian kernel to rewrite as attention. Any ℓ works: the two panels "
                                   "below always agree.")),
 })
